@@ -1,0 +1,33 @@
+"""The ``aaren-ts`` console command: ``aaren-ts classify`` and ``aaren-ts forecast``."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from collections.abc import Sequence
+
+# Each job module defines ``add_arguments(parser)`` and ``run(args) -> int``.
+_JOBS = {
+    "classify": ("aaren_ts.jobs.classify", "Train and evaluate AarenClassifier on a UEA dataset."),
+    "forecast": ("aaren_ts.jobs.forecast", "Train and evaluate AarenForecaster on a forecasting set."),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``aaren-ts`` with one sub-command per job."""
+    parser = argparse.ArgumentParser(prog="aaren-ts", description=__doc__)
+    sub = parser.add_subparsers(dest="job", required=True)
+    for name, (module, help_text) in _JOBS.items():
+        job_parser = sub.add_parser(name, help=help_text, description=help_text)
+        importlib.import_module(module).add_arguments(job_parser)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``aaren-ts``."""
+    args = build_parser().parse_args(argv)
+    return int(importlib.import_module(_JOBS[args.job][0]).run(args) or 0)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

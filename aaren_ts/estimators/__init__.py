@@ -1,0 +1,1 @@
+"""sklearn/sktime estimators built on Aaren, trained with skorch."""

@@ -1,0 +1,87 @@
+"""Saving fitted estimators without pickle.
+
+A file holds the estimator's class name, its constructor parameters, the network's ``state_dict`` and a
+few fitted attributes, all as tensors, numbers, strings, lists and dicts. It is read back with
+``torch.load(weights_only=True)``, which refuses anything that would execute code, so loading a file
+from an untrusted source cannot run code from it (unlike pickle).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+import torch
+
+__all__ = ["FORMAT_VERSION", "load_payload", "save_payload", "to_plain"]
+
+FORMAT_VERSION = 1
+
+
+def to_plain(value: Any) -> Any:
+    """Convert numpy arrays/scalars (recursively, in dicts, lists and tuples) to tensors and Python
+    scalars, so ``weights_only`` loading accepts them. String arrays become lists of str."""
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind in "OUS":
+            return [to_plain(v) for v in value.tolist()]
+        return torch.from_numpy(np.ascontiguousarray(value))
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, dict):
+        return {k: to_plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_plain(v) for v in value]
+    return value
+
+
+def save_payload(
+    path: str | os.PathLike,
+    estimator: str,
+    params: dict[str, Any],
+    state_dict: dict[str, torch.Tensor],
+    attributes: dict[str, Any],
+) -> None:
+    """Write one fitted estimator to ``path``.
+
+    Parameters
+    ----------
+    path : str or path-like
+        Destination file.
+    estimator : str
+        Class name, checked on load.
+    params : dict
+        Constructor parameters (``get_params(deep=False)``); values must be plain Python data.
+    state_dict : dict
+        The network's weights.
+    attributes : dict
+        Fitted attributes needed to predict (``classes_``, scaling statistics, ...).
+    """
+    payload = {
+        "format_version": FORMAT_VERSION,
+        "estimator": estimator,
+        "params": to_plain(params),
+        "state_dict": {k: v.detach().cpu() for k, v in state_dict.items()},
+        "attributes": to_plain(attributes),
+    }
+    torch.save(payload, os.fspath(path))
+
+
+def load_payload(path: str | os.PathLike, estimator: str) -> dict[str, Any]:
+    """Read a file written by :func:`save_payload`, refusing code execution and checking its kind.
+
+    Raises
+    ------
+    ValueError
+        If the file holds another estimator or an unknown format version.
+    """
+    payload = torch.load(os.fspath(path), map_location="cpu", weights_only=True)
+    if not isinstance(payload, dict) or payload.get("estimator") != estimator:
+        found = payload.get("estimator") if isinstance(payload, dict) else type(payload).__name__
+        raise ValueError(f"{os.fspath(path)!r} does not hold a saved {estimator} (found {found!r})")
+    if payload.get("format_version") != FORMAT_VERSION:
+        raise ValueError(
+            f"{os.fspath(path)!r} has format version {payload.get('format_version')}, "
+            f"this aaren_ts reads version {FORMAT_VERSION}"
+        )
+    return payload

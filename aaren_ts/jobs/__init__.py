@@ -1,0 +1,1 @@
+"""Main jobs behind the ``aaren-ts`` command (one module per sub-command)."""
