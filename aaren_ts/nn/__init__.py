@@ -8,9 +8,9 @@ from aaren_ts.nn.functional import AarenState
 from aaren_ts.nn.transformer import CausalSelfAttention, CausalTransformerEncoder, KVCache
 
 __all__ = [
+    "BACKBONES",
     "Aaren",
     "AarenEncoder",
-    "BACKBONES",
     "AarenState",
     "CausalSelfAttention",
     "CausalTransformerEncoder",

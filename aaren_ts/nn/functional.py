@@ -177,7 +177,7 @@ class _AarenAttention(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, s, v, lse0, o0, chunk):  # noqa: D102
+    def forward(ctx, s, v, lse0, o0, chunk):
         s64 = s.to(torch.float64)
         lse = torch.logcumsumexp(s64, dim=-1)
         if lse0 is not None:
@@ -195,7 +195,7 @@ class _AarenAttention(torch.autograd.Function):
         return o
 
     @staticmethod
-    def backward(ctx, grad_o):  # noqa: D102
+    def backward(ctx, grad_o):
         s, lse, o, *init = ctx.saved_tensors
         dtype = o.dtype
         d = o.shape[-1]

@@ -54,15 +54,15 @@ class KVCache:
         return cls(k, torch.zeros_like(k), mask, 0)
 
     @property
-    def k(self) -> torch.Tensor:  # noqa: D102
+    def k(self) -> torch.Tensor:
         return self._k[:, :, : self.length]
 
     @property
-    def v(self) -> torch.Tensor:  # noqa: D102
+    def v(self) -> torch.Tensor:
         return self._v[:, :, : self.length]
 
     @property
-    def mask(self) -> torch.Tensor:  # noqa: D102
+    def mask(self) -> torch.Tensor:
         return self._mask[:, : self.length]
 
     def nbytes(self) -> int:
