@@ -1,0 +1,209 @@
+"""skorch plumbing shared by the aaren_ts estimators: devices, seeding, callbacks, validation split.
+
+Everything here is small and stateless, so an estimator can build its skorch net inside ``fit`` from
+its constructor parameters (as sklearn requires) and stay picklable and clonable.
+
+* :func:`resolve_device` turns ``"auto"`` / ``None`` into a concrete torch device string.
+* :func:`torch_seed` derives one integer seed from an sklearn-style ``random_state``, and
+  :func:`seeded` runs a block with the torch RNGs forked and seeded, so weight initialisation, dropout
+  and the shuffling of skorch's data loader are reproducible without touching the caller's global RNG.
+* :func:`make_train_split` builds skorch's ``train_split`` (a stratified hold-out taken from the
+  training data) or ``None`` when there is too little data to hold some out.
+* :func:`make_callbacks` assembles the skorch callbacks: early stopping (only with a validation split),
+  a progress bar when ``verbose > 0``, then the user's own callbacks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from sklearn.utils import check_random_state
+
+__all__ = [
+    "make_callbacks",
+    "make_train_split",
+    "resolve_device",
+    "seeded",
+    "torch_seed",
+]
+
+
+def resolve_device(device: str | torch.device | None) -> str:
+    """Return a concrete device string.
+
+    Parameters
+    ----------
+    device : str, torch.device or None
+        ``"auto"`` or ``None`` picks ``"cuda"`` when available, else ``"cpu"``; anything else is
+        passed through (``"cpu"``, ``"cuda:1"``, ...) after checking that torch understands it.
+
+    Returns
+    -------
+    str
+        The device, e.g. ``"cpu"``.
+
+    Raises
+    ------
+    ValueError
+        If ``device`` is not a device torch knows, or names CUDA while none is available.
+    """
+    if device is None or device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError) as err:
+        raise ValueError(f"device must be 'auto', 'cpu', 'cuda' or a torch device; got {device!r}") from err
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device={device!r} was requested but CUDA is not available")
+    return str(dev)
+
+
+def torch_seed(random_state: int | np.random.RandomState | None) -> int | None:
+    """One integer seed for torch from an sklearn-style ``random_state``.
+
+    Parameters
+    ----------
+    random_state : int, numpy RandomState or None
+        ``None`` means "not reproducible": the function returns ``None`` and the caller should leave
+        torch's global RNG as it is. An int is used as is; a ``RandomState`` is drawn from once.
+
+    Returns
+    -------
+    int or None
+    """
+    if random_state is None:
+        return None
+    if isinstance(random_state, int | np.integer) and not isinstance(random_state, bool):
+        if random_state < 0:
+            raise ValueError(f"random_state must be non-negative, got {random_state}")
+        return int(random_state)
+    return int(check_random_state(random_state).randint(0, 2**31 - 1))
+
+
+@contextlib.contextmanager
+def seeded(seed: int | None, device: str = "cpu") -> Iterator[None]:
+    """Run a block with torch's RNGs seeded by ``seed``, restoring them afterwards.
+
+    With ``seed=None`` the block runs unseeded on the global RNG (nothing is forked or restored).
+
+    Parameters
+    ----------
+    seed : int or None
+        Seed for ``torch.manual_seed``.
+    device : str, default="cpu"
+        When it names a CUDA device, that device's RNG is forked and seeded too.
+    """
+    if seed is None:
+        yield
+        return
+    cuda_devices = [torch.device(device)] if device.startswith("cuda") else []
+    with torch.random.fork_rng(devices=cuda_devices, device_type="cuda"):
+        torch.manual_seed(seed)
+        yield
+
+
+def make_train_split(
+    y: np.ndarray | None,
+    validation_fraction: float | None,
+    seed: int | None,
+    *,
+    stratified: bool = True,
+    min_valid: int = 1,
+) -> Any:
+    """skorch ``train_split``: a hold-out of the *training* data, or ``None``.
+
+    Parameters
+    ----------
+    y : ndarray or None
+        Targets (integer class codes when ``stratified``), used to decide whether a split is possible.
+    validation_fraction : float or None
+        Fraction of the training data held out for validation/early stopping; ``None`` or ``0``
+        disables the split.
+    seed : int or None
+        Seed of the split, so the same ``random_state`` holds out the same samples.
+    stratified : bool, default=True
+        Keep class proportions in the split (classification).
+    min_valid : int, default=1
+        Smallest acceptable number of validation samples; below it no split is made.
+
+    Returns
+    -------
+    skorch.dataset.ValidSplit or None
+        ``None`` when the split is disabled or impossible (too few samples, or a class with fewer than
+        two members when stratified).
+    """
+    from skorch.dataset import ValidSplit
+
+    if not validation_fraction:
+        return None
+    if not 0.0 < validation_fraction < 1.0:
+        raise ValueError(f"validation_fraction must be in (0, 1) or None, got {validation_fraction}")
+    if y is None:
+        return None
+    n = len(y)
+    n_valid = int(np.floor(validation_fraction * n))
+    if n_valid < min_valid or n - n_valid < 2:
+        return None
+    if stratified:
+        _, counts = np.unique(y, return_counts=True)
+        if counts.min() < 2 or n_valid < len(counts) or n - n_valid < len(counts):
+            return None
+    return ValidSplit(cv=float(validation_fraction), stratified=stratified, random_state=seed)
+
+
+def make_callbacks(
+    *,
+    verbose: int,
+    early_stopping: bool,
+    patience: int = 10,
+    monitor: str = "valid_loss",
+    lower_is_better: bool = True,
+    user_callbacks: Sequence[Any] | None = None,
+) -> list[tuple[str, Any]]:
+    """The skorch callbacks of an estimator, named.
+
+    Parameters
+    ----------
+    verbose : int
+        ``> 0`` adds skorch's ``ProgressBar``.
+    early_stopping : bool
+        Add ``EarlyStopping`` on ``monitor`` that restores the best epoch's weights at the end
+        (``load_best=True``). Needs a validation split.
+    patience : int, default=10
+        Epochs without improvement before stopping.
+    monitor, lower_is_better
+        What early stopping watches.
+    user_callbacks : sequence, optional
+        Extra skorch callbacks, as instances or ``(name, callback)`` pairs; they are cloned, so the
+        estimator's own parameter is never mutated by training.
+
+    Returns
+    -------
+    list of (str, skorch.callbacks.Callback)
+    """
+    from sklearn.base import clone
+    from skorch.callbacks import EarlyStopping, ProgressBar
+
+    callbacks: list[tuple[str, Any]] = []
+    if early_stopping:
+        callbacks.append(
+            (
+                "early_stopping",
+                EarlyStopping(
+                    monitor=monitor, patience=patience, lower_is_better=lower_is_better, load_best=True
+                ),
+            )
+        )
+    if verbose and verbose > 0:
+        callbacks.append(("progress_bar", ProgressBar()))
+    for i, item in enumerate(user_callbacks or ()):
+        if isinstance(item, tuple | list):
+            name, cb = item
+        else:
+            name, cb = f"user_{i}_{type(item).__name__}", item
+        callbacks.append((str(name), clone(cb) if hasattr(cb, "get_params") else cb))
+    return callbacks
