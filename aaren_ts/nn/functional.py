@@ -275,8 +275,8 @@ def aaren_attention(
     return_state : bool, default=False
         Also return the state after the last token.
     chunk : int, default=64
-        Chunk length of the internal scan (a speed knob; results do not depend on it beyond
-        rounding).
+        Chunk length (at least 2) of the internal scan: a speed knob; results do not depend on it
+        beyond rounding.
 
     Returns
     -------
@@ -287,6 +287,8 @@ def aaren_attention(
         (float64 for a fresh one).
     """
     _check_attention_inputs(s, v, mask, state)
+    if int(chunk) < 2:
+        raise ValueError(f"chunk must be at least 2, got {chunk}")
     if mask is not None:
         s = s.masked_fill(~mask, float("-inf"))
     if state is None:
