@@ -26,6 +26,7 @@ from sklearn.utils import check_random_state
 __all__ = [
     "make_callbacks",
     "make_train_split",
+    "num_threads",
     "resolve_device",
     "seeded",
     "torch_seed",
@@ -207,3 +208,24 @@ def make_callbacks(
             name, cb = f"user_{i}_{type(item).__name__}", item
         callbacks.append((str(name), clone(cb) if hasattr(cb, "get_params") else cb))
     return callbacks
+
+
+@contextlib.contextmanager
+def num_threads(n: int | None) -> Iterator[None]:
+    """Run a block with ``torch.set_num_threads(n)``, restoring the previous count afterwards.
+
+    Small networks gain little from intra-op parallelism, and on a busy machine extra threads that spin
+    while waiting for a core can slow training down by an order of magnitude; estimators expose this as
+    a parameter. ``None`` leaves torch's setting alone.
+    """
+    if n is None:
+        yield
+        return
+    if int(n) < 1:
+        raise ValueError(f"the number of threads must be a positive integer or None, got {n!r}")
+    previous = torch.get_num_threads()
+    torch.set_num_threads(int(n))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
