@@ -1,0 +1,81 @@
+"""Datasets of the paper's benchmarks, through sktime's loaders, with the standard evaluation protocols.
+
+Loaders
+    :func:`load_uea` (UEA multivariate classification archive), :func:`load_ett`, :func:`load_weather`,
+    :func:`load_ecl`, :func:`load_ili`, :func:`load_forecasting`.
+Protocol (long-horizon forecasting, Time-Series-Library)
+    :func:`split_borders`, :func:`get_split`, :func:`fit_scaler`, :func:`sliding_windows`,
+    :func:`iter_windows`, :func:`n_windows`, :func:`load_split`, :func:`load_windows`; for UEA,
+    :func:`train_val_split` (validation from TRAIN only).
+sktime benchmarking
+    :func:`uea_loader`, :func:`uea_archive_cv`, :func:`forecasting_loader`, :func:`protocol_cv`.
+Registry and files
+    :func:`list_datasets`, :func:`get_dataset_info`, :func:`get_data_home` (argument, else
+    ``$AAREN_TS_DATA``, else ``~/aaren_ts_data``), :class:`DatasetNotFoundError` (a
+    ``FileNotFoundError``), :class:`DatasetIntegrityError` (a ``ValueError``).
+"""
+
+from __future__ import annotations
+
+from ._download import download_file
+from ._errors import DatasetIntegrityError, DatasetNotFoundError
+from ._home import DATA_HOME_ENV, get_data_home
+from ._registry import (
+    ClassificationDataset,
+    DataFile,
+    ForecastingDataset,
+    get_dataset_info,
+    list_datasets,
+)
+from .benchmark import DatasetLoader, forecasting_loader, protocol_cv, uea_archive_cv, uea_loader
+from .forecasting import load_ecl, load_ett, load_forecasting, load_ili, load_weather
+from .protocol import (
+    DEFAULT_HORIZONS,
+    DEFAULT_INPUT_LENGTH,
+    SPLITS,
+    fit_scaler,
+    get_split,
+    iter_windows,
+    load_split,
+    load_windows,
+    n_windows,
+    sliding_windows,
+    split_borders,
+)
+from .uea import load_uea, train_val_split
+
+__all__ = [
+    "DATA_HOME_ENV",
+    "DEFAULT_HORIZONS",
+    "DEFAULT_INPUT_LENGTH",
+    "SPLITS",
+    "ClassificationDataset",
+    "DataFile",
+    "DatasetIntegrityError",
+    "DatasetLoader",
+    "DatasetNotFoundError",
+    "ForecastingDataset",
+    "download_file",
+    "fit_scaler",
+    "forecasting_loader",
+    "get_data_home",
+    "get_dataset_info",
+    "get_split",
+    "iter_windows",
+    "list_datasets",
+    "load_ecl",
+    "load_ett",
+    "load_forecasting",
+    "load_ili",
+    "load_split",
+    "load_uea",
+    "load_weather",
+    "load_windows",
+    "n_windows",
+    "protocol_cv",
+    "sliding_windows",
+    "split_borders",
+    "train_val_split",
+    "uea_archive_cv",
+    "uea_loader",
+]

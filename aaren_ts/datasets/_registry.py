@@ -1,0 +1,498 @@
+"""The registry of known datasets: the single source of the facts on the dataset cards.
+
+Every fact a loader checks (file names, sizes, sha256, shapes, frequency) and every fact printed on the
+cards in the repository's ``datasets/`` folder comes from the records here; the cards are generated from
+them by ``datasets/make_cards.py`` and a test checks that the committed cards match.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+__all__ = [
+    "CLASSIFICATION_DATASETS",
+    "FORECASTING_DATASETS",
+    "ClassificationDataset",
+    "DataFile",
+    "ForecastingDataset",
+    "get_dataset_info",
+    "list_datasets",
+]
+
+_ETT_URL = "https://raw.githubusercontent.com/zhouhaoyi/ETDataset/main/ETT-small/{name}.csv"
+_ETT_PAGE = (
+    "GitHub repository zhouhaoyi/ETDataset, folder `ETT-small/` (https://github.com/zhouhaoyi/ETDataset)"
+)
+_AUTOFORMER_PAGE = (
+    "the dataset archive linked from the README of the GitHub repository thuml/Autoformer "
+    "(https://github.com/thuml/Autoformer), also used by thuml/Time-Series-Library; "
+    "download it by hand and unpack it into the data folder"
+)
+_UEA_PAGE = (
+    "UEA & UCR Time Series Classification Repository (https://www.timeseriesclassification.com), "
+    "multivariate archive `Multivariate_ts`; sktime's `load_UCR_UEA_dataset` downloads it"
+)
+_UEA_LICENCE = (
+    "none stated for the data; the archive asks users to cite Bagnall et al., arXiv 1811.00075 (2018)"
+)
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """One upstream file, as it lies in the data folder.
+
+    Parameters
+    ----------
+    path : str
+        Path relative to the data folder, with ``/`` separators (the upstream layout).
+    sha256 : str or None
+        Hex sha256 of the upstream file; None when not yet recorded (then only the parsed shape is checked).
+    size : int or None
+        Size in bytes; None when not yet recorded.
+    url : str or None
+        Direct download address; None when the file must be downloaded by hand.
+    """
+
+    path: str
+    sha256: str | None = None
+    size: int | None = None
+    url: str | None = None
+
+
+@dataclass(frozen=True)
+class ForecastingDataset:
+    """A multivariate forecasting benchmark: one CSV file with a ``date`` column.
+
+    Parameters
+    ----------
+    name : str
+        The name loaders take (``"ETTh1"``).
+    title : str
+        One-line description.
+    file : DataFile
+        The upstream CSV file.
+    n_rows : int
+        Number of rows (time steps), header excluded.
+    n_columns : int
+        Number of value columns (the ``date`` column excluded).
+    columns : tuple of str or None
+        The value columns in file order, when recorded; otherwise only their number and the last one
+        (``target``) are checked.
+    freq : str
+        pandas frequency alias of the time steps.
+    start, end : str
+        First and last timestamp in the file.
+    protocol : {"ett_hourly", "ett_15min", "ratio"}
+        Which train/validation/test rule applies (see :func:`aaren_ts.datasets.split_borders`).
+    source : str
+        Where the data come from.
+    published_at : str
+        Where upstream publishes the file (quoted in "file not found" errors).
+    licence : str
+        Licence of the data as stated upstream.
+    target : str
+        Name of the target column; it is the last column.
+    paper_mse : tuple of (float or None)
+        Aaren's MSE in the paper at horizons 96/192/336/720 (None where the paper has no figure).
+    notes : tuple of str
+        Quirks of the upstream file worth knowing.
+    timestamp_quirks : bool
+        True when the upstream timestamps are not a regular grid (so the regular index of the loaded
+        frame differs from them; see the notes).
+    """
+
+    name: str
+    title: str
+    file: DataFile
+    n_rows: int
+    n_columns: int
+    columns: tuple[str, ...] | None
+    freq: str
+    start: str
+    end: str
+    protocol: Literal["ett_hourly", "ett_15min", "ratio"]
+    source: str
+    published_at: str
+    licence: str
+    target: str = "OT"
+    paper_mse: tuple[float | None, ...] = ()
+    notes: tuple[str, ...] = ()
+    timestamp_quirks: bool = False
+    kind: Literal["forecasting"] = field(default="forecasting", init=False)
+
+
+@dataclass(frozen=True)
+class ClassificationDataset:
+    """A multivariate classification problem of the UEA archive: a TRAIN and a TEST ``.ts`` file.
+
+    Parameters
+    ----------
+    name : str
+        The archive's name (``"JapaneseVowels"``).
+    title : str
+        One-line description.
+    train, test : DataFile
+        The ``<name>_TRAIN.ts`` and ``<name>_TEST.ts`` files.
+    n_train, n_test : int
+        Number of cases in each file.
+    n_channels : int
+        Number of dimensions (channels) of each case.
+    series_length : int or tuple of (int, int)
+        Length of every case, or (shortest, longest) when lengths differ.
+    n_classes : int
+        Number of classes.
+    bundled_with_sktime : bool
+        True when sktime ships a copy (used when the data folder has none).
+    source : str
+        Where the data come from.
+    published_at : str
+        Where upstream publishes the files.
+    licence : str
+        Licence of the data as stated upstream.
+    paper_accuracy : float or None
+        Aaren's test accuracy (%) in the paper, mean over 5 seeds.
+    notes : tuple of str
+        Anything else worth knowing.
+    """
+
+    name: str
+    title: str
+    train: DataFile
+    test: DataFile
+    n_train: int
+    n_test: int
+    n_channels: int
+    series_length: int | tuple[int, int]
+    n_classes: int
+    bundled_with_sktime: bool = False
+    source: str = "UEA multivariate time series classification archive"
+    published_at: str = _UEA_PAGE
+    licence: str = _UEA_LICENCE
+    paper_accuracy: float | None = None
+    notes: tuple[str, ...] = ()
+    kind: Literal["classification"] = field(default="classification", init=False)
+
+    @property
+    def equal_length(self) -> bool:
+        """Whether all cases have the same length."""
+        return isinstance(self.series_length, int)
+
+
+_ETT_COLUMNS = ("HUFL", "HULL", "MUFL", "MULL", "LUFL", "LULL", "OT")
+_ETT_SOURCE = (
+    "Electricity Transformer Temperature (ETDataset), Zhou et al., 'Informer', AAAI 2021: load and oil "
+    "temperature of electricity transformers"
+)
+_ETT_LICENCE = "CC BY-ND 4.0 (LICENSE of zhouhaoyi/ETDataset)"
+
+
+def _ett(
+    name: str, sha256: str | None, size: int | None, hourly: bool, paper_mse: tuple[float | None, ...]
+) -> ForecastingDataset:
+    return ForecastingDataset(
+        name=name,
+        title=f"ETT {'hourly' if hourly else '15-minute'} data, transformer {name[-1]}",
+        file=DataFile(f"ETT-small/{name}.csv", sha256, size, _ETT_URL.format(name=name)),
+        n_rows=17420 if hourly else 69680,
+        n_columns=7,
+        columns=_ETT_COLUMNS,
+        freq="h" if hourly else "15min",
+        start="2016-07-01 00:00:00",
+        end="2018-06-26 19:00:00" if hourly else "2018-06-26 19:45:00",
+        protocol="ett_hourly" if hourly else "ett_15min",
+        source=_ETT_SOURCE,
+        published_at=_ETT_PAGE,
+        licence=_ETT_LICENCE,
+        paper_mse=paper_mse,
+    )
+
+
+# fmt: off
+_WEATHER_COLUMNS = (
+    "p (mbar)", "T (degC)", "Tpot (K)", "Tdew (degC)", "rh (%)", "VPmax (mbar)", "VPact (mbar)",
+    "VPdef (mbar)", "sh (g/kg)", "H2OC (mmol/mol)", "rho (g/m**3)", "wv (m/s)", "max. wv (m/s)",
+    "wd (deg)", "rain (mm)", "raining (s)", "SWDR (W/m\ufffd)", "PAR (\ufffdmol/m\ufffd/s)",
+    "max. PAR (\ufffdmol/m\ufffd/s)", "Tlog (degC)", "OT",
+)
+# fmt: on
+
+FORECASTING_DATASETS: dict[str, ForecastingDataset] = {
+    d.name: d
+    for d in (
+        _ett(
+            "ETTh1",
+            "f18de3ad269cef59bb07b5438d79bb3042d3be49bdeecf01c1cd6d29695ee066",
+            2589657,
+            True,
+            (0.53, 0.59, 0.65, None),
+        ),
+        _ett(
+            "ETTh2",
+            "a3dc2c597b9218c7ce1cd55eb77b283fd459a1d09d753063f944967dd6b9218b",
+            2417960,
+            True,
+            (0.38, 0.49, 0.57, 0.55),
+        ),
+        _ett(
+            "ETTm1",
+            "6ce1759b1a18e3328421d5d75fadcb316c449fcd7cec32820c8dafda71986c9e",
+            10360719,
+            False,
+            (0.48, 0.51, 0.54, 0.60),
+        ),
+        _ett("ETTm2", None, None, False, (0.24, 0.34, 0.41, 0.51)),
+        ForecastingDataset(
+            name="Weather",
+            title="Weather station at Jena, 21 meteorological variables every 10 minutes, year 2020",
+            file=DataFile(
+                "weather/weather.csv",
+                "34ee981d07313e51da2a50bb600072c8ae4a69cb4b0651f4cb93a069d7a2ba63",
+                7235425,
+            ),
+            n_rows=52696,
+            n_columns=21,
+            columns=_WEATHER_COLUMNS,
+            freq="10min",
+            start="2020-01-01 00:10:00",
+            end="2021-01-01 00:00:00",
+            protocol="ratio",
+            source=(
+                "Autoformer / Time-Series-Library 'Weather' (Wu et al., NeurIPS 2021), from the weather "
+                "station of the Max Planck Institute for Biogeochemistry, Jena"
+            ),
+            published_at=_AUTOFORMER_PAGE,
+            licence="none stated",
+            paper_mse=(0.18, 0.25, 0.31, 0.40),
+            notes=(
+                "Lines end in CRLF. Four header names hold the bytes EF BF BD (the UTF-8 encoding of "
+                "U+FFFD, the replacement character) where the original had `²` or `µ`; the loader "
+                "decodes the header as UTF-8 (falling back to Latin-1) and keeps the names as they are.",
+                "The timestamps are not a regular grid: row 19044 repeats 2020-05-12 06:00 and 100 "
+                "minutes are missing after row 21513 (2020-05-29 09:30). The protocol counts rows, so "
+                "the rows are kept as they are; with `index='regular'` (the default) the loaded frame "
+                "gets a regular 10-minute index from the first timestamp, which is 10 to 80 minutes "
+                "off the file's timestamps after those rows. Use `index='upstream'` for the file's "
+                "own timestamps (no frequency).",
+            ),
+            timestamp_quirks=True,
+        ),
+        ForecastingDataset(
+            name="ECL",
+            title=(
+                "Electricity consumption of 321 clients, hourly "
+                "(Autoformer version of UCI ElectricityLoadDiagrams20112014)"
+            ),
+            file=DataFile("electricity/electricity.csv"),
+            n_rows=26304,
+            n_columns=321,
+            columns=None,
+            freq="h",
+            start="2016-07-01 02:00:00",
+            end="2019-07-02 01:00:00",
+            protocol="ratio",
+            source=(
+                "Autoformer / Time-Series-Library 'ECL' (electricity.csv), built from the UCI data set "
+                "ElectricityLoadDiagrams20112014 (Trindade)"
+            ),
+            published_at=_AUTOFORMER_PAGE,
+            licence="none stated by Autoformer; the UCI original is published under CC BY 4.0",
+            paper_mse=(0.36, 0.37, 0.47, 0.57),
+            notes=("The header is `date` and 321 client columns, the last named `OT` (the target).",),
+        ),
+        ForecastingDataset(
+            name="ILI",
+            title="Influenza-like illness, weekly ratios of patients seen with ILI (US CDC ILINet), extra",
+            file=DataFile(
+                "illness/national_illness.csv",
+                "93601f64d2566dc796ca4305adad8b8560c2db1a1ff04543c3bd813a7263570a",
+                67620,
+            ),
+            n_rows=966,
+            n_columns=7,
+            columns=(
+                "% WEIGHTED ILI",
+                "%UNWEIGHTED ILI",
+                "AGE 0-4",
+                "AGE 5-24",
+                "ILITOTAL",
+                "NUM. OF PROVIDERS",
+                "OT",
+            ),
+            freq="W-TUE",
+            start="2002-01-01 00:00:00",
+            end="2020-06-30 00:00:00",
+            protocol="ratio",
+            source="Autoformer 'ILI' set (national_illness.csv), from US CDC ILINet",
+            published_at=_AUTOFORMER_PAGE,
+            licence="none stated (US CDC public data)",
+            notes=(
+                "Not one of the paper's benchmarks; Time-Series-Library evaluates it with input length 36 "
+                "and horizons 24/36/48/60.",
+            ),
+        ),
+    )
+}
+
+
+def _uea(
+    name: str,
+    n_train: int,
+    n_test: int,
+    n_channels: int,
+    series_length: int | tuple[int, int],
+    n_classes: int,
+    title: str,
+    paper_accuracy: float | None,
+    shas: tuple[str, str] | None = None,
+    sizes: tuple[int, int] | None = None,
+    bundled: bool = False,
+    notes: tuple[str, ...] = (),
+) -> ClassificationDataset:
+    shas = shas or (None, None)
+    sizes = sizes or (None, None)
+    return ClassificationDataset(
+        name=name,
+        title=title,
+        train=DataFile(f"Multivariate_ts/{name}/{name}_TRAIN.ts", shas[0], sizes[0]),
+        test=DataFile(f"Multivariate_ts/{name}/{name}_TEST.ts", shas[1], sizes[1]),
+        n_train=n_train,
+        n_test=n_test,
+        n_channels=n_channels,
+        series_length=series_length,
+        n_classes=n_classes,
+        bundled_with_sktime=bundled,
+        paper_accuracy=paper_accuracy,
+        notes=notes,
+    )
+
+
+_SKTIME_COPY = (
+    "sktime ships a copy (read when the data folder has none); sktime's maintainers have edited its "
+    "header lines over the years, so the checksums on this card are those of the copy in sktime 1.2.0; "
+    "the data lines are the UEA data.",
+)
+
+# fmt: off
+CLASSIFICATION_DATASETS: dict[str, ClassificationDataset] = {
+    d.name: d
+    for d in (
+        _uea(
+            "JapaneseVowels", 270, 370, 12, (7, 29), 9,
+            "Japanese vowels: 12 LPC cepstrum coefficients of utterances by 9 male speakers",
+            96.65,
+            ("68a430eabd919cc77f40b1f5f3bc0dcafacc1486bca9260785aeb7d262cc78cd",
+             "b3d41d6a0ca3bcad3afb9ca7d4365382aa51341e2e58bae2a574babdda5b9462"),
+            (487971, 649132),
+            bundled=True,
+            notes=(*_SKTIME_COPY, "Unequal length: TRAIN 7 to 26 steps, TEST 7 to 29."),
+        ),
+        _uea(
+            "UWaveGestureLibrary", 120, 320, 3, 315, 8,
+            "uWave gestures: 3-axis accelerometer traces of 8 gestures",
+            82.00,
+            ("e1d656037ceb880fe3d4ef7f83f2ee38459897ebaaada93527a17a86823bc92d",
+             "734b30171297cc4c209485020466d83dabd2b7ecf76edc10957354f2557d0964"),
+            (918673, 2445380),
+        ),
+        _uea(
+            "BasicMotions", 40, 40, 6, 100, 4,
+            "Basic motions: accelerometer and gyroscope of a smart watch during 4 activities",
+            None,
+            ("8dc43cc6306cb679c888c01e26f91772ac4441a916da43bac8b79734a538b9d6",
+             "79213102bc6fca1a398ad98ce1185dff0208fa3d1465e687f48288946b0ff8dc"),
+            (227790, 227713),
+            bundled=True,
+            notes=(*_SKTIME_COPY, "Not in the paper; a small, fast smoke-test set."),
+        ),
+        _uea("Handwriting", 150, 850, 3, 152, 26,
+             "Handwriting: wrist accelerometer while writing the 26 letters", 27.39),
+        _uea("Heartbeat", 204, 205, 61, 405, 2,
+             "Heartbeat: spectrograms of heart sound recordings, normal or abnormal", 74.15),
+        _uea("SelfRegulationSCP1", 268, 293, 6, 896, 2,
+             "Slow cortical potentials (EEG) of a healthy subject moving a cursor up or down", 89.42),
+        _uea("SelfRegulationSCP2", 200, 180, 7, 1152, 2,
+             "Slow cortical potentials (EEG) of an ALS patient moving a cursor up or down", 54.22),
+        _uea("EthanolConcentration", 261, 263, 3, 1751, 4,
+             "Raw spectra of water-ethanol solutions in whisky bottles, 4 ethanol levels", 29.58),
+        _uea("SpokenArabicDigits", 6599, 2199, 13, (4, 93), 10,
+             "Spoken Arabic digits: 13 MFCCs of utterances of the 10 digits", 98.68,
+             notes=("Unequal length.",)),
+        _uea("FaceDetection", 5890, 3524, 144, 62, 2,
+             "MEG recordings while subjects are shown a face or a scrambled face", 69.06),
+        _uea("PEMS-SF", 267, 173, 963, 144, 7,
+             "Occupancy of 963 San Francisco freeway lanes over a day, labelled with the day of the week",
+             81.85),
+    )
+}
+# fmt: on
+
+
+def list_datasets(kind: Literal["forecasting", "classification"] | None = None) -> list[str]:
+    """Names of the registered datasets.
+
+    Parameters
+    ----------
+    kind : {"forecasting", "classification"} or None, default=None
+        Restrict to one kind; None lists both (forecasting first).
+
+    Returns
+    -------
+    list of str
+        Dataset names, as the loaders take them.
+
+    Examples
+    --------
+    >>> from aaren_ts.datasets import list_datasets
+    >>> list_datasets("forecasting")
+    ['ETTh1', 'ETTh2', 'ETTm1', 'ETTm2', 'Weather', 'ECL', 'ILI']
+    """
+    if kind not in (None, "forecasting", "classification"):
+        raise ValueError(f"kind must be 'forecasting', 'classification' or None, got {kind!r}")
+    names: list[str] = []
+    if kind in (None, "forecasting"):
+        names += list(FORECASTING_DATASETS)
+    if kind in (None, "classification"):
+        names += list(CLASSIFICATION_DATASETS)
+    return names
+
+
+def _lookup(name: object, registry: dict, what: str):
+    if not isinstance(name, str):
+        raise TypeError(f"dataset name must be a str, got {type(name).__name__}")
+    if name in registry:
+        return registry[name]
+    folded = {key.casefold(): value for key, value in registry.items()}
+    if name.casefold() in folded:
+        return folded[name.casefold()]
+    raise ValueError(f"unknown {what} dataset {name!r}; known: {', '.join(registry)}")
+
+
+def get_dataset_info(name: str) -> ForecastingDataset | ClassificationDataset:
+    """The registry record of a dataset (its card, as data).
+
+    Parameters
+    ----------
+    name : str
+        A registered name (case-insensitive), see :func:`list_datasets`.
+
+    Returns
+    -------
+    ForecastingDataset or ClassificationDataset
+        The frozen record.
+
+    Raises
+    ------
+    ValueError
+        If the name is unknown; the message lists the known names.
+    """
+    both = {**FORECASTING_DATASETS, **CLASSIFICATION_DATASETS}
+    return _lookup(name, both, "")
+
+
+def _forecasting_info(name: str) -> ForecastingDataset:
+    return _lookup(name, FORECASTING_DATASETS, "forecasting")
+
+
+def _classification_info(name: str) -> ClassificationDataset:
+    return _lookup(name, CLASSIFICATION_DATASETS, "UEA classification")
