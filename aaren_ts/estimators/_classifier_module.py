@@ -1,0 +1,218 @@
+"""The torch module behind :class:`~aaren_ts.estimators.classifier.AarenClassifier`.
+
+``input projection -> causal encoder (Aaren or KV-cached Transformer) -> causal readout -> linear head``.
+
+Everything is causal, so the module gives a class distribution after every time step, and everything
+is a recurrence, so a stream of observations can be consumed chunk by chunk with the same result as
+the whole series at once. The stream state (:class:`StreamState`) holds the encoder's state, the
+readout's running statistics and the number of real time points seen per series.
+
+Readouts (``z_t`` is the feature vector the head classifies at step ``t``, ``y_i`` the encoder output):
+
+* ``"last"``: ``z_t = y_t``, the encoder output at the last real step;
+* ``"mean"``: ``z_t = mean_{i<=t} y_i``, a causal running mean (state: float64 sum and count);
+* ``"attention"``: ``z_t = sum_{i<=t} softmax_i(w·y_i) W_v y_i``, attention pooling with a learned
+  query, which is one more Aaren attention (state: an :class:`~aaren_ts.nn.AarenState`).
+
+All three update in O(1) per step from their state.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import torch
+from torch import nn
+
+from aaren_ts.nn import AarenState, make_encoder
+from aaren_ts.nn.functional import aaren_attention
+
+__all__ = ["READOUTS", "ClassifierModule", "StreamState", "state_tensors"]
+
+READOUTS = ("last", "mean", "attention")
+
+
+class StreamState(NamedTuple):
+    """Where a batch of streams stands.
+
+    Attributes
+    ----------
+    encoder : list
+        Per-layer encoder state (``AarenState`` or ``KVCache``).
+    readout : tuple of torch.Tensor or AarenState
+        Readout state: ``(z,)`` for ``"last"``, ``(sum, count)`` for ``"mean"``, an ``AarenState`` for
+        ``"attention"``.
+    seen : torch.Tensor
+        int64 ``(batch,)``: real time points consumed per stream.
+    """
+
+    encoder: list[Any]
+    readout: Any
+    seen: torch.Tensor
+
+
+def state_tensors(state: StreamState) -> list[torch.Tensor]:
+    """Every tensor of a stream state, flattened in a fixed order (for comparisons and tests)."""
+    out: list[torch.Tensor] = []
+
+    def visit(obj: Any) -> None:
+        if isinstance(obj, torch.Tensor):
+            out.append(obj)
+        elif isinstance(obj, tuple | list):
+            for item in obj:
+                visit(item)
+        elif hasattr(obj, "k") and hasattr(obj, "v") and hasattr(obj, "mask"):  # KVCache
+            out.extend([obj.k, obj.v, obj.mask])
+        else:  # pragma: no cover - defensive
+            raise TypeError(f"unexpected object in stream state: {type(obj).__name__}")
+
+    visit(state)
+    return out
+
+
+class ClassifierModule(nn.Module):
+    """Causal sequence classifier with a class distribution at every time step.
+
+    Parameters
+    ----------
+    n_channels : int
+        Input channels.
+    n_classes : int
+        Number of classes.
+    backbone : {"aaren", "transformer"}
+        Encoder kind (see :func:`aaren_ts.nn.make_encoder`).
+    d_model, n_heads, n_layers, d_ff, dropout
+        Encoder sizes.
+    readout : {"last", "mean", "attention"}
+        How the per-step feature vector is formed (see the module docstring).
+    """
+
+    def __init__(
+        self,
+        n_channels: int,
+        n_classes: int,
+        backbone: str = "aaren",
+        d_model: int = 64,
+        n_heads: int = 4,
+        n_layers: int = 2,
+        d_ff: int = 128,
+        dropout: float = 0.1,
+        readout: str = "mean",
+    ) -> None:
+        super().__init__()
+        if readout not in READOUTS:
+            raise ValueError(f"readout must be one of {READOUTS}, got {readout!r}")
+        self.d_model = d_model
+        self.readout = readout
+        self.embed = nn.Linear(n_channels, d_model)
+        self.encoder = make_encoder(backbone, d_model, n_heads, n_layers, d_ff, dropout)
+        if readout == "attention":
+            self.pool_score = nn.Linear(d_model, 1)
+            self.pool_value = nn.Linear(d_model, d_model)
+        self.head = nn.Sequential(nn.Dropout(dropout), nn.Linear(d_model, n_classes))
+
+    # ----------------------------------------------------------------------------------- state
+    def init_state(self, batch_size: int, device: torch.device | str | None = None) -> StreamState:
+        """State of ``batch_size`` streams that have seen nothing."""
+        if device is None:
+            device = self.head[1].weight.device
+        d = self.d_model
+        if self.readout == "last":
+            readout: Any = (torch.zeros(batch_size, d, device=device),)
+        elif self.readout == "mean":
+            readout = (
+                torch.zeros(batch_size, d, device=device, dtype=torch.float64),
+                torch.zeros(batch_size, device=device, dtype=torch.float64),
+            )
+        else:
+            readout = AarenState.initial((batch_size,), d, device=device)
+        return StreamState(
+            self.encoder.init_state(batch_size, device),
+            readout,
+            torch.zeros(batch_size, dtype=torch.int64, device=device),
+        )
+
+    def current_features(self, state: StreamState) -> torch.Tensor:
+        """Feature vector ``(batch, d_model)`` after the last consumed step, from the state alone."""
+        if self.readout == "last":
+            return state.readout[0]
+        if self.readout == "mean":
+            total, count = state.readout
+            return (total / count.clamp_min(1.0).unsqueeze(-1)).to(self.head[1].weight.dtype)
+        st: AarenState = state.readout
+        safe_c = torch.where(st.c > 0, st.c, torch.ones_like(st.c))
+        return (st.a / safe_c.unsqueeze(-1)).to(self.head[1].weight.dtype)
+
+    # ------------------------------------------------------------------------------- computing
+    def _readout(
+        self, y: torch.Tensor, mask: torch.Tensor, prev: Any
+    ) -> tuple[torch.Tensor, Any]:
+        batch, n, d = y.shape
+        if self.readout == "last":
+            (z_prev,) = prev
+            pos = torch.arange(n, device=y.device).expand(batch, n)
+            idx = torch.where(mask, pos, torch.full_like(pos, -1)).cummax(dim=1).values
+            got = y.gather(1, idx.clamp_min(0).unsqueeze(-1).expand(batch, n, d))
+            z = torch.where((idx >= 0).unsqueeze(-1), got, z_prev.unsqueeze(1).to(y.dtype))
+            return z, (z[:, -1] if n else z_prev,)
+        if self.readout == "mean":
+            total, count = prev
+            m = mask.to(torch.float64)
+            sums = total.unsqueeze(1) + torch.cumsum(y.to(torch.float64) * m.unsqueeze(-1), dim=1)
+            counts = count.unsqueeze(1) + torch.cumsum(m, dim=1)
+            z = (sums / counts.clamp_min(1.0).unsqueeze(-1)).to(y.dtype)
+            if n == 0:
+                return z, prev
+            return z, (sums[:, -1], counts[:, -1])
+        s = self.pool_score(y).squeeze(-1) / math.sqrt(d)
+        v = self.pool_value(y)
+        z, st = aaren_attention(s, v, mask, state=prev, return_state=True)
+        return z, st
+
+    def encode(
+        self, x: torch.Tensor, mask: torch.Tensor, state: StreamState | None = None
+    ) -> tuple[torch.Tensor, StreamState]:
+        """Features at every step of a chunk, continuing ``state``.
+
+        Parameters
+        ----------
+        x : torch.Tensor
+            ``(batch, n, n_channels)``, already scaled.
+        mask : torch.Tensor
+            Bool ``(batch, n)``, True at real steps.
+        state : StreamState, optional
+            Where each stream stands; a fresh state when omitted.
+
+        Returns
+        -------
+        z : torch.Tensor
+            ``(batch, n, d_model)``; at a padded step it repeats the previous real step's features.
+        state : StreamState
+            The state after the chunk.
+        """
+        if state is None:
+            state = self.init_state(x.shape[0], x.device)
+        h = self.embed(x)
+        y, enc_state = self.encoder(h, mask, state.encoder)
+        z, readout_state = self._readout(y, mask, state.readout)
+        return z, StreamState(enc_state, readout_state, state.seen + mask.sum(dim=1))
+
+    def logits(self, z: torch.Tensor) -> torch.Tensor:
+        """Class scores from features (any leading shape)."""
+        return self.head(z)
+
+    def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        """Logits at each series' last real step.
+
+        ``x`` is ``(batch, T, C)`` zero-padded and ``lengths`` ``(batch,)``.
+
+        The batch is trimmed to its longest series first, so padding beyond it costs nothing.
+        """
+        lengths = lengths.to(torch.int64)
+        t_max = int(lengths.max())
+        x = x[:, :t_max]
+        mask = torch.arange(t_max, device=x.device).unsqueeze(0) < lengths.unsqueeze(1)
+        z, _ = self.encode(x, mask)
+        last = z[torch.arange(x.shape[0], device=x.device), (lengths - 1).clamp_min(0)]
+        return self.logits(last)

@@ -1,0 +1,811 @@
+"""``AarenClassifier``: time-series classification with Aaren, an sktime and sklearn classifier.
+
+See :class:`AarenClassifier`.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Iterator
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+import torch
+from sktime.classification.base import BaseClassifier
+
+from aaren_ts.estimators._classifier_module import READOUTS, ClassifierModule, StreamState, state_tensors
+from aaren_ts.estimators._inputs import Panel, to_panel
+from aaren_ts.estimators._persistence import load_payload, save_payload
+from aaren_ts.estimators._skorch import (
+    make_callbacks,
+    make_train_split,
+    num_threads,
+    resolve_device,
+    seeded,
+    torch_seed,
+)
+
+__all__ = ["SKLEARN_EXPECTED_FAILED_CHECKS", "AarenClassifier"]
+
+_MISSING = object()
+_OPTIMIZERS = {"adamw": "AdamW", "adam": "Adam", "sgd": "SGD", "rmsprop": "RMSprop"}
+
+#: sklearn estimator checks that cannot apply to a time-series classifier, with the reason. Pass it to
+#: ``sklearn.utils.estimator_checks.parametrize_with_checks(..., expected_failed_checks=...)``
+#: through :meth:`AarenClassifier.sklearn_expected_failed_checks`.
+SKLEARN_EXPECTED_FAILED_CHECKS: dict[str, str] = {
+    "check_n_features_in": (
+        "n_features_in_ is not set: a 2D X is a panel of univariate series whose column count is a series "
+        "length, which may change between fit and predict; the channel count is n_channels_"
+    ),
+    "check_n_features_in_after_fitting": (
+        "a 2D X is a panel of univariate series whose columns are time points, not features: series of "
+        "any length are accepted at predict time (the network masks, it does not depend on the length), "
+        "so a different column count is valid input, not an error"
+    ),
+    "check_classifiers_train": (
+        "the check requires predicting on X.T (columns as rows) to raise; for a time-series classifier "
+        "that is a valid panel of shorter/longer univariate series. The accuracy part of the check is "
+        "exercised by this package's own tests"
+    ),
+}
+
+
+def _check_label_column(arr: np.ndarray, what: str) -> None:
+    from sklearn.utils.multiclass import check_classification_targets
+
+    if arr.dtype.kind in "fc" and not np.isfinite(arr).all():
+        raise ValueError(f"{what} contains NaN or inf labels")
+    if arr.dtype.kind == "O" and pd.isna(arr).any():
+        raise ValueError(f"{what} contains missing (None/NaN) labels")
+    check_classification_targets(arr)  # "Unknown label type: continuous" for regression targets
+
+
+def _coerce_labels(y: Any, allow_multioutput: bool = False) -> np.ndarray | pd.DataFrame:
+    """Labels as a 1D numpy array (warning like sklearn for a column vector).
+
+    With ``allow_multioutput``, a 2D ``y`` with several columns is checked column by column and
+    returned as a DataFrame (sktime then fits one classifier per column).
+    """
+    from sklearn.exceptions import DataConversionWarning
+
+    if y is None:
+        raise ValueError(
+            "AarenClassifier requires y to be passed, but the target y is None; pass one label per series"
+        )
+    if not isinstance(y, pd.DataFrame | pd.Series | np.ndarray) and hasattr(y, "__array__"):
+        y = np.asarray(y)
+    if isinstance(y, pd.DataFrame) and y.shape[1] == 1:
+        y = y.iloc[:, 0]
+    if isinstance(y, pd.DataFrame) or (np.ndim(y) == 2 and np.shape(y)[1] > 1):
+        if not allow_multioutput:
+            raise ValueError(f"y must be 1D (one label per series); got shape {np.shape(y)}")
+        frame = pd.DataFrame(y)
+        for col in frame.columns:
+            _check_label_column(frame[col].to_numpy(), f"y column {col!r}")
+        return frame
+    arr = np.asarray(y)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        warnings.warn(
+            "A column-vector y was passed when a 1d array was expected; y is ravelled",
+            DataConversionWarning,
+            stacklevel=3,
+        )
+        arr = arr.ravel()
+    if arr.ndim != 1:
+        raise ValueError(f"y must be 1D (one label per series); got shape {arr.shape}")
+    _check_label_column(arr, "y")
+    return arr
+
+
+class AarenClassifier(BaseClassifier):
+    """Time-series classifier built on Aaren (attention as an RNN), trained with skorch.
+
+    Each time step of a series (all channels) is projected to ``d_model`` features, encoded by a stack
+    of causal Aaren blocks (or, with ``backbone="transformer"``, a KV-cached causal Transformer), pooled
+    by a causal readout and classified by a linear head. Because every part is causal, the model has a
+    class distribution after *every* time step (:meth:`staged_predict_proba`), and because the Aaren
+    stack is an RNN a stream of observations is consumed chunk by chunk in O(1) time and memory per
+    step and series (:meth:`partial_update`), with the same result as the whole series at once.
+
+    Design: the estimator is an sktime ``BaseClassifier`` (tags, input conversion, ``evaluate``,
+    benchmarking) whose constructor holds only plain hyper-parameters, as sklearn requires. ``fit``
+    builds a ``skorch.NeuralNetClassifier`` around the torch module and trains it; the fitted net is
+    kept as ``net_`` (its ``module_`` is the network, its ``history`` the training log). Prediction and
+    streaming call the module directly (no skorch), so every way of predicting shares one code path.
+
+    Parameters
+    ----------
+    d_model : int, default=64
+        Width of the token vectors.
+    n_heads : int, default=4
+        Attention heads per layer (must divide ``d_model``).
+    n_layers : int, default=2
+        Encoder blocks.
+    d_ff : int, default=128
+        Hidden width of the feed-forward layers.
+    dropout : float, default=0.1
+        Dropout in the encoder and before the head.
+    readout : {"mean", "last", "attention"}, default="mean"
+        How the features classified at step ``t`` are formed from the encoder outputs up to ``t``:
+        a causal running mean, the output at ``t``, or attention pooling with a learned query. All are
+        O(1) per step from a running state.
+    backbone : {"aaren", "transformer"}, default="aaren"
+        Sequence mixer; ``"transformer"`` is the KV-cached causal Transformer baseline (streaming then
+        costs O(history) per step).
+    normalization : {"channel", None}, default="channel"
+        ``"channel"`` standardises each channel with the mean and standard deviation of all training
+        time points (stored at fit, so streaming uses the same statistics); ``None`` feeds raw values.
+    optimizer : {"adamw", "adam", "sgd", "rmsprop"} or torch optimizer class, default="adamw"
+    lr : float, default=2e-3
+        Learning rate.
+    weight_decay : float, default=1e-2
+        Weight decay of the optimizer.
+    label_smoothing : float, default=0.0
+        Label smoothing of the cross-entropy loss.
+    batch_size : int, default=32
+        Mini-batch size for training (inference uses larger batches).
+    max_epochs : int, default=150
+        Upper bound on training epochs.
+    validation_fraction : float or None, default=0.2
+        Fraction of the *training* data held out (stratified) to monitor the validation loss; the test
+        data are never used. ``None`` trains on everything for ``max_epochs`` epochs. When the training
+        set is too small to hold out every class, no split is made.
+    early_stopping : bool, default=True
+        Stop when the validation loss has not improved for ``patience`` epochs and restore the best
+        epoch's weights (needs a validation split).
+    patience : int, default=30
+        Epochs without improvement before stopping.
+    device : str, default="auto"
+        ``"auto"`` (CUDA when available, else CPU), ``"cpu"``, ``"cuda"``, ...
+    random_state : int, RandomState or None, default=None
+        Seeds weight initialisation, dropout, the validation split and the shuffling of mini-batches:
+        the same seed gives identical predictions on CPU.
+    verbose : int, default=0
+        ``> 0`` shows skorch's epoch log and a progress bar; ``0`` is silent.
+    callbacks : list of skorch callbacks or (name, callback) pairs, optional
+        Extra skorch callbacks (cloned at fit).
+    num_threads : int or None, default=None
+        torch intra-op threads while fitting and predicting (restored afterwards); ``None`` keeps
+        torch's setting. These networks are small: ``1`` is often as fast, and much faster on a busy
+        machine.
+
+    Attributes
+    ----------
+    classes_ : ndarray
+        The class labels, sorted, as in sklearn.
+    n_classes_ : int
+        Number of classes.
+    n_channels_ : int
+        Channels seen in fit; predict and streaming inputs must have as many.
+    channel_mean_, channel_scale_ : ndarray
+        Per-channel scaling statistics from the training data.
+    net_ : skorch.NeuralNetClassifier
+        The trained skorch net (``net_.module_`` is the network, ``net_.history`` the training log).
+    n_streams_ : int
+        Number of ongoing streams (0 before the first :meth:`partial_update`).
+
+    Notes
+    -----
+    **Inputs.** ``X`` may be a numpy array ``(n_instances, n_channels, n_timepoints)``, a 2D array
+    ``(n_instances, n_timepoints)`` of univariate series, an sktime nested or pd-multiindex DataFrame,
+    a list of DataFrames ``(n_timepoints_i, n_channels)`` or a list of numpy arrays
+    ``(n_channels, n_timepoints_i)``. Series may have different lengths, in fit and in predict; a test
+    series may be longer than any training series (the padding is masked and nothing depends on the
+    longest length). Missing values are not supported.
+
+    **Streaming.** :meth:`partial_update` takes the next ``k`` time points of each ongoing series (any
+    container above, one entry per stream, lengths may differ, 0 allowed for a list entry). The first
+    call after ``fit`` or :meth:`reset_stream` starts as many new streams as it has series; later calls
+    must pass the same number, in the same order. ``predict()`` / ``predict_proba()`` without ``X``
+    then return the current predictions of the streams. Feeding a series through ``partial_update`` in
+    any chunking gives the probabilities ``predict_proba`` gives on the whole series (to ~1e-5).
+    ``fit`` ends all streams.
+
+    **sklearn conformance.** The estimator passes sklearn's ``parametrize_with_checks`` except the
+    checks in :data:`SKLEARN_EXPECTED_FAILED_CHECKS` (see :meth:`sklearn_expected_failed_checks` for
+    the reasons: a 2D ``X`` is a panel of univariate series, so its column count is a series length,
+    not a fixed feature count). ``n_features_in_`` is therefore not set; ``n_channels_`` is.
+
+    **Persistence.** Pickle works (identical predictions after a round trip, stream state included).
+    :meth:`save` / :meth:`load` store the weights, constructor parameters and fitted attributes in a
+    file read back without unpickling code (``torch.load(weights_only=True)``); skorch callbacks and
+    stream state are not saved.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from aaren_ts import AarenClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2, 30)).astype("float32")
+    >>> y = np.where(X[:, 0].mean(axis=1) > 0, "up", "down")
+    >>> clf = AarenClassifier(d_model=16, n_layers=1, max_epochs=5, random_state=0).fit(X, y)
+    >>> clf.predict(X[:3]).shape
+    (3,)
+    >>> clf = clf.partial_update(X[:3, :, :10]).partial_update(X[:3, :, 10:])
+    >>> np.allclose(clf.predict_proba(), clf.predict_proba(X[:3]), atol=1e-5)
+    True
+    """
+
+    _tags: ClassVar[dict[str, Any]] = {
+        "authors": ["aaren_ts developers"],
+        "maintainers": ["aaren_ts developers"],
+        "python_dependencies": ["torch", "skorch"],
+        "X_inner_mtype": ["numpy3D", "df-list"],
+        "y_inner_mtype": "numpy1D",
+        "capability:multivariate": True,
+        "capability:unequal_length": True,
+        "capability:missing_values": False,
+        "capability:multioutput": False,
+        "capability:predict_proba": True,
+        "capability:random_state": True,
+        "property:randomness": "derandomized",
+        "capability:multithreading": False,
+    }
+
+    def __init__(
+        self,
+        d_model: int = 64,
+        n_heads: int = 4,
+        n_layers: int = 2,
+        d_ff: int = 128,
+        dropout: float = 0.1,
+        readout: str = "mean",
+        backbone: str = "aaren",
+        normalization: str | None = "channel",
+        optimizer: Any = "adamw",
+        lr: float = 2e-3,
+        weight_decay: float = 1e-2,
+        label_smoothing: float = 0.0,
+        batch_size: int = 32,
+        max_epochs: int = 150,
+        validation_fraction: float | None = 0.2,
+        early_stopping: bool = True,
+        patience: int = 30,
+        device: str = "auto",
+        random_state: int | np.random.RandomState | None = None,
+        verbose: int = 0,
+        callbacks: list | None = None,
+        num_threads: int | None = None,
+    ) -> None:
+        self.d_model = d_model
+        self.n_heads = n_heads
+        self.n_layers = n_layers
+        self.d_ff = d_ff
+        self.dropout = dropout
+        self.readout = readout
+        self.backbone = backbone
+        self.normalization = normalization
+        self.optimizer = optimizer
+        self.lr = lr
+        self.weight_decay = weight_decay
+        self.label_smoothing = label_smoothing
+        self.batch_size = batch_size
+        self.max_epochs = max_epochs
+        self.validation_fraction = validation_fraction
+        self.early_stopping = early_stopping
+        self.patience = patience
+        self.device = device
+        self.random_state = random_state
+        self.verbose = verbose
+        self.callbacks = callbacks
+        self.num_threads = num_threads
+        super().__init__()
+        # sktime's __init__ pre-sets these; sklearn expects fitted attributes to appear in fit only
+        for name in ("classes_", "n_classes_", "fit_time_"):
+            self.__dict__.pop(name, None)
+
+    def reset(self) -> AarenClassifier:
+        """Return to the unfitted state (sktime), keeping sklearn's callback context if a
+        meta-estimator (e.g. a Pipeline) attached one while fitting this estimator."""
+        ctx = self.__dict__.get("_parent_callback_ctx", _MISSING)
+        super().reset()
+        if ctx is not _MISSING:
+            self._parent_callback_ctx = ctx
+        return self
+
+    def check_is_fitted(self, method_name: str | None = None) -> None:
+        """Raise sklearn's ``NotFittedError`` (a ``ValueError``/``AttributeError``) before fit."""
+        from sklearn.exceptions import NotFittedError
+
+        if not getattr(self, "_is_fitted", False):
+            raise NotFittedError(
+                f"This {type(self).__name__} instance is not fitted yet; call 'fit' with appropriate "
+                "arguments before using this estimator"
+                + (f" (method {method_name!r})" if method_name else "")
+            )
+
+    # ================================================================== sklearn integration
+    def __sklearn_tags__(self) -> Any:
+        """sklearn tags: a classifier taking 2D (univariate panel) or 3D arrays, no NaN."""
+        from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
+
+        return Tags(
+            estimator_type="classifier",
+            target_tags=TargetTags(required=True, one_d_labels=True),
+            classifier_tags=ClassifierTags(multi_class=True, poor_score=False),
+            input_tags=InputTags(two_d_array=True, three_d_array=True, allow_nan=False),
+            non_deterministic=False,
+        )
+
+    def __sklearn_is_fitted__(self) -> bool:
+        return bool(getattr(self, "_is_fitted", False))
+
+    @classmethod
+    def sklearn_expected_failed_checks(cls) -> dict[str, str]:
+        """sklearn estimator checks that do not apply to a time-series classifier, with reasons.
+
+        Returns
+        -------
+        dict
+            ``{check_name: reason}``, for ``parametrize_with_checks(expected_failed_checks=...)``:
+
+            * ``check_n_features_in``: ``n_features_in_`` is not set (``n_channels_`` is), since the
+              column count of a 2D ``X`` is a series length, not a fixed feature count.
+            * ``check_n_features_in_after_fitting``: a 2D ``X`` is a panel of univariate series whose
+              columns are time points; any series length is valid at predict time.
+            * ``check_classifiers_train``: it requires ``predict(X.T)`` to fail, but ``X.T`` is a valid
+              panel of univariate series of another length.
+        """
+        return dict(SKLEARN_EXPECTED_FAILED_CHECKS)
+
+    # ================================================================== validation helpers
+    def _check_params(self) -> None:
+        if self.readout not in READOUTS:
+            raise ValueError(f"readout must be one of {READOUTS}, got {self.readout!r}")
+        if self.backbone not in ("aaren", "transformer"):
+            raise ValueError(f"backbone must be 'aaren' or 'transformer', got {self.backbone!r}")
+        if self.normalization not in ("channel", None):
+            raise ValueError(f"normalization must be 'channel' or None, got {self.normalization!r}")
+        for name in ("d_model", "n_heads", "n_layers", "d_ff", "batch_size", "max_epochs"):
+            value = getattr(self, name)
+            if not isinstance(value, int | np.integer) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if self.d_model % self.n_heads:
+            raise ValueError(f"n_heads ({self.n_heads}) must divide d_model ({self.d_model})")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+        if not 0.0 <= self.label_smoothing < 1.0:
+            raise ValueError(f"label_smoothing must be in [0, 1), got {self.label_smoothing}")
+        if self.lr <= 0:
+            raise ValueError(f"lr must be positive, got {self.lr}")
+
+    def _optimizer_class(self) -> type[torch.optim.Optimizer]:
+        opt = self.optimizer
+        if isinstance(opt, str):
+            try:
+                return getattr(torch.optim, _OPTIMIZERS[opt.lower()])
+            except KeyError:
+                raise ValueError(
+                    f"optimizer must be one of {sorted(_OPTIMIZERS)} or a torch optimizer class, got {opt!r}"
+                ) from None
+        if isinstance(opt, type) and issubclass(opt, torch.optim.Optimizer):
+            return opt
+        raise TypeError(f"optimizer must be a string or a torch.optim.Optimizer subclass, got {opt!r}")
+
+    def _panel(self, X: Any, name: str = "X", allow_empty_series: bool = False) -> Panel:
+        """Validate and convert ``X``; after fit, also check its channel count."""
+        panel = to_panel(X, name=name, allow_empty_series=allow_empty_series)
+        n_channels = getattr(self, "n_channels_", None)
+        if n_channels is not None and panel.n_channels != n_channels:
+            raise ValueError(
+                f"{name} has {panel.n_channels} channel(s), but {type(self).__name__} was fitted with "
+                f"{n_channels}"
+            )
+        return panel
+
+    @staticmethod
+    def _panel_to_sktime(panel: Panel) -> Any:
+        """A clean sktime container for the validated data: numpy3D if equal length, else df-list."""
+        if (panel.lengths == panel.max_length).all():
+            return panel.values.transpose(0, 2, 1)
+        return [pd.DataFrame(panel.values[i, : panel.lengths[i]]) for i in range(panel.n_instances)]
+
+    def _scaled(self, panel: Panel) -> tuple[np.ndarray, np.ndarray]:
+        """Scaled, zero-padded values ``(n, T, C)`` float32 and lengths."""
+        values = (panel.values - self.channel_mean_) / self.channel_scale_
+        values = np.where(panel.mask()[..., None], values, 0.0).astype(np.float32)
+        return values, panel.lengths
+
+    # ================================================================== public API: fit
+    def fit(self, X: Any, y: Any) -> AarenClassifier:
+        """Train on a panel ``X`` with labels ``y``.
+
+        All inputs are checked before anything changes: on a ``ValueError``/``TypeError`` (NaN/inf,
+        wrong rank, empty input, non-numeric data or labels, bad hyper-parameters) a previously
+        fitted model and its streams are left exactly as they were. A successful fit ends all streams.
+
+        Parameters
+        ----------
+        X : panel
+            See the class docstring for the accepted containers.
+        y : array-like of shape (n_instances,)
+            Class labels (any type sklearn accepts: ints, strings, ...). As sktime requires (for
+        ensembles that sub-sample), a single class is accepted with a warning and then predicted for
+        every series; a 2D ``y`` fits one classifier per column (sktime's vectorisation).
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        self._optimizer_class()
+        resolve_device(self.device)
+        panel = to_panel(X)
+        labels = _coerce_labels(y, allow_multioutput=True)
+        if len(labels) != panel.n_instances:
+            raise ValueError(
+                f"X has {panel.n_instances} series but y has {len(labels)} labels; they must match"
+            )
+        super().fit(self._panel_to_sktime(panel), labels)
+        # sktime fits no network for a single class (it predicts that class) or for a 2D y (one clone
+        # per column); the channel count is still checked at predict time
+        self.n_channels_ = panel.n_channels
+        return self
+
+    def _fit(self, X: Any, y: np.ndarray) -> AarenClassifier:
+        from skorch import NeuralNetClassifier
+
+        panel = to_panel(X)
+        self.n_channels_ = panel.n_channels
+        mask = panel.mask()
+        if self.normalization == "channel":
+            real = panel.values[mask].astype(np.float64)  # (n_points, C)
+            mean = real.mean(axis=0)
+            scale = real.std(axis=0)
+            scale[~(scale > 1e-8 * np.maximum(1.0, np.abs(mean)))] = 1.0
+        else:
+            mean = np.zeros(panel.n_channels)
+            scale = np.ones(panel.n_channels)
+        self.channel_mean_ = mean.astype(np.float32)
+        self.channel_scale_ = scale.astype(np.float32)
+        values, lengths = self._scaled(panel)
+        codes = np.searchsorted(self.classes_, y).astype(np.int64)
+
+        seed = torch_seed(self.random_state)
+        device = resolve_device(self.device)
+        split = make_train_split(codes, self.validation_fraction, seed)
+        callbacks = make_callbacks(
+            verbose=self.verbose,
+            early_stopping=bool(self.early_stopping and split is not None),
+            patience=self.patience,
+            user_callbacks=self.callbacks,
+        )
+        self.net_ = NeuralNetClassifier(
+            module=ClassifierModule,
+            module__n_channels=panel.n_channels,
+            module__n_classes=self.n_classes_,
+            **{f"module__{k}": v for k, v in self._module_kwargs().items()},
+            criterion=torch.nn.CrossEntropyLoss,
+            criterion__label_smoothing=float(self.label_smoothing),
+            optimizer=self._optimizer_class(),
+            optimizer__weight_decay=float(self.weight_decay),
+            lr=float(self.lr),
+            batch_size=int(min(self.batch_size, panel.n_instances)),
+            max_epochs=int(self.max_epochs),
+            train_split=split,
+            callbacks=callbacks,
+            classes=np.arange(self.n_classes_),
+            iterator_train__shuffle=True,
+            device=device,
+            verbose=int(self.verbose),
+        )
+        with seeded(seed, device), num_threads(self.num_threads):
+            self.net_.fit({"x": values, "lengths": lengths}, codes)
+        self.net_.module_.eval()
+        self._stream_state: StreamState | None = None
+        self.n_streams_ = 0
+        return self
+
+    def _module_kwargs(self) -> dict[str, Any]:
+        return {
+            "backbone": self.backbone,
+            "d_model": int(self.d_model),
+            "n_heads": int(self.n_heads),
+            "n_layers": int(self.n_layers),
+            "d_ff": int(self.d_ff),
+            "dropout": float(self.dropout),
+            "readout": self.readout,
+        }
+
+    # ================================================================== prediction
+    def _require_network(self, what: str) -> None:
+        self.check_is_fitted(what)
+        if not hasattr(self, "net_"):
+            reason = (
+                "a 2D y (one classifier per column)"
+                if getattr(self, "_is_vectorized", False)
+                else "a single class (it predicts that class)"
+            )
+            raise ValueError(
+                f"{what} needs the trained network, but this {type(self).__name__} was fitted on {reason}"
+            )
+
+    @property
+    def module_(self) -> ClassifierModule:
+        """The trained network (``net_.module_``)."""
+        self.check_is_fitted()
+        return self.net_.module_
+
+    def _device(self) -> torch.device:
+        return next(self.net_.module_.parameters()).device
+
+    def _batches(
+        self, values: np.ndarray, lengths: np.ndarray
+    ) -> Iterator[tuple[slice, torch.Tensor, torch.Tensor]]:
+        step = max(256, int(self.batch_size))
+        device = self._device()
+        for start in range(0, len(lengths), step):
+            sl = slice(start, start + step)
+            t_max = max(int(lengths[sl].max()), 1)
+            x = torch.as_tensor(values[sl, :t_max], device=device)
+            mask = torch.arange(t_max, device=device).unsqueeze(0) < torch.as_tensor(
+                lengths[sl], device=device
+            ).unsqueeze(1)
+            yield sl, x, mask
+
+    @torch.no_grad()
+    def _proba_from_panel(self, panel: Panel) -> np.ndarray:
+        module = self.net_.module_.eval()
+        values, lengths = self._scaled(panel)
+        out = np.empty((panel.n_instances, self.n_classes_))
+        with num_threads(self.num_threads):
+            for sl, x, mask in self._batches(values, lengths):
+                _, state = module.encode(x, mask)
+                probs = torch.softmax(module.logits(module.current_features(state)), dim=-1)
+                out[sl] = probs.double().cpu().numpy()
+        return out
+
+    def _predict_proba(self, X: Any) -> np.ndarray:
+        return self._proba_from_panel(to_panel(X))
+
+    def _predict(self, X: Any) -> np.ndarray:
+        return self.classes_[np.argmax(self._predict_proba(X), axis=1)]
+
+    def predict_proba(self, X: Any = None) -> np.ndarray:
+        """Class probabilities ``(n_instances, n_classes)``, columns in the order of ``classes_``.
+
+        Parameters
+        ----------
+        X : panel, optional
+            Series to classify. Without ``X``: the current probabilities of the ongoing streams
+            (see :meth:`partial_update`).
+        """
+        if X is None:
+            return self._stream_proba()
+        self.check_is_fitted()
+        panel = self._panel(X)
+        return super().predict_proba(self._panel_to_sktime(panel))
+
+    def predict(self, X: Any = None) -> np.ndarray:
+        """Class labels ``(n_instances,)``; without ``X``, those of the ongoing streams."""
+        if X is None:
+            return self.classes_[np.argmax(self._stream_proba(), axis=1)]
+        self.check_is_fitted()
+        panel = self._panel(X)
+        return super().predict(self._panel_to_sktime(panel))
+
+    def score(self, X: Any, y: Any) -> float:
+        """Mean accuracy of :meth:`predict` on ``X`` against ``y``."""
+        from sklearn.metrics import accuracy_score
+
+        return float(accuracy_score(_coerce_labels(y), self.predict(X)))
+
+    @torch.no_grad()
+    def staged_predict_proba(self, X: Any) -> Iterator[np.ndarray]:
+        """Class probabilities after each time step: early classification.
+
+        Like sklearn's ``staged_predict_proba``, a generator: stage ``t`` (``t = 1 .. max length``)
+        yields ``(n_instances, n_classes)`` probabilities computed from the first ``t`` time points of
+        every series only (the model is causal). A series shorter than ``t`` keeps its final
+        probabilities, so the last stage equals :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : panel
+
+        Yields
+        ------
+        ndarray of shape (n_instances, n_classes)
+        """
+        self._require_network("staged_predict_proba")
+        panel = self._panel(X)
+        module = self.net_.module_.eval()
+        values, lengths = self._scaled(panel)
+        staged = np.empty((panel.n_instances, panel.max_length, self.n_classes_))
+        with num_threads(self.num_threads):
+            for sl, x, mask in self._batches(values, lengths):
+                z, _ = module.encode(x, mask)
+                probs = torch.softmax(module.logits(z), dim=-1).double().cpu().numpy()
+                t_b = probs.shape[1]
+                staged[sl, :t_b] = probs
+                staged[sl, t_b:] = probs[:, -1:]
+        for t in range(panel.max_length):
+            yield staged[:, t].copy()
+
+    # ================================================================== streaming
+    def reset_stream(self) -> AarenClassifier:
+        """End all streams; the next :meth:`partial_update` starts new ones."""
+        self.check_is_fitted()
+        self._stream_state = None
+        self.n_streams_ = 0
+        return self
+
+    @torch.no_grad()
+    def partial_update(self, X_new: Any) -> AarenClassifier:
+        """Advance the ongoing streams by the next time points in ``X_new``.
+
+        The recurrent state of each stream advances by ``k`` steps in O(k) time and O(1) memory per
+        stream (Aaren backbone), using the encoder's block form. No refit, no re-encoding of history.
+
+        Parameters
+        ----------
+        X_new : panel
+            The next time points of each stream: one series per stream, in the same order at every
+            call; lengths may differ between streams (a list entry may have 0 time points). The first
+            call after ``fit`` or :meth:`reset_stream` starts ``len(X_new)`` new streams.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError, TypeError
+            Bad input (NaN/inf, wrong rank, channel count, number of streams). The stream state is then
+            left exactly as it was.
+        """
+        self._require_network("partial_update")
+        panel = self._panel(X_new, name="X_new", allow_empty_series=True)
+        state = self._stream_state
+        if state is not None and panel.n_instances != self.n_streams_:
+            raise ValueError(
+                f"X_new holds {panel.n_instances} series but {self.n_streams_} streams are ongoing; pass "
+                "one series per stream (or call reset_stream() to start new streams)"
+            )
+        module = self.net_.module_.eval()
+        if state is None:
+            state = module.init_state(panel.n_instances, self._device())
+        values, lengths = self._scaled(panel)
+        device = self._device()
+        x = torch.as_tensor(values, device=device)
+        mask = torch.arange(panel.max_length, device=device).unsqueeze(0) < torch.as_tensor(
+            lengths, device=device
+        ).unsqueeze(1)
+        with num_threads(self.num_threads):
+            _, new_state = module.encode(x, mask, state)
+        self._stream_state = new_state
+        self.n_streams_ = panel.n_instances
+        return self
+
+    @torch.no_grad()
+    def _stream_proba(self) -> np.ndarray:
+        self.check_is_fitted()
+        state = getattr(self, "_stream_state", None)
+        if state is None:
+            raise ValueError(
+                "no ongoing streams: pass X to predict, or feed series with partial_update(X_new) first"
+            )
+        empty = (state.seen == 0).nonzero().flatten().tolist()
+        if empty:
+            raise ValueError(f"streams {empty} have not received any time point yet; nothing to predict")
+        module = self.net_.module_.eval()
+        probs = torch.softmax(module.logits(module.current_features(state)), dim=-1)
+        return probs.double().cpu().numpy()
+
+    def stream_state_tensors(self) -> list[torch.Tensor]:
+        """The tensors of the current stream state (empty list without streams), e.g. to compare."""
+        state = getattr(self, "_stream_state", None)
+        return [] if state is None else [t.clone() for t in state_tensors(state)]
+
+    # ================================================================== persistence
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the fitted model (weights, constructor parameters, fitted attributes) to ``path``.
+
+        The file is read back by :meth:`load` without unpickling code. skorch callbacks and the stream
+        state are not stored; a non-string optimizer is stored by its ``torch.optim`` name.
+        """
+        self._require_network("save")
+        params = self.get_params(deep=False)
+        params["callbacks"] = None
+        opt = params["optimizer"]
+        if not isinstance(opt, str):
+            params["optimizer"] = opt.__name__ if getattr(torch.optim, opt.__name__, None) is opt else "adamw"
+        if not isinstance(params["random_state"], int | type(None)):
+            params["random_state"] = None
+        classes = self.classes_
+        attributes = {
+            "classes": classes,
+            "classes_kind": classes.dtype.kind,
+            "n_channels": int(self.n_channels_),
+            "channel_mean": self.channel_mean_,
+            "channel_scale": self.channel_scale_,
+            "fit_time": int(getattr(self, "fit_time_", 0)),
+        }
+        save_payload(path, type(self).__name__, params, self.net_.module_.state_dict(), attributes)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> AarenClassifier:
+        """Read a model written by :meth:`save` (no code is unpickled).
+
+        The model is placed on the device its ``device`` parameter names (``"auto"``: CUDA if present).
+        """
+        from skorch import NeuralNetClassifier
+
+        payload = load_payload(path, cls.__name__)
+        est = cls(**payload["params"])
+        attrs = payload["attributes"]
+        classes = attrs["classes"]
+        classes = classes.numpy() if isinstance(classes, torch.Tensor) else np.asarray(classes)
+        if attrs["classes_kind"] == "O":
+            classes = classes.astype(object)
+        est.classes_ = classes
+        est.n_classes_ = len(classes)
+        est._class_dictionary = {c: i for i, c in enumerate(classes)}
+        est.n_channels_ = int(attrs["n_channels"])
+        est.channel_mean_ = attrs["channel_mean"].numpy()
+        est.channel_scale_ = attrs["channel_scale"].numpy()
+        est.fit_time_ = attrs["fit_time"]
+        device = resolve_device(est.device)
+        est.net_ = NeuralNetClassifier(
+            module=ClassifierModule,
+            module__n_channels=est.n_channels_,
+            module__n_classes=est.n_classes_,
+            **{f"module__{k}": v for k, v in est._module_kwargs().items()},
+            criterion=torch.nn.CrossEntropyLoss,
+            optimizer=est._optimizer_class(),
+            lr=float(est.lr),
+            classes=np.arange(est.n_classes_),
+            device=device,
+            verbose=0,
+            train_split=None,
+        ).initialize()
+        est.net_.module_.load_state_dict(payload["state_dict"])
+        est.net_.module_.eval()
+        est._stream_state = None
+        est.n_streams_ = 0
+        est._is_vectorized = False
+        est._y_metadata = {"is_univariate": True, "mtype": "numpy1D"}
+        est._y_inner_mtype = "numpy1D"
+        est._is_fitted = True
+        return est
+
+    # ================================================================== sktime test parameters
+    @classmethod
+    def get_test_params(cls, parameter_set: str = "default") -> list[dict[str, Any]]:
+        """Tiny configurations for sktime's test suite (seconds to fit).
+
+        Parameters
+        ----------
+        parameter_set : str, default="default"
+
+        Returns
+        -------
+        list of dict
+        """
+        return [
+            {
+                "d_model": 8,
+                "n_heads": 2,
+                "n_layers": 1,
+                "d_ff": 16,
+                "max_epochs": 2,
+                "batch_size": 16,
+                "device": "cpu",
+                "random_state": 0,
+            },
+            {
+                "d_model": 8,
+                "n_heads": 2,
+                "n_layers": 1,
+                "d_ff": 16,
+                "max_epochs": 3,
+                "readout": "last",
+                "backbone": "transformer",
+                "validation_fraction": None,
+                "device": "cpu",
+                "random_state": 1,
+            },
+        ]
