@@ -13,7 +13,9 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 import torch
+from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
 from sktime.classification.base import BaseClassifier
+from sktime.exceptions import NotFittedError as _SktimeNotFittedError
 
 from aaren_ts.estimators._classifier_module import READOUTS, ClassifierModule, StreamState, state_tensors
 from aaren_ts.estimators._inputs import Panel, to_panel
@@ -27,9 +29,14 @@ from aaren_ts.estimators._skorch import (
     torch_seed,
 )
 
-__all__ = ["SKLEARN_EXPECTED_FAILED_CHECKS", "AarenClassifier"]
+__all__ = ["SKLEARN_EXPECTED_FAILED_CHECKS", "AarenClassifier", "NotFittedError"]
 
 _MISSING = object()
+_PAYLOAD_ENTRY = "aaren_ts_payload.pt"
+
+
+class NotFittedError(_SklearnNotFittedError, _SktimeNotFittedError):
+    """Raised when a method needs a fitted estimator; both sklearn's and sktime's ``NotFittedError``."""
 _OPTIMIZERS = {"adamw": "AdamW", "adam": "Adam", "sgd": "SGD", "rmsprop": "RMSprop"}
 
 #: sklearn estimator checks that cannot apply to a time-series classifier, with the reason. Pass it to
@@ -307,9 +314,7 @@ class AarenClassifier(BaseClassifier):
         return self
 
     def check_is_fitted(self, method_name: str | None = None) -> None:
-        """Raise sklearn's ``NotFittedError`` (a ``ValueError``/``AttributeError``) before fit."""
-        from sklearn.exceptions import NotFittedError
-
+        """Raise :class:`NotFittedError` (sklearn's and sktime's, a ``ValueError``) before fit."""
         if not getattr(self, "_is_fitted", False):
             raise NotFittedError(
                 f"This {type(self).__name__} instance is not fitted yet; call 'fit' with appropriate "
@@ -701,12 +706,36 @@ class AarenClassifier(BaseClassifier):
         return [] if state is None else [t.clone() for t in state_tensors(state)]
 
     # ================================================================== persistence
-    def save(self, path: str | os.PathLike) -> None:
-        """Write the fitted model (weights, constructor parameters, fitted attributes) to ``path``.
+    def save(
+        self, path: str | os.PathLike | None = None, serialization_format: str = "safe"
+    ) -> Any:
+        """Write the fitted model to a ``.zip`` file that is read back without unpickling code.
 
-        The file is read back by :meth:`load` without unpickling code. skorch callbacks and the stream
-        state are not stored; a non-string optimizer is stored by its ``torch.optim`` name.
+        The archive holds the weights, constructor parameters and fitted attributes in a file read with
+        ``torch.load(weights_only=True)`` (no code execution), plus the ``_metadata`` entry that
+        :func:`sktime.base.load` uses to find the class. skorch callbacks and stream state are not
+        stored; a non-string optimizer is stored by its ``torch.optim`` name.
+
+        Parameters
+        ----------
+        path : str or path-like or None
+            Destination; ``".zip"`` is appended unless present (as in sktime: ``save("model")`` writes
+            ``model.zip``). ``None`` returns sktime's in-memory pickle ``(cls, bytes)`` instead.
+        serialization_format : {"safe", "pickle", "cloudpickle"}, default="safe"
+            ``"safe"`` writes the format above; the others are sktime's pickle-based formats.
+
+        Returns
+        -------
+        pathlib.Path or object
+            The file written (``"safe"``), or what sktime's ``save`` returns.
         """
+        import pickle
+        import tempfile
+        import zipfile
+        from pathlib import Path
+
+        if path is None or serialization_format != "safe":
+            return super().save(path, serialization_format=serialization_format)
         self._require_network("save")
         params = self.get_params(deep=False)
         params["callbacks"] = None
@@ -715,26 +744,63 @@ class AarenClassifier(BaseClassifier):
             params["optimizer"] = opt.__name__ if getattr(torch.optim, opt.__name__, None) is opt else "adamw"
         if not isinstance(params["random_state"], int | type(None)):
             params["random_state"] = None
-        classes = self.classes_
         attributes = {
-            "classes": classes,
-            "classes_kind": classes.dtype.kind,
+            "classes": self.classes_,
+            "classes_kind": self.classes_.dtype.kind,
             "n_channels": int(self.n_channels_),
             "channel_mean": self.channel_mean_,
             "channel_scale": self.channel_scale_,
             "fit_time": int(getattr(self, "fit_time_", 0)),
         }
-        save_payload(path, type(self).__name__, params, self.net_.module_.state_dict(), attributes)
+        target = Path(path)
+        if target.suffix != ".zip":
+            target = target.with_name(target.name + ".zip")
+        with tempfile.TemporaryDirectory() as tmp:
+            payload_file = Path(tmp) / _PAYLOAD_ENTRY
+            save_payload(
+                payload_file, type(self).__name__, params, self.net_.module_.state_dict(), attributes
+            )
+            with zipfile.ZipFile(target, "w") as archive:
+                archive.writestr("_metadata", pickle.dumps(type(self)))
+                archive.write(payload_file, _PAYLOAD_ENTRY)
+        return target
+
+    @classmethod
+    def load_from_path(cls, serial: Any) -> AarenClassifier:
+        """sktime's hook behind :func:`sktime.base.load`: read a file written by :meth:`save`."""
+        return cls.load(serial)
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> AarenClassifier:
-        """Read a model written by :meth:`save` (no code is unpickled).
+        """Read a model written by :meth:`save`; no code is unpickled.
 
-        The model is placed on the device its ``device`` parameter names (``"auto"``: CUDA if present).
+        Parameters
+        ----------
+        path : str or path-like
+            The file, with or without its ``.zip`` suffix.
+
+        Returns
+        -------
+        AarenClassifier
+            Fitted, on the device its ``device`` parameter names (``"auto"``: CUDA if present).
         """
+        import tempfile
+        import zipfile
+        from pathlib import Path
+
         from skorch import NeuralNetClassifier
 
-        payload = load_payload(path, cls.__name__)
+        source = Path(path)
+        if not source.exists() and source.suffix != ".zip":
+            source = source.with_name(source.name + ".zip")
+        if not source.exists():
+            raise FileNotFoundError(f"no saved {cls.__name__} at {os.fspath(path)!r}")
+        if not zipfile.is_zipfile(source):
+            raise ValueError(f"{os.fspath(source)!r} is not a file written by {cls.__name__}.save")
+        with zipfile.ZipFile(source) as archive, tempfile.TemporaryDirectory() as tmp:
+            if _PAYLOAD_ENTRY not in archive.namelist():
+                raise ValueError(f"{os.fspath(source)!r} is not a file written by {cls.__name__}.save")
+            payload = load_payload(archive.extract(_PAYLOAD_ENTRY, tmp), cls.__name__)
         est = cls(**payload["params"])
         attrs = payload["attributes"]
         classes = attrs["classes"]
