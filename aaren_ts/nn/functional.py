@@ -198,30 +198,30 @@ class _AarenAttention(torch.autograd.Function):
     def backward(ctx, grad_o):
         s, lse, o, *init = ctx.saved_tensors
         dtype = o.dtype
-        d = o.shape[-1]
         grad_o = grad_o.to(dtype)
-        g_ext = torch.cat([grad_o, (o * grad_o).sum(-1, keepdim=True)], dim=-1)
-        h_ext = reverse_decayed_cumsum(lse, g_ext, ctx.chunk)
-        h, delta = h_ext[..., :d], h_ext[..., d]
-        alpha = torch.exp(s.to(torch.float64) - lse).to(dtype)
         if init:
-            lse0, o0 = init
-            o0 = o0.to(dtype)
+            lse0, o0 = init[0], init[1].to(dtype)
         else:
             lse0 = torch.full_like(lse[..., 0], NEG_LARGE)
             o0 = torch.zeros_like(o[..., 0, :])
+        # H_i = sum_{k>=i} exp(lse_i - lse_k) g_k  and  Delta_i = the same sum of o_k . g_k.
+        h = reverse_decayed_cumsum(lse, grad_o, ctx.chunk)
+        o_dot_g = torch.linalg.vecdot(o, grad_o).unsqueeze(-1)
+        delta = reverse_decayed_cumsum(lse, o_dot_g, ctx.chunk).squeeze(-1)
+        alpha = torch.exp(s.to(torch.float64) - lse).to(dtype)
         lse_prev = torch.cat([lse0.unsqueeze(-1), lse[..., :-1]], dim=-1)
         beta = torch.exp(lse_prev - lse).to(dtype)  # = 1 - alpha, without cancellation
-        o_prev = torch.cat([o0.unsqueeze(-2), o[..., :-1, :]], dim=-2)
-        grad_v = alpha.unsqueeze(-1) * h
-        alpha_v = o - beta.unsqueeze(-1) * o_prev
-        grad_s = ((alpha_v * h).sum(-1) - alpha * delta).to(s.dtype)
+        # ds_i = alpha_i v_i . H_i - alpha_i Delta_i, with alpha_i v_i = o_i - beta_i o_{i-1}.
+        first = torch.linalg.vecdot(o0, h[..., 0, :]).unsqueeze(-1)
+        o_prev_dot_h = torch.cat([first, torch.linalg.vecdot(o[..., :-1, :], h[..., 1:, :])], dim=-1)
+        grad_s = (torch.linalg.vecdot(o, h) - beta * o_prev_dot_h - alpha * delta).to(s.dtype)
         grad_lse0 = grad_o0 = None
         if init:
             w0 = torch.exp(lse0 - lse[..., 0]).to(dtype)
             h0 = w0.unsqueeze(-1) * h[..., 0, :]
             grad_o0 = h0.to(init[1].dtype)
-            grad_lse0 = ((o0 * h0).sum(-1) - w0 * delta[..., 0]).to(lse0.dtype)
+            grad_lse0 = (torch.linalg.vecdot(o0, h0) - w0 * delta[..., 0]).to(lse0.dtype)
+        grad_v = h.mul_(alpha.unsqueeze(-1))
         return grad_s, grad_v, grad_lse0, grad_o0, None
 
 
