@@ -59,22 +59,46 @@ class Aaren(nn.Module):
         self.out = nn.Linear(d_model, d_model, bias=bias)
         self.dropout = nn.Dropout(dropout)
 
-    def _scores_and_values(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Scores ``(..., H)`` and values ``(..., H, Dh)`` of tokens ``x`` ``(..., d_model)``."""
+    def _fold_score_value(self) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """One weight (and bias) mapping a token to ``[scores (H), values (d_model)]``."""
         scale = 1.0 / math.sqrt(self.head_dim)
         w_key = self.key.weight.view(self.n_heads, self.head_dim, self.d_model)
         w_score = torch.einsum("hk,hkd->hd", self.query, w_key) * scale
-        b_score = None
-        if self.key.bias is not None:
-            b_score = (self.query * self.key.bias.view(self.n_heads, self.head_dim)).sum(-1) * scale
-        b_value = self.value.bias
-        if b_score is not None and b_value is not None:
-            bias = torch.cat([b_score, b_value])
-        else:
-            bias = None
-        sv = nn.functional.linear(x, torch.cat([w_score, self.value.weight]), bias)
-        s, v = sv.split([self.n_heads, self.d_model], dim=-1)
+        weight = torch.cat([w_score, self.value.weight])
+        if self.key.bias is None:
+            return weight, None
+        b_score = (self.query * self.key.bias.view(self.n_heads, self.head_dim)).sum(-1) * scale
+        return weight, torch.cat([b_score, self.value.bias])
+
+    def _score_value_weights(self) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """The folded weights; cached while gradients are off and the parameters are unchanged.
+
+        Token-by-token inference would otherwise rebuild them for every token. The cache key holds
+        each parameter's storage and in-place version counter, so optimiser steps, ``load_state_dict``
+        and ``.to(device)`` all invalidate it.
+        """
+        candidates = (self.query, self.key.weight, self.key.bias, self.value.weight, self.value.bias)
+        params = [p for p in candidates if p is not None]
+        if torch.is_grad_enabled() and any(p.requires_grad for p in params):
+            return self._fold_score_value()
+        key = tuple((p.data_ptr(), p._version, p.dtype, p.device) for p in params)
+        cached = self.__dict__.get("_folded_cache")
+        if cached is None or cached[0] != key:
+            with torch.no_grad():
+                cached = (key, self._fold_score_value())
+            self.__dict__["_folded_cache"] = cached
+        return cached[1]
+
+    def _scores_and_values(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Scores ``(..., H)`` and values ``(..., H, Dh)`` of tokens ``x`` ``(..., d_model)``."""
+        weight, bias = self._score_value_weights()
+        s, v = nn.functional.linear(x, weight, bias).split([self.n_heads, self.d_model], dim=-1)
         return s, v.unflatten(-1, (self.n_heads, self.head_dim))
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state.pop("_folded_cache", None)  # derived; never pickled
+        return state
 
     def init_state(
         self, batch_size: int, device: torch.device | str | None = None
@@ -128,4 +152,5 @@ class Aaren(nn.Module):
         if mask_t is not None:
             mask_t = mask_t.unsqueeze(-1).expand_as(s)
         o, state = aaren_step(state, s, v, mask_t)
-        return self.dropout(self.out(o.flatten(-2))), state
+        y = nn.functional.linear(o.flatten(-2), self.out.weight, self.out.bias)
+        return (self.dropout(y) if self.training else y), state

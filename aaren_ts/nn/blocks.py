@@ -13,25 +13,39 @@ from typing import Any
 
 import torch
 from torch import nn
+from torch.nn import functional as F
 
 __all__ = ["FeedForward", "ResidualBlock", "StackedEncoder"]
 
 
 class FeedForward(nn.Module):
-    """Position-wise ``Linear -> GELU -> Dropout -> Linear -> Dropout``."""
+    """Position-wise ``Linear -> GELU -> Dropout -> Linear -> Dropout``.
+
+    Parameters
+    ----------
+    d_model : int
+        Input and output size.
+    d_ff : int
+        Hidden size.
+    dropout : float, default=0.0
+        Dropout probability after the activation and after the output layer.
+    """
 
     def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0) -> None:
         super().__init__()
-        self.net = nn.Sequential(
-            nn.Linear(d_model, d_ff),
-            nn.GELU(),
-            nn.Dropout(dropout),
-            nn.Linear(d_ff, d_model),
-            nn.Dropout(dropout),
-        )
+        self.hidden = nn.Linear(d_model, d_ff)
+        self.output = nn.Linear(d_ff, d_model)
+        self.p = dropout
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.net(x)
+        # Functional calls: this also runs once per token in streaming, where module calls cost.
+        h = F.gelu(F.linear(x, self.hidden.weight, self.hidden.bias))
+        if self.training and self.p > 0:
+            h = F.dropout(h, self.p, training=True)
+        y = F.linear(h, self.output.weight, self.output.bias)
+        if self.training and self.p > 0:
+            y = F.dropout(y, self.p, training=True)
+        return y
 
 
 class ResidualBlock(nn.Module):
@@ -56,9 +70,13 @@ class ResidualBlock(nn.Module):
         self, x_t: torch.Tensor, state: Any, mask_t: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, Any]:
         """One token per sequence, ``x_t`` ``(batch, d_model)``."""
-        h, state = self.mixer.step(self.norm_mixer(x_t), state, mask_t)
+        # Functional layer norms: module-call overhead matters at one token per call.
+        n1, n2 = self.norm_mixer, self.norm_ff
+        h = F.layer_norm(x_t, n1.normalized_shape, n1.weight, n1.bias, n1.eps)
+        h, state = self.mixer.step(h, state, mask_t)
         x_t = x_t + h
-        return x_t + self.feed_forward(self.norm_ff(x_t)), state
+        h = F.layer_norm(x_t, n2.normalized_shape, n2.weight, n2.bias, n2.eps)
+        return x_t + self.feed_forward.forward(h), state
 
 
 class StackedEncoder(nn.Module):
@@ -124,4 +142,5 @@ class StackedEncoder(nn.Module):
         for layer, layer_state in zip(self.layers, state, strict=True):
             x_t, layer_state = layer.step(x_t, layer_state, mask_t)
             new_states.append(layer_state)
-        return self.norm(x_t), new_states
+        norm = self.norm
+        return F.layer_norm(x_t, norm.normalized_shape, norm.weight, norm.bias, norm.eps), new_states

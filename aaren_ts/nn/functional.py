@@ -35,18 +35,25 @@ __all__ = ["AarenState", "aaren_attention", "aaren_combine", "aaren_step"]
 class AarenState(NamedTuple):
     """Recurrent state of Aaren attention after some prefix of tokens.
 
-    With ``s_i`` the scores and ``v_i`` the values seen so far, the state satisfies
+    With ``s_i`` the scores and ``v_i`` the values seen so far, any state satisfies
     ``c * exp(m) = sum_i exp(s_i)`` and ``a * exp(m) = sum_i exp(s_i) v_i``; the attention output is
     ``a / c``. A fresh state, before any token, is ``(m, c, a) = (-inf, 0, 0)``.
+
+    The reference ``m`` is free: the paper takes the running maximum of the scores; the states this
+    module returns take the log-normaliser itself, ``m = log sum_i exp(s_i)``, so that ``c = 1`` once a
+    token has been seen and ``a`` *is* the attention output (the *normalised* form). Then one token
+    updates the state with ``m' = logaddexp(m, s)``, ``alpha = exp(s - m')`` and
+    ``a' = a + alpha (v - a)``: the same recurrence, every weight in ``[0, 1]``, and fewer operations
+    per token. Functions here accept states in any form.
 
     Attributes
     ----------
     m : torch.Tensor
-        Running maximum of the scores, shape ``(...)``.
+        Reference log-scale, shape ``(...)`` (the log-normaliser in normalised form).
     c : torch.Tensor
-        Normaliser relative to ``m``, shape ``(...)``.
+        Normaliser relative to ``m``, shape ``(...)`` (1, or 0 before any token, in normalised form).
     a : torch.Tensor
-        Weighted sum of values relative to ``m``, shape ``(..., D)``.
+        Weighted sum of values relative to ``m``, shape ``(..., D)`` (the output, in normalised form).
     """
 
     m: torch.Tensor
@@ -99,6 +106,10 @@ class AarenState(NamedTuple):
         seen = self.c > 0
         return torch.where(seen, self.m + torch.log(_safe_c(self.c)), float("-inf"))
 
+    def normalised(self) -> AarenState:
+        """The same state in normalised form: ``m`` the log-normaliser, ``c`` in {0, 1}, ``a`` the output."""
+        return AarenState(self.log_normaliser(), (self.c > 0).to(self.c.dtype), self.output())
+
 
 def _safe_c(c: torch.Tensor) -> torch.Tensor:
     return torch.where(c > 0, c, torch.ones_like(c))
@@ -113,7 +124,8 @@ def aaren_combine(left: AarenState, right: AarenState) -> AarenState:
     """Associative operator of the prefix scan: the state of ``left``'s tokens followed by ``right``'s.
 
     ``(mA, cA, aA) ⊕ (mB, cB, aB) = (m, cA e^{mA-m} + cB e^{mB-m}, aA e^{mA-m} + aB e^{mB-m})`` with
-    ``m = max(mA, mB)``. Empty states (``m = -inf``) are handled exactly.
+    ``m = max(mA, mB)``. Empty states (``m = -inf``) are handled exactly. The result is returned in
+    normalised form (see :class:`AarenState`).
     """
     m = torch.maximum(left.m, right.m)
     m_ref = _safe_max(m)
@@ -121,7 +133,7 @@ def aaren_combine(left: AarenState, right: AarenState) -> AarenState:
     wr = torch.exp(right.m - m_ref)
     c = left.c * wl + right.c * wr
     a = left.a * wl.unsqueeze(-1) + right.a * wr.unsqueeze(-1)
-    return AarenState(m, c, a)
+    return AarenState(m, c, a).normalised()
 
 
 def aaren_step(
@@ -135,9 +147,10 @@ def aaren_step(
     Parameters
     ----------
     state : AarenState
-        State after the previous tokens (see :meth:`AarenState.initial`).
+        State after the previous tokens, in normalised form (as every function here returns it; see
+        :class:`AarenState` and :meth:`AarenState.normalised`). :meth:`AarenState.initial` is one.
     s_t : torch.Tensor
-        Scores of the new token, shape ``(...)``.
+        Finite scores of the new token, shape ``(...)``.
     v_t : torch.Tensor
         Values of the new token, shape ``(..., D)``.
     mask_t : torch.Tensor, optional
@@ -149,19 +162,18 @@ def aaren_step(
         Attention output after the token, shape ``(..., D)``, dtype of ``v_t`` (0 while no real
         token has been seen).
     state : AarenState
-        The new state.
+        The new state, in normalised form and in the dtype of ``state``.
     """
     s = s_t.to(state.m.dtype)
     if mask_t is not None:
         s = s.masked_fill(~mask_t, float("-inf"))
-    m = torch.maximum(state.m, s)
-    m_ref = _safe_max(m)
-    w_old = torch.exp(state.m - m_ref)
-    w_new = torch.exp(s - m_ref)
-    c = state.c * w_old + w_new
-    a = state.a * w_old.unsqueeze(-1) + v_t.to(state.a.dtype) * w_new.unsqueeze(-1)
-    new_state = AarenState(m, c, a)
-    return new_state.output().to(v_t.dtype), new_state
+    m = torch.logaddexp(state.m, s)
+    alpha = torch.exp(s - m)  # share of the new token in the normaliser, in [0, 1]
+    if mask_t is not None:
+        alpha = alpha.nan_to_num_(nan=0.0)  # a padding token before any real one: -inf - -inf
+    a = torch.lerp(state.a, v_t.to(state.a.dtype), alpha.unsqueeze(-1))
+    c = torch.maximum(state.c, alpha)  # 0 until the first real token, then 1
+    return a.to(v_t.dtype), AarenState(m, c, a)
 
 
 class _AarenAttention(torch.autograd.Function):
@@ -302,16 +314,13 @@ def aaren_attention(
         o = _AarenAttention.apply(s, v, lse0, o0, int(chunk))
     if not return_state:
         return o
-    if state is None:
-        state = AarenState.initial(s.shape[:-1], v.shape[-1], device=v.device)
-    # Final state: the block's tokens folded into the incoming state with the scan's operator.
-    s_hi = s.to(state.m.dtype)
-    m_blk = s_hi.amax(dim=-1) if s.shape[-1] else torch.full_like(state.m, float("-inf"))
-    c_blk = torch.exp(s_hi - _safe_max(m_blk).unsqueeze(-1)).sum(-1)
-    last = o[..., -1, :].to(state.a.dtype) if s.shape[-1] else torch.zeros_like(state.a)
-    # The whole prefix's output is o_N = a_N / c_N; build the block's own (m, c, a) through it.
-    new_m = torch.maximum(state.m, m_blk)
-    m_ref = _safe_max(new_m)
-    new_c = state.c * torch.exp(state.m - m_ref) + c_blk * torch.exp(m_blk - m_ref)
-    new_a = new_c.unsqueeze(-1) * last
-    return o, AarenState(new_m, new_c, new_a)
+    # Final state, normalised: log-normaliser of everything seen, and the last output.
+    dtype = state.m.dtype if state is not None else torch.float64
+    lse = torch.logsumexp(s.to(dtype), dim=-1)
+    if lse0 is not None:
+        lse = torch.logaddexp(lse, lse0)
+        last = o[..., -1, :] if s.shape[-1] else o0
+    else:
+        last = o[..., -1, :] if s.shape[-1] else v.new_zeros(v.shape[:-2] + v.shape[-1:])
+    seen = (lse > float("-inf")).to(dtype)
+    return o, AarenState(lse, seen, last.to(dtype))
