@@ -45,11 +45,15 @@ class StreamState(NamedTuple):
         ``"attention"``.
     seen : torch.Tensor
         int64 ``(batch,)``: real time points consumed per stream.
+    context : torch.Tensor
+        ``(batch, kernel_size - 1, n_channels)``: the last real inputs, the left context of the causal
+        convolution that embeds each step (zeros before the first step).
     """
 
     encoder: list[Any]
     readout: Any
     seen: torch.Tensor
+    context: torch.Tensor
 
 
 def state_tensors(state: StreamState) -> list[torch.Tensor]:
@@ -86,6 +90,10 @@ class ClassifierModule(nn.Module):
         Encoder sizes.
     readout : {"last", "mean", "attention"}
         How the per-step feature vector is formed (see the module docstring).
+    kernel_size : int, default=3
+        Width of the causal convolution that embeds each step from it and the ``kernel_size - 1``
+        steps before it (``1``: a per-step linear projection). It gives the encoder local order
+        information; a stream keeps the last ``kernel_size - 1`` inputs in its state.
     """
 
     def __init__(
@@ -99,13 +107,18 @@ class ClassifierModule(nn.Module):
         d_ff: int = 128,
         dropout: float = 0.1,
         readout: str = "mean",
+        kernel_size: int = 3,
     ) -> None:
         super().__init__()
+        if kernel_size < 1:
+            raise ValueError(f"kernel_size must be at least 1, got {kernel_size}")
         if readout not in READOUTS:
             raise ValueError(f"readout must be one of {READOUTS}, got {readout!r}")
         self.d_model = d_model
         self.readout = readout
-        self.embed = nn.Linear(n_channels, d_model)
+        self.n_channels = n_channels
+        self.kernel_size = kernel_size
+        self.embed = nn.Conv1d(n_channels, d_model, kernel_size)
         self.encoder = make_encoder(backbone, d_model, n_heads, n_layers, d_ff, dropout)
         if readout == "attention":
             self.pool_score = nn.Linear(d_model, 1)
@@ -131,6 +144,7 @@ class ClassifierModule(nn.Module):
             self.encoder.init_state(batch_size, device),
             readout,
             torch.zeros(batch_size, dtype=torch.int64, device=device),
+            torch.zeros(batch_size, self.kernel_size - 1, self.n_channels, device=device),
         )
 
     def current_features(self, state: StreamState) -> torch.Tensor:
@@ -193,10 +207,23 @@ class ClassifierModule(nn.Module):
         """
         if state is None:
             state = self.init_state(x.shape[0], x.device)
-        h = self.embed(x)
+        h, context = self._embed(x, mask, state.context)
         y, enc_state = self.encoder(h, mask, state.encoder)
         z, readout_state = self._readout(y, mask, state.readout)
-        return z, StreamState(enc_state, readout_state, state.seen + mask.sum(dim=1))
+        return z, StreamState(enc_state, readout_state, state.seen + mask.sum(dim=1), context)
+
+    def _embed(
+        self, x: torch.Tensor, mask: torch.Tensor, context: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Causal convolution over ``[context, x]``; real steps are a prefix of each row of ``x``."""
+        full = torch.cat([context.to(x.dtype), x], dim=1)  # (B, k-1+n, C)
+        h = self.embed(full.transpose(1, 2)).transpose(1, 2)  # (B, n, d)
+        if self.kernel_size == 1:
+            return h, context
+        n_real = mask.sum(dim=1, keepdim=True)  # the new context ends at the last real step
+        idx = n_real + torch.arange(self.kernel_size - 1, device=x.device).unsqueeze(0)
+        new_context = full.gather(1, idx.unsqueeze(-1).expand(-1, -1, full.shape[-1]))
+        return h, new_context
 
     def logits(self, z: torch.Tensor) -> torch.Tensor:
         """Class scores from features (any leading shape)."""

@@ -142,6 +142,10 @@ class AarenClassifier(BaseClassifier):
     backbone : {"aaren", "transformer"}, default="aaren"
         Sequence mixer; ``"transformer"`` is the KV-cached causal Transformer baseline (streaming then
         costs O(history) per step).
+    kernel_size : int, default=3
+        Each step is embedded by a causal convolution over it and the ``kernel_size - 1`` steps before
+        it (``1``: a per-step linear map); this gives the encoder local order information. Streams keep
+        the last ``kernel_size - 1`` inputs.
     normalization : {"channel", None}, default="channel"
         ``"channel"`` standardises each channel with the mean and standard deviation of all training
         time points (stored at fit, so streaming uses the same statistics); ``None`` feeds raw values.
@@ -152,6 +156,9 @@ class AarenClassifier(BaseClassifier):
         Weight decay of the optimizer.
     label_smoothing : float, default=0.0
         Label smoothing of the cross-entropy loss.
+    lr_schedule : {"cosine", None}, default="cosine"
+        ``"cosine"`` anneals the learning rate to 0 over ``max_epochs`` (cosine); ``None`` keeps it
+        constant.
     batch_size : int, default=32
         Mini-batch size for training (inference uses larger batches).
     max_epochs : int, default=150
@@ -261,11 +268,13 @@ class AarenClassifier(BaseClassifier):
         dropout: float = 0.1,
         readout: str = "mean",
         backbone: str = "aaren",
+        kernel_size: int = 3,
         normalization: str | None = "channel",
         optimizer: Any = "adamw",
         lr: float = 2e-3,
         weight_decay: float = 1e-2,
         label_smoothing: float = 0.0,
+        lr_schedule: str | None = "cosine",
         batch_size: int = 32,
         max_epochs: int = 150,
         validation_fraction: float | None = 0.2,
@@ -284,11 +293,13 @@ class AarenClassifier(BaseClassifier):
         self.dropout = dropout
         self.readout = readout
         self.backbone = backbone
+        self.kernel_size = kernel_size
         self.normalization = normalization
         self.optimizer = optimizer
         self.lr = lr
         self.weight_decay = weight_decay
         self.label_smoothing = label_smoothing
+        self.lr_schedule = lr_schedule
         self.batch_size = batch_size
         self.max_epochs = max_epochs
         self.validation_fraction = validation_fraction
@@ -317,7 +328,7 @@ class AarenClassifier(BaseClassifier):
         """Raise :class:`NotFittedError` (sklearn's and sktime's, a ``ValueError``) before fit."""
         if not getattr(self, "_is_fitted", False):
             raise NotFittedError(
-                f"This {type(self).__name__} instance is not fitted yet; call 'fit' with appropriate "
+                f"This {type(self).__name__} instance has not been fitted yet; call 'fit' with appropriate "
                 "arguments before using this estimator"
                 + (f" (method {method_name!r})" if method_name else "")
             )
@@ -364,7 +375,7 @@ class AarenClassifier(BaseClassifier):
             raise ValueError(f"backbone must be 'aaren' or 'transformer', got {self.backbone!r}")
         if self.normalization not in ("channel", None):
             raise ValueError(f"normalization must be 'channel' or None, got {self.normalization!r}")
-        for name in ("d_model", "n_heads", "n_layers", "d_ff", "batch_size", "max_epochs"):
+        for name in ("d_model", "n_heads", "n_layers", "d_ff", "kernel_size", "batch_size", "max_epochs"):
             value = getattr(self, name)
             if not isinstance(value, int | np.integer) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
@@ -374,6 +385,8 @@ class AarenClassifier(BaseClassifier):
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
         if not 0.0 <= self.label_smoothing < 1.0:
             raise ValueError(f"label_smoothing must be in [0, 1), got {self.label_smoothing}")
+        if self.lr_schedule not in ("cosine", None):
+            raise ValueError(f"lr_schedule must be 'cosine' or None, got {self.lr_schedule!r}")
         if self.lr <= 0:
             raise ValueError(f"lr must be positive, got {self.lr}")
 
@@ -478,6 +491,16 @@ class AarenClassifier(BaseClassifier):
             patience=self.patience,
             user_callbacks=self.callbacks,
         )
+        if self.lr_schedule == "cosine":
+            from skorch.callbacks import LRScheduler
+
+            callbacks.insert(
+                0,
+                (
+                    "lr_scheduler",
+                    LRScheduler(torch.optim.lr_scheduler.CosineAnnealingLR, T_max=int(self.max_epochs)),
+                ),
+            )
         self.net_ = NeuralNetClassifier(
             module=ClassifierModule,
             module__n_channels=panel.n_channels,
@@ -513,6 +536,7 @@ class AarenClassifier(BaseClassifier):
             "d_ff": int(self.d_ff),
             "dropout": float(self.dropout),
             "readout": self.readout,
+            "kernel_size": int(self.kernel_size),
         }
 
     # ================================================================== prediction
@@ -735,7 +759,8 @@ class AarenClassifier(BaseClassifier):
         from pathlib import Path
 
         if path is None or serialization_format != "safe":
-            return super().save(path, serialization_format=serialization_format)
+            fmt = "pickle" if serialization_format == "safe" else serialization_format
+            return super().save(path, serialization_format=fmt)
         self._require_network("save")
         params = self.get_params(deep=False)
         params["callbacks"] = None
