@@ -147,3 +147,35 @@ def test_cuda_step_equals_forward(cls: type) -> None:
             y_t, state = enc.step(x[:, t], state, mask[:, t])
             steps.append(y_t)
     torch.testing.assert_close(torch.stack(steps, 1)[mask], y[mask], rtol=1e-4, atol=1e-4)
+
+
+def test_lean_inference_step_equals_forward_and_follows_weight_updates() -> None:
+    torch.manual_seed(4)
+    enc = AarenEncoder(d_model=16, n_heads=4, n_layers=2, d_ff=32).eval()
+    x = torch.randn(2, 30, 16)
+
+    def stepped() -> torch.Tensor:
+        with torch.inference_mode():  # eval, no grad, no mask: the lean path
+            state = enc.init_state(2)
+            outs = []
+            for t in range(x.shape[1]):
+                y_t, state = enc.step(x[:, t], state)
+                outs.append(y_t)
+        return torch.stack(outs, 1)
+
+    with torch.no_grad():
+        expected, _ = enc(x)
+    torch.testing.assert_close(stepped(), expected, rtol=1e-5, atol=1e-5)
+    # An optimiser-style in-place update must invalidate the cached plan.
+    with torch.no_grad():
+        for p in enc.parameters():
+            p.add_(0.05 * torch.randn_like(p))
+        expected_after, _ = enc(x)
+    assert not torch.allclose(expected_after, expected, atol=1e-3)
+    torch.testing.assert_close(stepped(), expected_after, rtol=1e-5, atol=1e-5)
+    # And so must loading other weights.
+    other = AarenEncoder(d_model=16, n_heads=4, n_layers=2, d_ff=32).eval()
+    enc.load_state_dict(other.state_dict())
+    with torch.no_grad():
+        expected_other, _ = other(x)
+    torch.testing.assert_close(stepped(), expected_other, rtol=1e-5, atol=1e-5)
