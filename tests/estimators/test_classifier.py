@@ -1,0 +1,370 @@
+"""AarenClassifier: inputs, labels, early classification, streaming, persistence and bad input."""
+
+from __future__ import annotations
+
+import itertools
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from aaren_ts import AarenClassifier
+from aaren_ts.estimators.classifier import NotFittedError
+
+TINY = {"d_model": 8, "n_heads": 2, "n_layers": 1, "d_ff": 16, "device": "cpu", "random_state": 0}
+
+
+def _panel(n: int = 24, n_channels: int = 2, length: int = 20, seed: int = 0) -> tuple[np.ndarray, ...]:
+    """Two classes that differ in the sign of channel 0's trend: learnable in a few epochs."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 2
+    t = np.linspace(-1, 1, length)
+    X = rng.normal(scale=0.3, size=(n, n_channels, length))
+    X[:, 0] += np.where(y == 1, 1.0, -1.0)[:, None] * t
+    return X.astype(np.float32), y
+
+
+def _unequal(n: int = 20, seed: int = 1) -> tuple[list[np.ndarray], np.ndarray]:
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 2
+    X = []
+    for i in range(n):
+        length = int(rng.integers(5, 25))
+        t = np.linspace(-1, 1, length)
+        s = rng.normal(scale=0.3, size=(2, length))
+        s[0] += (1.0 if y[i] else -1.0) * t
+        X.append(s)
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def fitted() -> tuple[AarenClassifier, np.ndarray, np.ndarray]:
+    X, y = _panel()
+    labels = np.where(y == 1, "up", "down")
+    return AarenClassifier(max_epochs=30, **TINY).fit(X, labels), X, labels
+
+
+@pytest.fixture(scope="module", params=[("aaren", "mean"), ("aaren", "last"), ("aaren", "attention"),
+                                        ("transformer", "mean")])
+def fitted_unequal(request: pytest.FixtureRequest) -> tuple[AarenClassifier, list[np.ndarray]]:
+    backbone, readout = request.param
+    X, y = _unequal()
+    clf = AarenClassifier(max_epochs=3, backbone=backbone, readout=readout, **TINY).fit(X, y)
+    return clf, X
+
+
+# ------------------------------------------------------------------------------------------ basics
+def test_learns_and_labels_like_sklearn(fitted):
+    clf, X, labels = fitted
+    assert list(clf.classes_) == ["down", "up"]
+    assert clf.n_classes_ == 2 and clf.n_channels_ == 2
+    proba = clf.predict_proba(X)
+    assert proba.shape == (len(X), 2)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-6)
+    pred = clf.predict(X)
+    assert pred.dtype.kind == "U" and set(pred) <= {"down", "up"}
+    np.testing.assert_array_equal(pred, clf.classes_[proba.argmax(axis=1)])
+    assert clf.score(X, labels) >= 0.9
+
+
+def test_from_package_root():
+    import aaren_ts
+
+    assert aaren_ts.AarenClassifier is AarenClassifier
+
+
+def test_input_containers_agree(fitted):
+    """numpy3D, a list of arrays, df-list, pd-multiindex and nested_univ give the same probabilities."""
+    from sktime.datatypes import convert_to
+
+    clf, X, _ = fitted
+    expected = clf.predict_proba(X)
+    containers = [list(X), [pd.DataFrame(x.T) for x in X]]
+    containers += [convert_to(X, to_type=m) for m in ("pd-multiindex", "nested_univ")]
+    for container in containers:
+        np.testing.assert_allclose(clf.predict_proba(container), expected, atol=1e-6)
+
+
+def test_univariate_2d_input():
+    X, y = _panel(n_channels=1)
+    clf = AarenClassifier(max_epochs=2, **TINY).fit(X[:, 0], y)
+    assert clf.n_channels_ == 1
+    np.testing.assert_allclose(clf.predict_proba(X[:, 0]), clf.predict_proba(X), atol=1e-6)
+
+
+def test_unequal_length_and_longer_test_series(fitted_unequal):
+    clf, X = fitted_unequal
+    proba = clf.predict_proba(X)
+    # each series classified alone equals the padded batch: padding is masked
+    for i in (0, 3, 7):
+        np.testing.assert_allclose(clf.predict_proba([X[i]]), proba[i : i + 1], atol=1e-5)
+    # test series longer than any training series (max 24) are fine
+    long = [np.random.default_rng(2).normal(size=(2, 200)) for _ in range(3)]
+    out = clf.predict_proba(long)
+    assert out.shape == (3, 2) and np.isfinite(out).all()
+
+
+def test_same_seed_same_predictions():
+    X, y = _panel()
+    a = AarenClassifier(max_epochs=3, dropout=0.2, **TINY).fit(X, y).predict_proba(X)
+    b = AarenClassifier(max_epochs=3, dropout=0.2, **TINY).fit(X, y).predict_proba(X)
+    params = {**TINY, "random_state": 1}
+    c = AarenClassifier(max_epochs=3, dropout=0.2, **params).fit(X, y).predict_proba(X)
+    np.testing.assert_array_equal(a, b)
+    assert not np.allclose(a, c)
+
+
+def test_validation_split_and_early_stopping_use_training_data_only():
+    X, y = _panel(n=40)
+    clf = AarenClassifier(max_epochs=4, validation_fraction=0.25, patience=2, **TINY).fit(X, y)
+    history = clf.net_.history
+    assert "valid_loss" in history[-1]
+    n_valid = sum(history[-1, "batches", :, "valid_batch_size"])
+    n_train = sum(history[-1, "batches", :, "train_batch_size"])
+    assert (n_train, n_valid) == (30, 10)
+    names = [name for name, _ in clf.net_.callbacks]
+    assert "early_stopping" in names
+    assert "progress_bar" not in names
+
+
+def test_verbose_and_user_callbacks(capsys):
+    from skorch.callbacks import EpochTimer
+
+    X, y = _panel()
+    user_cb = EpochTimer()
+    clf = AarenClassifier(max_epochs=2, verbose=1, callbacks=[("timer", user_cb)], **TINY).fit(X, y)
+    names = [name for name, _ in clf.net_.callbacks]
+    assert "progress_bar" in names and "timer" in names
+    assert clf.callbacks[0][1] is user_cb  # the parameter itself is not mutated (cloned)
+    assert "epoch" in capsys.readouterr().out  # skorch's epoch table
+
+
+def test_silent_by_default(capsys):
+    X, y = _panel()
+    AarenClassifier(max_epochs=2, **TINY).fit(X, y).predict(X)
+    captured = capsys.readouterr()
+    assert captured.out == ""
+
+
+# ------------------------------------------------------------------------------ early classification
+def test_staged_predict_proba_is_causal(fitted_unequal):
+    clf, X = fitted_unequal
+    stages = list(clf.staged_predict_proba(X))
+    assert len(stages) == max(x.shape[1] for x in X)
+    np.testing.assert_allclose(stages[-1], clf.predict_proba(X), atol=1e-6)
+    for t in (1, 4):  # stage t == the model applied to the first t points only
+        np.testing.assert_allclose(stages[t - 1], clf.predict_proba([x[:, :t] for x in X]), atol=1e-5)
+
+
+# ------------------------------------------------------------------------------------ streaming
+def _chunks(x: np.ndarray, cuts: list[int]) -> list[np.ndarray]:
+    bounds = [0, *cuts, x.shape[1]]
+    return [x[:, a:b] for a, b in itertools.pairwise(bounds)]
+
+
+@pytest.mark.parametrize("chunking", ["ones", "uneven"])
+def test_partial_update_equals_whole_series(fitted_unequal, chunking):
+    clf, X = fitted_unequal
+    X = X[:6]
+    expected = clf.predict_proba(X)
+    clf.reset_stream()
+    if chunking == "ones":
+        # equal-length prefixes step by step, then each series' own remainder
+        longest = max(x.shape[1] for x in X)
+        for t in range(longest):
+            clf.partial_update([x[:, t : t + 1] for x in X])
+    else:
+        rng = np.random.default_rng(0)
+        pieces = [_chunks(x, sorted(rng.choice(np.arange(1, x.shape[1]), 2, replace=False))) for x in X]
+        for k in range(3):
+            clf.partial_update([p[k] for p in pieces])
+    np.testing.assert_allclose(clf.predict_proba(), expected, atol=1e-5)
+    np.testing.assert_array_equal(clf.predict(), clf.classes_[expected.argmax(axis=1)])
+
+
+def test_partial_update_numpy_chunks_and_reset(fitted):
+    clf, X, _ = fitted
+    expected = clf.predict_proba(X[:4])
+    clf.reset_stream()
+    assert clf.n_streams_ == 0
+    for a, b in ((0, 1), (1, 8), (8, 9), (9, 20)):
+        clf.partial_update(X[:4, :, a:b])
+    assert clf.n_streams_ == 4
+    np.testing.assert_allclose(clf.predict_proba(), expected, atol=1e-5)
+    # after a reset the next call starts new streams (another count is fine)
+    clf.reset_stream().partial_update(X[:2])
+    np.testing.assert_allclose(clf.predict_proba(), expected[:2], atol=1e-5)
+    clf.reset_stream()
+
+
+def test_no_streams_is_a_clear_error(fitted):
+    clf, X, _ = fitted
+    clf.reset_stream()
+    with pytest.raises(ValueError, match="no ongoing streams"):
+        clf.predict_proba()
+    clf.partial_update([X[0][:, :3], X[1][:, :0]])
+    with pytest.raises(ValueError, match=r"streams \[1\] have not received"):
+        clf.predict()
+    clf.reset_stream()
+
+
+def test_streaming_cost_is_constant_in_history():
+    """Aaren streams keep O(1) state: the state's size does not grow with the history."""
+    X, y = _panel()
+    clf = AarenClassifier(max_epochs=1, **TINY).fit(X, y)
+    clf.partial_update(X[:2, :, :1])
+    size_1 = sum(t.numel() for t in clf.stream_state_tensors())
+    for _ in range(50):
+        clf.partial_update(X[:2, :, :5])
+    assert sum(t.numel() for t in clf.stream_state_tensors()) == size_1
+
+
+# ---------------------------------------------------------------------------------- persistence
+def test_pickle_round_trip_with_stream(fitted):
+    clf, X, _ = fitted
+    clf.reset_stream().partial_update(X[:3, :, :7])
+    clone = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(clone.predict_proba(X), clf.predict_proba(X))
+    np.testing.assert_array_equal(clone.predict_proba(), clf.predict_proba())
+    clone.partial_update(X[:3, :, 7:])
+    np.testing.assert_allclose(clone.predict_proba(), clf.predict_proba(X[:3]), atol=1e-5)
+    clf.reset_stream()
+
+
+def test_save_load_without_pickle(fitted, tmp_path):
+    import zipfile
+
+    clf, X, _ = fitted
+    path = clf.save(tmp_path / "model")
+    assert path.name == "model.zip"
+    loaded = AarenClassifier.load(tmp_path / "model")
+    np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
+    np.testing.assert_array_equal(loaded.predict(X), clf.predict(X))
+    assert loaded.get_params() == {**clf.get_params(), "callbacks": None}
+    # the weights file loads with torch's weights_only loader (no code execution)
+    with zipfile.ZipFile(path) as archive, archive.open("aaren_ts_payload.pt") as f:
+        payload = torch.load(f, weights_only=True)
+    assert payload["estimator"] == "AarenClassifier"
+    # sktime's generic loader finds the class and uses the same safe path
+    from sktime.base import load
+
+    np.testing.assert_array_equal(load(str(tmp_path / "model")).predict_proba(X), clf.predict_proba(X))
+
+
+def test_load_rejects_other_files(tmp_path):
+    bad = tmp_path / "bad.zip"
+    bad.write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match="not a file written by"):
+        AarenClassifier.load(bad)
+
+
+# ------------------------------------------------------------------------------------ bad input
+def _snapshot(clf: AarenClassifier) -> tuple[dict, list[torch.Tensor]]:
+    weights = {k: v.clone() for k, v in clf.net_.module_.state_dict().items()}
+    return weights, clf.stream_state_tensors()
+
+
+def _assert_unchanged(clf: AarenClassifier, before: tuple[dict, list[torch.Tensor]]) -> None:
+    weights, stream = before
+    after_w, after_s = _snapshot(clf)
+    assert weights.keys() == after_w.keys()
+    for k in weights:
+        assert torch.equal(weights[k], after_w[k]), k
+    assert len(stream) == len(after_s)
+    for a, b in zip(stream, after_s, strict=True):
+        assert torch.equal(a, b)
+
+
+def _bad_inputs(X: np.ndarray) -> list[tuple[object, type[Exception], str]]:
+    nan = X.copy()
+    nan[0, 0, 3] = np.nan
+    inf = X.copy()
+    inf[1, 1, 2] = np.inf
+    return [
+        (nan, ValueError, "NaN"),
+        (inf, ValueError, "inf"),
+        (X[0, 0], ValueError, "dimension"),
+        (X[..., None], ValueError, "dimension"),
+        (X[:, :1], ValueError, "channel"),
+        (X[:0], ValueError, "empty"),
+        ([], ValueError, "empty"),
+        (X.astype(str).astype(object) + "x", TypeError, "numbers"),
+        ("abc", TypeError, "unsupported type"),
+    ]
+
+
+def test_bad_input_to_predict_and_stream_leaves_state(fitted):
+    clf, X, _ = fitted
+    clf.reset_stream().partial_update(X[:3, :, :5])
+    before = _snapshot(clf)
+    proba_before = clf.predict_proba()
+    for bad, exc, match in _bad_inputs(X):
+        for method in (clf.predict, clf.predict_proba, clf.partial_update):
+            with pytest.raises(exc, match=match):
+                method(bad)
+        _assert_unchanged(clf, before)
+    # partial_update with the wrong number of streams or channels
+    with pytest.raises(ValueError, match="3 streams are ongoing"):
+        clf.partial_update(X[:2, :, :4])
+    with pytest.raises(ValueError, match="channel"):
+        clf.partial_update(X[:3, :1, :4])
+    _assert_unchanged(clf, before)
+    np.testing.assert_array_equal(clf.predict_proba(), proba_before)
+    clf.reset_stream()
+
+
+def test_bad_input_to_fit_leaves_fitted_model(fitted):
+    clf, X, labels = fitted
+    clf.reset_stream().partial_update(X[:3, :, :5])
+    before = _snapshot(clf)
+    proba = clf.predict_proba(X)
+    for bad, exc, match in _bad_inputs(X):
+        if match == "channel":
+            continue  # any channel count is fine for a new fit
+        with pytest.raises(exc, match=match):
+            clf.fit(bad, labels[: len(bad)] if hasattr(bad, "__len__") and len(bad) else labels)
+        _assert_unchanged(clf, before)
+    for bad_y, match in ((labels[:5], "labels"), (np.linspace(0, 1, len(X)), "Unknown label type"),
+                         (None, "requires y")):
+        with pytest.raises(ValueError, match=match):
+            clf.fit(X, bad_y)
+        _assert_unchanged(clf, before)
+    _assert_unchanged(clf, before)
+    np.testing.assert_array_equal(clf.predict_proba(X), proba)
+    clf.reset_stream()
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [({"n_heads": 3}, "n_heads"), ({"readout": "max"}, "readout"), ({"backbone": "lstm"}, "backbone"),
+     ({"optimizer": "lbfgs"}, "optimizer"), ({"device": "tpu"}, "device")],
+)
+def test_bad_hyper_parameters(params, match):
+    X, y = _panel()
+    with pytest.raises(ValueError, match=match):
+        AarenClassifier(**{**TINY, **params}).fit(X, y)
+
+
+def test_unfitted_raises_not_fitted():
+    import sklearn.exceptions
+    import sktime.exceptions
+
+    X, _ = _panel()
+    for method in ("predict", "predict_proba", "partial_update"):
+        with pytest.raises(NotFittedError, match="has not been fitted"):
+            getattr(AarenClassifier(), method)(X)
+    assert issubclass(NotFittedError, sklearn.exceptions.NotFittedError)
+    assert issubclass(NotFittedError, sktime.exceptions.NotFittedError)
+
+
+def test_single_class_follows_sktime():
+    """sktime's contract (ensembles sub-sample): warn and predict the one class; streaming refuses."""
+    X, _ = _panel()
+    y = np.full(len(X), "only")
+    with pytest.warns(UserWarning, match="single label"):
+        clf = AarenClassifier(**TINY).fit(X, y)
+    np.testing.assert_array_equal(clf.predict(X), y)
+    with pytest.raises(ValueError, match="single class"):
+        clf.partial_update(X)
