@@ -87,9 +87,7 @@ class ForecastNet(nn.Module):
         rows = batch_size * self.n_channels if self.channel_independent else batch_size
         return self.encoder.init_state(rows, device)
 
-    def _windows(
-        self, x: torch.Tensor, history: torch.Tensor | None
-    ) -> tuple[torch.Tensor, torch.Tensor]:
+    def _windows(self, x: torch.Tensor, history: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
         """Windows ``(B, N, C, P)`` of every step of ``x`` ``(B, N, C)`` and the new history.
 
         ``history`` ``(B, P-1, C)`` holds the values before ``x``; ``None`` means ``x`` starts the series,
