@@ -1,0 +1,114 @@
+"""Sphinx configuration of the aaren_ts documentation.
+
+Build with ``python -m sphinx -W --keep-going -b html docs docs/_build/html`` (the ``docs`` extra
+installs what it needs). Only extensions that ship with Sphinx, plus numpydoc, are used.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # so the package imports even when it is not installed
+
+from docutils import nodes  # noqa: E402
+from docutils.parsers.rst import Directive  # noqa: E402
+from docutils.statemachine import StringList  # noqa: E402
+
+import aaren_ts  # noqa: E402
+
+project = "aaren_ts"
+author = "aaren_ts developers"
+copyright = "aaren_ts developers"
+release = aaren_ts.__version__
+version = ".".join(release.split(".")[:2])
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.mathjax",
+    "sphinx.ext.viewcode",
+    "numpydoc",
+]
+
+exclude_patterns = ["_build", "scripts", "Thumbs.db", ".DS_Store"]
+templates_path: list[str] = []
+html_static_path = ["_static"]
+html_theme = "alabaster"
+html_theme_options = {"description": "Attention as an RNN, for time series", "fixed_sidebar": True}
+html_title = f"aaren_ts {release}"
+
+# autodoc: document members in source order, never import-time side effects beyond the package.
+autodoc_member_order = "bysource"
+autodoc_typehints = "none"  # signatures stay readable; types are in the numpydoc sections
+autodoc_default_options = {"members": True, "show-inheritance": False}
+autosummary_generate = False  # tables only; the objects are documented on the API pages
+
+# numpydoc: the estimators inherit dozens of sktime/sklearn methods; list only what is documented.
+numpydoc_show_class_members = False
+numpydoc_show_inherited_class_members = False
+numpydoc_class_members_toctree = False
+numpydoc_xref_param_type = False
+numpydoc_validation_checks: set[str] = set()
+
+nitpicky = False
+suppress_warnings: list[str] = []
+
+
+# A few library docstrings write fitted attributes such as ``horizon_`` bare inside a numpydoc type
+# ("ndarray of shape (n_windows, horizon_, n_channels)"), where reStructuredText reads ``name_`` as
+# a link target and fails the strict build. Escape trailing underscores of bare words in
+# "of shape (...)" types only; the library text is otherwise rendered as written.
+_SHAPE = re.compile(r"of shape \(([^)]*)\)")
+_BARE_UNDERSCORE = re.compile(r"(?<![`\\\w])([A-Za-z]\w*)_(?=[,)\s])")
+
+
+def _escape_shape_targets(app, what, name, obj, options, lines):
+    for i, line in enumerate(lines):
+        if "of shape (" in line:
+            lines[i] = _SHAPE.sub(
+                lambda m: "of shape (" + _BARE_UNDERSCORE.sub(r"\1\\_", m.group(1)) + ")", line
+            )
+
+
+RESULTS = Path(__file__).resolve().parent / "_static" / "results"
+
+
+class ResultDirective(Directive):
+    """``.. aaren-result:: NAME`` — a committed benchmark result, or a plain note that it is missing.
+
+    ``NAME`` is a file in ``_static/results/`` (copied there by ``docs/scripts/collect_results.py``):
+    a Markdown table is shown as literal text, a PNG as a figure. The directive's content is the
+    command that regenerates the file; it is printed under the result either way.
+    """
+
+    required_arguments = 1
+    has_content = True
+
+    def run(self):
+        name = self.arguments[0]
+        command = " ".join(line.strip() for line in self.content if line.strip())
+        path = RESULTS / name
+        lines: list[str] = []
+        if path.is_file() and path.suffix == ".png":
+            lines += [f".. image:: /_static/results/{name}", "   :width: 100%", ""]
+        elif path.is_file():
+            lines += [f".. literalinclude:: /_static/results/{name}", "   :language: none", ""]
+        else:
+            note = f"**Not yet produced.** ``{name}`` is not in ``docs/_static/results/``; nothing is shown."
+            lines += [note, ""]
+        if command:
+            lines += [f"Regenerate: ``{command}`` then ``python docs/scripts/collect_results.py``.", ""]
+        container = nodes.container()
+        source = StringList(lines, source=f"aaren-result {name}")
+        self.state.nested_parse(source, self.content_offset, container)
+        return container.children
+
+
+def setup(app):
+    # Run before numpydoc (priority 500) so it sees the escaped text.
+    app.connect("autodoc-process-docstring", _escape_shape_targets, priority=400)
+    app.add_directive("aaren-result", ResultDirective)
+    return {"parallel_read_safe": True}
