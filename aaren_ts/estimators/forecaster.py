@@ -431,11 +431,6 @@ class AarenForecaster(BaseForecaster):
             )
             self.net_ = self._build_net(self.n_channels_, self.horizon_, self._device, callbacks, train_split)
             self.net_.fit(train_ds, y=None)
-        # Later fine-tuning (update_params=True) trains on new data only: no validation, no early stopping.
-        self.net_.set_params(train_split=None)
-        if any(name == "early_stopping" for name, _ in callbacks):
-            self.net_.set_params(callbacks__early_stopping=None)
-            self.net_.initialize_callbacks()
         self.net_.module_.eval()
         self._reset_stream(scaled)
         return self
@@ -538,6 +533,12 @@ class AarenForecaster(BaseForecaster):
         values = y_new.to_numpy(dtype=np.float64)
         x = self._scale(values)[None]
         if update_params and self.update_epochs > 0 and len(values) >= 2:
+            if self.net_.train_split is not None:
+                # fine-tuning trains on the new data only: no validation split, no early stopping
+                self.net_.set_params(train_split=None)
+                if "early_stopping" in dict(self.net_.callbacks_):
+                    self.net_.set_params(callbacks__early_stopping=None)
+                    self.net_.initialize_callbacks()
             with seeded(torch_seed(self.random_state), self._device):
                 self.net_.partial_fit(
                     _SegmentDataset(
@@ -788,8 +789,8 @@ class AarenForecaster(BaseForecaster):
             "n_layers": 1,
             "d_ff": 16,
             "context_length": 6,
-            "segment_length": 12,
-            "max_epochs": 2,
+            "segment_length": 8,
+            "max_epochs": 1,
             "batch_size": 4,
             "device": "cpu",
             "random_state": 0,

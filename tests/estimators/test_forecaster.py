@@ -1,0 +1,297 @@
+"""AarenForecaster: streaming exactness, bad input, index types, persistence, reproducibility, quality."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from skorch.callbacks import Callback
+from sktime.forecasting.base import ForecastingHorizon
+from sktime.forecasting.naive import NaiveForecaster
+
+from aaren_ts import AarenForecaster
+
+TINY = {
+    "d_model": 8,
+    "n_heads": 2,
+    "n_layers": 1,
+    "d_ff": 16,
+    "context_length": 6,
+    "segment_length": 12,
+    "max_epochs": 2,
+    "batch_size": 4,
+    "device": "cpu",
+    "random_state": 0,
+}
+
+
+def _series(n: int = 80, n_columns: int = 2, index: str = "datetime", seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    t = np.arange(n)
+    values = np.stack(
+        [10 + 3 * np.sin(2 * np.pi * t / (8 + 3 * c)) + rng.normal(0, 0.3, n) for c in range(n_columns)], 1
+    )
+    if index == "datetime":
+        idx = pd.date_range("2021-01-01", periods=n, freq="h")
+    elif index == "period":
+        idx = pd.period_range("2000-01", periods=n, freq="M")
+    else:
+        idx = pd.RangeIndex(n)
+    return pd.DataFrame(values, index=idx, columns=[f"c{i}" for i in range(n_columns)])
+
+
+def _stream_snapshot(f: AarenForecaster) -> tuple[list[torch.Tensor], pd.Index, int]:
+    return f.stream_state_tensors(), f.cutoff.copy(), f.n_seen_
+
+
+def _assert_same_snapshot(a, b) -> None:
+    tensors_a, cutoff_a, seen_a = a
+    tensors_b, cutoff_b, seen_b = b
+    assert len(tensors_a) == len(tensors_b)
+    for x, y in zip(tensors_a, tensors_b, strict=True):
+        assert torch.equal(x, y)
+    assert cutoff_a.equals(cutoff_b)
+    assert seen_a == seen_b
+
+
+@pytest.mark.parametrize(
+    ("backbone", "channel_independent", "local_norm"),
+    [("aaren", True, "last"), ("aaren", False, "mean"), ("transformer", True, "none")],
+)
+def test_partial_update_equals_encoding_whole_series(backbone, channel_independent, local_norm):
+    y = _series(150)
+    f = AarenForecaster(
+        **TINY, horizon=5, backbone=backbone, channel_independent=channel_independent, local_norm=local_norm
+    ).fit(y[:60])
+    for start, stop in [(60, 61), (61, 100), (100, 150)]:
+        f.partial_update(y[start:stop])
+    streamed = f.predict(fh=[1, 2, 3, 4, 5]).to_numpy()
+    whole = f.predict_windows(y.to_numpy()[None])[0]
+    np.testing.assert_allclose(streamed, whole, rtol=1e-5, atol=1e-5 * np.abs(whole).max())
+    assert f.n_seen_ == 150
+    assert f.cutoff[0] == y.index[-1]
+
+
+def test_update_skips_already_seen_rows_and_matches_partial_update():
+    y = _series(100)
+    a = AarenForecaster(**TINY, horizon=3).fit(y[:50])
+    b = pickle.loads(pickle.dumps(a))
+    a.partial_update(y[50:70])
+    b.update(y[:70], update_params=False)  # sktime's expanding-window style: overlaps what was seen
+    pd.testing.assert_frame_equal(a.predict(fh=[1, 2, 3]), b.predict(fh=[1, 2, 3]))
+    snapshot = _stream_snapshot(b)
+    b.update(y[10:40], update_params=False)  # nothing new: no change, cutoff stays
+    _assert_same_snapshot(snapshot, _stream_snapshot(b))
+
+
+def test_aaren_stream_memory_is_constant_transformer_grows():
+    y = _series(400)
+    sizes = {}
+    for backbone in ("aaren", "transformer"):
+        f = AarenForecaster(**TINY, horizon=2, backbone=backbone).fit(y[:40])
+        f.partial_update(y[40:50])
+        small = sum(t.numel() for t in f.stream_state_tensors())
+        f.partial_update(y[50:400])
+        sizes[backbone] = (small, sum(t.numel() for t in f.stream_state_tensors()))
+    assert sizes["aaren"][0] == sizes["aaren"][1]
+    assert sizes["transformer"][1] > sizes["transformer"][0]
+
+
+def test_no_history_is_stored():
+    y = _series(100)
+    f = AarenForecaster(**TINY, horizon=2).fit(y[:50])
+    f.partial_update(y[50:])
+    assert f._y is None
+    assert f.history_.shape[1] == TINY["context_length"] - 1
+
+
+def _bad_inputs(y: pd.DataFrame) -> dict[str, tuple[pd.DataFrame | object, str]]:
+    nan = y[60:65].copy()
+    nan.iloc[2, 0] = np.nan
+    inf = y[60:65].copy()
+    inf.iloc[1, 1] = np.inf
+    wrong_cols = y[60:65].rename(columns={"c1": "other"})
+    extra_col = y[60:65].assign(c2=1.0)
+    return {
+        "nan": (nan, "NaN|missing"),
+        "inf": (inf, "infinite"),
+        "wrong column names": (wrong_cols, "columns"),
+        "wrong column count": (extra_col, "column"),
+        "gap": (y[62:66], "gap"),
+        "overlap": (y[58:64], "overlap"),
+        "not pandas": (y[60:65].to_numpy(), "pandas"),
+    }
+
+
+@pytest.mark.parametrize(
+    "case", ["nan", "inf", "wrong column names", "wrong column count", "gap", "overlap", "not pandas"]
+)
+def test_partial_update_bad_input_leaves_forecaster_untouched(case):
+    y = _series(100)
+    f = AarenForecaster(**TINY, horizon=3).fit(y[:60])
+    before = _stream_snapshot(f)
+    pred_before = f.predict(fh=[1, 2, 3])
+    bad, pattern = _bad_inputs(y)[case]
+    with pytest.raises((ValueError, TypeError), match=pattern):
+        f.partial_update(bad)
+    _assert_same_snapshot(before, _stream_snapshot(f))
+    pd.testing.assert_frame_equal(pred_before, f.predict(fh=[1, 2, 3]))
+
+
+@pytest.mark.parametrize("case", ["inf", "wrong column names", "wrong column count", "gap"])
+def test_update_bad_input_leaves_forecaster_untouched(case):
+    y = _series(100)
+    f = AarenForecaster(**TINY, horizon=3).fit(y[:60])
+    before = _stream_snapshot(f)
+    bad, pattern = _bad_inputs(y)[case]
+    with pytest.raises((ValueError, TypeError), match=pattern):
+        f.update(bad, update_params=False)
+    _assert_same_snapshot(before, _stream_snapshot(f))
+
+
+def test_fit_rejects_bad_series():
+    y = _series(40)
+    with pytest.raises(ValueError, match="at least 2"):
+        AarenForecaster(**TINY, horizon=2).fit(y[:1])
+    bad = y.copy()
+    bad.iloc[3, 0] = np.inf
+    with pytest.raises(ValueError, match="infinite"):
+        AarenForecaster(**TINY, horizon=2).fit(bad)
+    shuffled = y.iloc[[1, 0, *range(2, 40)]]
+    with pytest.raises((ValueError, TypeError), match="monoton|increasing"):
+        AarenForecaster(**TINY, horizon=2).fit(shuffled)
+    with pytest.raises(ValueError, match="backbone"):
+        AarenForecaster(**{**TINY, "horizon": 2, "backbone": "lstm"}).fit(y)
+
+
+def test_horizon_rules_and_fh_tag():
+    y = _series(60)
+    assert AarenForecaster().get_tag("requires-fh-in-fit") is True
+    assert AarenForecaster(horizon=4).get_tag("requires-fh-in-fit") is False
+    with pytest.raises(ValueError):
+        AarenForecaster(**TINY).fit(y)  # neither fh nor horizon
+    f = AarenForecaster(**TINY).fit(y, fh=[1, 2, 3])
+    assert f.horizon_ == 3
+    g = AarenForecaster(**TINY, horizon=4).fit(y)
+    with pytest.raises(ValueError, match="horizon of 4"):
+        g.predict(fh=[5])
+    with pytest.raises((ValueError, NotImplementedError), match="in-sample|in sample"):
+        g.predict(fh=[0, 1])
+    with pytest.raises(ValueError, match="beyond horizon"):
+        AarenForecaster(**TINY, horizon=2).fit(y, fh=[1, 2, 3])
+
+
+@pytest.mark.parametrize("index", ["datetime", "period", "int"])
+def test_index_types_and_absolute_fh(index):
+    y = _series(50, index=index)
+    f = AarenForecaster(**TINY, horizon=4).fit(y)
+    relative = f.predict(fh=[1, 3])
+    absolute_index = ForecastingHorizon([1, 3], is_relative=True).to_absolute_index(f.cutoff)
+    absolute = f.predict(fh=ForecastingHorizon(absolute_index, is_relative=False))
+    pd.testing.assert_frame_equal(relative, absolute, check_freq=False)
+    assert list(relative.columns) == list(y.columns)
+    assert relative.index.equals(absolute_index)
+    f.partial_update(_series(55, index=index)[50:])
+    assert f.cutoff[0] == _series(55, index=index).index[-1]
+
+
+def test_univariate_series_round_trip_type():
+    y = _series(60, n_columns=1)["c0"]
+    f = AarenForecaster(**TINY, horizon=3).fit(y)
+    pred = f.predict(fh=[1, 2, 3])
+    assert isinstance(pred, pd.Series)
+    assert pred.name == "c0"
+    f.partial_update(_series(64, n_columns=1)["c0"][60:])
+    assert len(f.predict(fh=[1])) == 1
+
+
+def test_short_series_shorter_than_context():
+    y = _series(5, n_columns=1)
+    f = AarenForecaster(**{**TINY, "context_length": 24}, horizon=3).fit(y)
+    assert np.isfinite(f.predict(fh=[1, 2, 3]).to_numpy()).all()
+
+
+def test_random_state_makes_fit_reproducible():
+    y = _series(80)
+    a = AarenForecaster(**TINY, horizon=3).fit(y).predict(fh=[1, 2, 3])
+    b = AarenForecaster(**TINY, horizon=3).fit(y).predict(fh=[1, 2, 3])
+    c = AarenForecaster(**{**TINY, "random_state": 1}, horizon=3).fit(y).predict(fh=[1, 2, 3])
+    pd.testing.assert_frame_equal(a, b)
+    assert not np.allclose(a.to_numpy(), c.to_numpy())
+
+
+@pytest.mark.parametrize("backbone", ["aaren", "transformer"])
+def test_pickle_and_safe_save_load_keep_model_and_stream(tmp_path, backbone):
+    y = _series(120)
+    f = AarenForecaster(**TINY, horizon=4, backbone=backbone).fit(y[:80])
+    f.partial_update(y[80:90])
+    clone = pickle.loads(pickle.dumps(f))
+    loaded = AarenForecaster.load(f.save(tmp_path / "model"))
+    from sktime.base import load
+
+    loaded_sktime = load(tmp_path / "model.zip")
+    for other in (clone, loaded, loaded_sktime):
+        pd.testing.assert_frame_equal(f.predict(fh=[1, 4]), other.predict(fh=[1, 4]))
+        other.partial_update(y[90:120])
+    f.partial_update(y[90:120])
+    for other in (clone, loaded, loaded_sktime):
+        pd.testing.assert_frame_equal(f.predict(fh=[1, 2]), other.predict(fh=[1, 2]))
+    assert loaded.get_params()["backbone"] == backbone
+
+
+def test_save_refuses_other_files(tmp_path):
+    path = tmp_path / "junk.zip"
+    path.write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match="not a file written"):
+        AarenForecaster.load(path)
+
+
+def test_update_params_fine_tunes_on_new_data():
+    y = _series(120)
+    f = AarenForecaster(**TINY, horizon=3).fit(y[:80])
+    weights = {k: v.clone() for k, v in f.net_.module_.state_dict().items()}
+    f.update(y[80:100], update_params=True)
+    changed = [k for k, v in f.net_.module_.state_dict().items() if not torch.equal(v, weights[k])]
+    assert changed
+    assert f.cutoff[0] == y.index[99]
+    assert f.n_seen_ == 100
+    assert np.isfinite(f.predict(fh=[1, 2, 3]).to_numpy()).all()
+
+
+def test_callbacks_and_verbose(capsys):
+    class CountEpochs(Callback):
+        def initialize(self):
+            self.epochs = 0
+            return self
+
+        def on_epoch_end(self, net, **kwargs):
+            self.epochs += 1
+
+    counter = CountEpochs()
+    y = _series(60)
+    f = AarenForecaster(**TINY, horizon=2, callbacks=[("count", counter)], verbose=1).fit(y)
+    # the estimator's parameter is cloned, never mutated; the net's copy counted the epochs
+    assert dict(f.net_.callbacks_)["count"].epochs == TINY["max_epochs"]
+    assert "epoch" in capsys.readouterr().out.lower()
+    AarenForecaster(**TINY, horizon=2).fit(y)
+    assert capsys.readouterr().out == ""
+
+
+@pytest.mark.slow
+def test_learns_better_than_repeating_the_last_value():
+    y = _series(600, n_columns=2, seed=3)
+    train, test = y[:500], y[500:]
+    f = AarenForecaster(context_length=24, horizon=8, max_epochs=15, random_state=0, device="cpu").fit(train)
+    naive = NaiveForecaster(strategy="last")
+    err_model, err_naive = [], []
+    naive.fit(train)
+    for start in range(0, 80, 8):
+        truth = test.iloc[start : start + 8].to_numpy()
+        err_model.append(((f.predict(fh=list(range(1, 9))).to_numpy() - truth) ** 2).mean())
+        err_naive.append(((naive.predict(fh=list(range(1, 9))).to_numpy() - truth) ** 2).mean())
+        f.partial_update(test.iloc[start : start + 8])
+        naive.update(test.iloc[start : start + 8], update_params=False)
+    assert np.mean(err_model) < 0.5 * np.mean(err_naive)
