@@ -183,7 +183,8 @@ def write_report(rows: list, stream_rows: list, notes: list[str], command: str) 
         f"Command: `{command}`",
         "",
         f"Machine: {platform.machine()}, {os.cpu_count()} CPU(s), torch {torch.__version__}, "
-        f"torch threads {torch.get_num_threads()}; default parameters for every model (FCN: 50 epochs, batch 16; peers run on --peer-seeds only).",
+        f"torch threads {torch.get_num_threads()}; default parameters for every model "
+        "(FCN: 50 epochs, batch 16; peers run on --peer-seeds only).",
         "",
         "## Test accuracy (mean ± std over seeds) and mean fit time",
         "",
