@@ -368,3 +368,24 @@ def test_single_class_follows_sktime():
     np.testing.assert_array_equal(clf.predict(X), y)
     with pytest.raises(ValueError, match="single class"):
         clf.partial_update(X)
+
+
+# ------------------------------------------------------------------------------------- main job
+@pytest.mark.slow
+def test_classify_job_runs_on_bundled_data(capsys, tmp_path):
+    """`aaren-ts classify` on JapaneseVowels, which ships with sktime (an empty data home: no download)."""
+    import argparse
+
+    from aaren_ts.jobs import classify
+
+    parser = argparse.ArgumentParser()
+    classify.add_arguments(parser)
+    args = parser.parse_args(
+        ["--max-epochs", "2", "--device", "cpu", "--data-home", str(tmp_path), "--no-download"]
+    )
+    code = classify.run(args)
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "JapaneseVowels: 270 train / 370 test series, 12 channel(s)" in out
+    assert "test accuracy" in out and "paper, Aaren: 96.65 %" in out
+    assert "fit time" in out and "predict time" in out
