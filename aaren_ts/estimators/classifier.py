@@ -225,6 +225,10 @@ class AarenClassifier(BaseClassifier):
     the reasons: a 2D ``X`` is a panel of univariate series, so its column count is a series length,
     not a fixed feature count). ``n_features_in_`` is therefore not set; ``n_channels_`` is.
 
+    **Labels.** Any labels sklearn accepts (ints, strings, ...); ``classes_`` is their sorted unique
+    values. A ``y`` with a single class is accepted with a warning and that class is predicted, as
+    sktime's classifier contract requires (ensembles sub-sample); streaming then raises.
+
     **Persistence.** Pickle works (identical predictions after a round trip, stream state included).
     :meth:`save` / :meth:`load` store the weights, constructor parameters and fitted attributes in a
     file read back without unpickling code (``torch.load(weights_only=True)``); skorch callbacks and
