@@ -588,6 +588,45 @@ class AarenForecaster(BaseForecaster):
         self._new_observations(frame, self._stream_cutoff, strict=True, where="partial_update")
         return self.update(y, update_params=False)
 
+    def stream_forecasts(self, y: pd.Series | pd.DataFrame) -> np.ndarray:
+        """The forecasts the stream would make after each observation of ``y``, without advancing it.
+
+        Continues from the current state exactly as :meth:`partial_update` would (same checks, same
+        computation, in blocks), but returns the forecast after every observation and leaves the
+        forecaster unchanged. Used to score streaming forecasts over a long period in one pass.
+
+        Parameters
+        ----------
+        y : pandas Series or DataFrame
+            The observations right after the cutoff (no gap, no overlap).
+
+        Returns
+        -------
+        ndarray of shape (len(y), horizon_, n_channels)
+            Row ``i`` is the forecast of the ``horizon_`` steps after ``y``'s ``i``-th observation, in
+            original units.
+        """
+        self.check_is_fitted()
+        frame = y.to_frame() if isinstance(y, pd.Series) else y
+        if isinstance(y, pd.Series) and self.n_channels_ == 1:
+            frame.columns = self.columns_
+        if not isinstance(frame, pd.DataFrame):
+            raise TypeError(
+                f"stream_forecasts: y must be a pandas Series or DataFrame, got {type(y).__name__}"
+            )
+        self._new_observations(frame, self._stream_cutoff, strict=True, where="stream_forecasts")
+        x = self._scale(self._values(frame, "stream_forecasts"))[None]
+        module = self.net_.module_
+        module.eval()
+        state, history, out = self.state_, self.history_, []
+        with torch.no_grad():
+            for start in range(0, x.shape[1], _ENCODE_CHUNK):
+                pred, state, history = module(
+                    x[:, start : start + _ENCODE_CHUNK], state=state, history=history, return_state=True
+                )
+                out.append(pred[0].cpu().numpy().astype(np.float64))
+        return np.concatenate(out) * self.scale_ + self.mean_
+
     def predict_windows(self, windows: np.ndarray, batch_size: int = 256) -> np.ndarray:
         """Forecast after each of many separate histories, encoding each from scratch, in batches.
 

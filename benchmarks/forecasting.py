@@ -1,0 +1,229 @@
+"""Long-horizon forecasting benchmark: AarenForecaster vs its Transformer twin, DLinear and the last value.
+
+Protocol (DESIGN §4): input 96, T in {96, 192, 336, 720}, train-only StandardScaler, every stride-1 test
+window (evaluated in batches through the networks), MSE/MAE on the scaled data. AarenForecaster is fitted
+on train+validation with the validation part as its early-stopping tail. Also measured:
+
+* streaming: the forecasts AarenForecaster makes while streaming through the test period from its fitted
+  state (thousands of steps past the end of training) against the fresh-window forecasts;
+* the cost of ``partial_update`` of one observation at history 10^2 vs 10^5, and of sktime's
+  ``LTSFTransformerForecaster.update`` on the same data.
+
+Usage::
+
+    python benchmarks/forecasting.py --quick          # ETTh1, T=96
+    python benchmarks/forecasting.py                  # ETTh1, ETTh2, ETTm1, Weather x 4 horizons
+
+Writes ``benchmarks/results/forecasting.md`` and plots beside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from aaren_ts.jobs.forecast import (
+    INPUT_LENGTH,
+    PAPER_MSE,
+    _plot,
+    _protocol_data,
+    evaluate_protocol,
+    protocol_test_windows,
+)
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def dlinear_scores(name: str, horizon: int, data_home: str | None, epochs: int) -> tuple[float, float, float]:
+    """sktime's LTSFDLinearForecaster trained on the training part; all test windows through its network."""
+    from sktime.forecasting.ltsf import LTSFDLinearForecaster
+
+    scaled, borders, _ = _protocol_data(name, data_home)
+    train = pd.DataFrame(scaled[: borders["train"][1]])
+    model = LTSFDLinearForecaster(
+        INPUT_LENGTH, horizon, num_epochs=epochs, batch_size=32, in_channels=scaled.shape[1], lr=0.005
+    )
+    start = time.perf_counter()
+    torch.manual_seed(0)
+    model.fit(train, fh=list(range(1, horizon + 1)))
+    fit_seconds = time.perf_counter() - start
+    histories, targets = protocol_test_windows(scaled, borders, horizon)
+    net = model.network.eval()
+    with torch.no_grad():
+        pred = np.concatenate(
+            [
+                net(torch.as_tensor(histories[i : i + 512], dtype=torch.float32)).numpy()
+                for i in range(0, len(histories), 512)
+            ]
+        )
+    return float(((pred - targets) ** 2).mean()), float(np.abs(pred - targets).mean()), fit_seconds
+
+
+def update_costs(data_home: str | None) -> list[str]:
+    """Seconds per one-observation ``partial_update`` at history 10^2 and 10^5 (Aaren, Transformer twin),
+    and per ``LTSFTransformerForecaster.update`` on the same data."""
+    from aaren_ts import AarenForecaster
+
+    rng = np.random.default_rng(0)
+    long = pd.DataFrame(np.cumsum(rng.normal(size=(100_200, 1)), axis=0), columns=["y"])
+    lines = ["| model | history 10^2 (ms) | history 10^5 (ms) | ratio |", "|---|---|---|---|"]
+    for backbone in ("aaren", "transformer"):
+        f = AarenForecaster(context_length=96, horizon=24, max_epochs=1, backbone=backbone, random_state=0)
+        f.fit(long.iloc[:100])
+        timings = {}
+        for label, upto in (("short", 100), ("long", 100_000)):
+            if upto > f.n_seen_:
+                f.partial_update(long.iloc[f.n_seen_ : upto])
+            reps = []
+            for i in range(20):
+                row = long.iloc[upto + i : upto + i + 1]
+                start = time.perf_counter()
+                f.partial_update(row)
+                reps.append(time.perf_counter() - start)
+            timings[label] = 1e3 * float(np.median(reps))
+            # step back is impossible (no history is kept): continue from where the stream is
+            upto = f.n_seen_
+        lines.append(
+            f"| AarenForecaster({backbone}) | {timings['short']:.2f} | {timings['long']:.2f} | "
+            f"{timings['long'] / timings['short']:.2f} |"
+        )
+    try:
+        from sktime.forecasting.ltsf import LTSFTransformerForecaster
+
+        timings = {}
+        for label, n in (("short", 100), ("long", 100_000)):
+            y = long.iloc[:n]
+            model = LTSFTransformerForecaster(seq_len=24, context_len=12, pred_len=24, num_epochs=1)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                model.fit(y.iloc[: min(n, 200)], fh=list(range(1, 25)))
+                if n > 200:
+                    model.update(y.iloc[200:n], update_params=False)
+                reps = []
+                for i in range(5):
+                    row = long.iloc[n + i : n + i + 1]
+                    start = time.perf_counter()
+                    model.update(row)
+                    reps.append(time.perf_counter() - start)
+            timings[label] = 1e3 * float(np.median(reps))
+        lines.append(
+            f"| sktime LTSFTransformerForecaster.update | {timings['short']:.2f} | {timings['long']:.2f} | "
+            f"{timings['long'] / timings['short']:.2f} |"
+        )
+    except Exception as err:  # report, do not fail the benchmark
+        lines.append(f"| sktime LTSFTransformerForecaster.update | failed: {type(err).__name__}: {err} | | |")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="ETTh1, T=96 only")
+    parser.add_argument("--data-home", default=None)
+    parser.add_argument("--datasets", nargs="+", default=None)
+    parser.add_argument("--horizons", type=int, nargs="+", default=None)
+    parser.add_argument("--max-epochs", type=int, default=20)
+    parser.add_argument("--dlinear-epochs", type=int, default=10)
+    parser.add_argument("--skip-transformer", action="store_true")
+    parser.add_argument("--skip-update-costs", action="store_true")
+    args = parser.parse_args(argv)
+    datasets = args.datasets or (["ETTh1"] if args.quick else ["ETTh1", "ETTh2", "ETTm1", "Weather"])
+    horizons = args.horizons or ([96] if args.quick else [96, 192, 336, 720])
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    torch.set_num_threads(max(1, torch.get_num_threads()))
+
+    rows, stream_rows = [], []
+    for name in datasets:
+        for horizon in horizons:
+            for backbone in ["aaren"] + ([] if args.skip_transformer else ["transformer"]):
+                result, _ = evaluate_protocol(
+                    name,
+                    horizon,
+                    data_home=args.data_home,
+                    stream=backbone == "aaren",
+                    backbone=backbone,
+                    max_epochs=args.max_epochs,
+                    random_state=0,
+                )
+                rows.append(
+                    (
+                        name,
+                        horizon,
+                        f"AarenForecaster({backbone})",
+                        result.mse,
+                        result.mae,
+                        f"{result.fit_seconds:.0f}s fit, {result.epochs} ep, {result.eval_seconds:.0f}s eval",
+                    )
+                )
+                print(rows[-1], flush=True)
+                if backbone == "aaren":
+                    rows.append(
+                        (name, horizon, "NaiveForecaster(last)", result.naive_mse, result.naive_mae, "")
+                    )
+                    ratio = result.stream_mse / result.mse
+                    stream_rows.append(
+                        f"| {name} | {horizon} | {result.mse:.4f} | {result.stream_mse:.4f} | "
+                        f"{100 * (ratio - 1):+.2f} % | {result.n_windows} |"
+                    )
+                    print(stream_rows[-1], flush=True)
+                    ex = result.example
+                    _plot(
+                        RESULTS / f"forecast_{name}_T{horizon}.png",
+                        f"{name} ({ex['column']}), T={horizon}",
+                        ex["history"],
+                        ex["target"],
+                        ex["pred"],
+                    )
+            try:
+                mse, mae, fit_s = dlinear_scores(name, horizon, args.data_home, args.dlinear_epochs)
+                rows.append((name, horizon, "LTSFDLinearForecaster", mse, mae, f"{fit_s:.0f}s fit"))
+            except Exception as err:  # report, do not fail the benchmark
+                rows.append(
+                    (name, horizon, "LTSFDLinearForecaster", float("nan"), float("nan"), f"failed: {err}")
+                )
+            print(rows[-1], flush=True)
+
+    lines = [
+        "# Long-horizon forecasting (input 96, all stride-1 test windows, scaled data)",
+        "",
+        "| dataset | T | model | MSE | MAE | paper Aaren MSE | notes |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, horizon, model, mse, mae, notes in rows:
+        paper = PAPER_MSE.get(name, {}).get(horizon)
+        paper_s = f"{paper:.2f}" if paper is not None else "–"
+        lines.append(f"| {name} | {horizon} | {model} | {mse:.4f} | {mae:.4f} | {paper_s} | {notes} |")
+    lines += [
+        "",
+        "## Streaming vs fresh windows (AarenForecaster, aaren backbone)",
+        "",
+        "Forecasts made from the state after streaming through validation and test (one step per",
+        "observation, from the end of training) vs forecasts from a fresh window of 96 values.",
+        "",
+        "| dataset | T | fresh-window MSE | streaming MSE | streaming vs fresh | windows |",
+        "|---|---|---|---|---|---|",
+        *stream_rows,
+    ]
+    if not args.skip_update_costs:
+        lines += [
+            "",
+            "## Cost of one-observation updates (median of repeats)",
+            "",
+            *update_costs(args.data_home),
+        ]
+    out = RESULTS / "forecasting.md"
+    out.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    print(f"\nwritten: {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
