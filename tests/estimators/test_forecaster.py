@@ -161,7 +161,7 @@ def test_fit_rejects_bad_series():
     with pytest.raises(ValueError, match="infinite"):
         AarenForecaster(**TINY, horizon=2).fit(bad)
     shuffled = y.iloc[[1, 0, *range(2, 40)]]
-    with pytest.raises((ValueError, TypeError), match="monoton|increasing"):
+    with pytest.raises((ValueError, TypeError), match=r"monoton|increasing"):
         AarenForecaster(**TINY, horizon=2).fit(shuffled)
     with pytest.raises(ValueError, match="backbone"):
         AarenForecaster(**{**TINY, "horizon": 2, "backbone": "lstm"}).fit(y)
@@ -178,7 +178,7 @@ def test_horizon_rules_and_fh_tag():
     g = AarenForecaster(**TINY, horizon=4).fit(y)
     with pytest.raises(ValueError, match="horizon of 4"):
         g.predict(fh=[5])
-    with pytest.raises((ValueError, NotImplementedError), match="in-sample|in sample"):
+    with pytest.raises((ValueError, NotImplementedError), match=r"in-sample|in sample"):
         g.predict(fh=[0, 1])
     with pytest.raises(ValueError, match="beyond horizon"):
         AarenForecaster(**TINY, horizon=2).fit(y, fh=[1, 2, 3])
@@ -295,3 +295,44 @@ def test_learns_better_than_repeating_the_last_value():
         f.partial_update(test.iloc[start : start + 8])
         naive.update(test.iloc[start : start + 8], update_params=False)
     assert np.mean(err_model) < 0.5 * np.mean(err_naive)
+
+
+def test_stream_forecasts_match_partial_update_and_leave_state():
+    y = _series(120)
+    f = AarenForecaster(**TINY, horizon=3).fit(y[:70])
+    before = _stream_snapshot(f)
+    forecasts = f.stream_forecasts(y[70:120])
+    _assert_same_snapshot(before, _stream_snapshot(f))
+    assert forecasts.shape == (50, 3, 2)
+    f.partial_update(y[70:95])
+    np.testing.assert_allclose(forecasts[24], f.predict(fh=[1, 2, 3]).to_numpy(), rtol=1e-6, atol=1e-6)
+    with pytest.raises(ValueError, match="gap"):
+        f.stream_forecasts(y[100:110])
+
+
+def test_forecast_job_on_bundled_data(tmp_path, capsys):
+    from aaren_ts.cli import main
+
+    assert main(["forecast", "--max-epochs", "1", "--output", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "MSE" in out and "AarenForecaster" in out
+    assert (tmp_path / "forecast_airline_aaren.png").stat().st_size > 0
+
+
+@pytest.mark.slow
+@pytest.mark.data
+def test_protocol_on_etth1_beats_naive_and_streams_well(shared_data_home):
+    from aaren_ts.jobs.forecast import evaluate_protocol
+
+    result, _ = evaluate_protocol(
+        "ETTh1",
+        24,
+        data_home=str(shared_data_home),
+        max_epochs=2,
+        d_model=16,
+        n_layers=1,
+        d_ff=32,
+        random_state=0,
+    )
+    assert result.mse < 0.7 * result.naive_mse
+    assert result.stream_mse < 1.05 * result.mse
