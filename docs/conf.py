@@ -61,16 +61,14 @@ suppress_warnings: list[str] = []
 # ("ndarray of shape (n_windows, horizon_, n_channels)"), where reStructuredText reads ``name_`` as
 # a link target and fails the strict build. Escape trailing underscores of bare words in
 # "of shape (...)" types only; the library text is otherwise rendered as written.
-_SHAPE = re.compile(r"of shape \(([^)]*)\)")
 _BARE_UNDERSCORE = re.compile(r"(?<![`\\\w])([A-Za-z]\w*)_(?=[,)\s])")
 
 
 def _escape_shape_targets(app, what, name, obj, options, lines):
     for i, line in enumerate(lines):
-        if "of shape (" in line:
-            lines[i] = _SHAPE.sub(
-                lambda m: "of shape (" + _BARE_UNDERSCORE.sub(r"\1\\_", m.group(1)) + ")", line
-            )
+        head, sep, shape = line.partition("of shape (")
+        if sep:
+            lines[i] = head + sep + _BARE_UNDERSCORE.sub(r"\1\\_", shape)
 
 
 RESULTS = Path(__file__).resolve().parent / "_static" / "results"
