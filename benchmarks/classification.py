@@ -174,13 +174,22 @@ def _summary(rows: list) -> dict[tuple[str, str], tuple[float, float, float, int
     return out
 
 
+def _portable(command: str) -> str:
+    """The command with the data folder's location replaced by a placeholder (no machine paths)."""
+    words = command.split()
+    for i, word in enumerate(words[:-1]):
+        if word == "--data-home":
+            words[i + 1] = "$AAREN_TS_DATA"
+    return " ".join(words)
+
+
 def write_report(rows: list, stream_rows: list, notes: list[str], command: str) -> Path:
     RESULTS.mkdir(parents=True, exist_ok=True)
     summary = _summary(rows)
     lines = [
         "# AarenClassifier benchmark (UEA, archive TRAIN/TEST split)",
         "",
-        f"Command: `{command}`",
+        f"Command: `{_portable(command)}`",
         "",
         f"Machine: {platform.machine()}, {os.cpu_count()} CPU(s), torch {torch.__version__}, "
         f"torch threads {torch.get_num_threads()}; default parameters for every model "
