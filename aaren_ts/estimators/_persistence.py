@@ -9,12 +9,24 @@ from an untrusted source cannot run code from it (unlike pickle).
 from __future__ import annotations
 
 import os
+import pickle
+import tempfile
+import zipfile
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
-__all__ = ["FORMAT_VERSION", "load_payload", "save_payload", "to_plain"]
+__all__ = [
+    "FORMAT_VERSION",
+    "PAYLOAD_ENTRY",
+    "load_archive",
+    "load_payload",
+    "save_archive",
+    "save_payload",
+    "to_plain",
+]
 
 FORMAT_VERSION = 1
 
@@ -85,3 +97,71 @@ def load_payload(path: str | os.PathLike, estimator: str) -> dict[str, Any]:
             f"this aaren_ts reads version {FORMAT_VERSION}"
         )
     return payload
+
+
+#: Name of the weights-only payload inside a saved ``.zip`` archive.
+PAYLOAD_ENTRY = "aaren_ts_payload.pt"
+
+
+def save_archive(
+    path: str | os.PathLike,
+    estimator_cls: type,
+    params: dict[str, Any],
+    state_dict: dict[str, torch.Tensor],
+    attributes: dict[str, Any],
+) -> Path:
+    """Write a fitted estimator to a ``.zip`` archive that sktime's ``load`` also reads.
+
+    The archive holds the :func:`save_payload` file (read back with ``weights_only`` loading) and the
+    ``_metadata`` entry through which :func:`sktime.base.load` finds the class (a pickled reference to
+    the class, which :func:`load_archive` never reads).
+
+    Parameters
+    ----------
+    path : str or path-like
+        Destination; ``".zip"`` is appended unless present, as sktime does.
+    estimator_cls : type
+        The estimator's class.
+    params, state_dict, attributes
+        As for :func:`save_payload`.
+
+    Returns
+    -------
+    pathlib.Path
+        The file written.
+    """
+    target = Path(path)
+    if target.suffix != ".zip":
+        target = target.with_name(target.name + ".zip")
+    with tempfile.TemporaryDirectory() as tmp:
+        payload_file = Path(tmp) / PAYLOAD_ENTRY
+        save_payload(payload_file, estimator_cls.__name__, params, state_dict, attributes)
+        with zipfile.ZipFile(target, "w") as archive:
+            archive.writestr("_metadata", pickle.dumps(estimator_cls))
+            archive.write(payload_file, PAYLOAD_ENTRY)
+    return target
+
+
+def load_archive(path: str | os.PathLike, estimator_cls: type) -> dict[str, Any]:
+    """Read the payload of an archive written by :func:`save_archive`, without unpickling anything.
+
+    Raises
+    ------
+    FileNotFoundError
+        If neither ``path`` nor ``path + ".zip"`` exists.
+    ValueError
+        If the file is not such an archive, or holds another estimator.
+    """
+    name = estimator_cls.__name__
+    source = Path(path)
+    if not source.exists() and source.suffix != ".zip":
+        source = source.with_name(source.name + ".zip")
+    if not source.exists():
+        raise FileNotFoundError(f"no saved {name} at {os.fspath(path)!r}")
+    not_ours = ValueError(f"{os.fspath(source)!r} is not a file written by {name}.save")
+    if not zipfile.is_zipfile(source):
+        raise not_ours
+    with zipfile.ZipFile(source) as archive, tempfile.TemporaryDirectory() as tmp:
+        if PAYLOAD_ENTRY not in archive.namelist():
+            raise not_ours
+        return load_payload(archive.extract(PAYLOAD_ENTRY, tmp), name)

@@ -19,7 +19,7 @@ from sktime.exceptions import NotFittedError as _SktimeNotFittedError
 
 from aaren_ts.estimators._classifier_module import READOUTS, ClassifierModule, StreamState, state_tensors
 from aaren_ts.estimators._inputs import Panel, to_panel
-from aaren_ts.estimators._persistence import load_payload, save_payload
+from aaren_ts.estimators._persistence import load_archive, save_archive
 from aaren_ts.estimators._skorch import (
     make_callbacks,
     make_train_split,
@@ -32,7 +32,6 @@ from aaren_ts.estimators._skorch import (
 __all__ = ["SKLEARN_EXPECTED_FAILED_CHECKS", "AarenClassifier", "NotFittedError"]
 
 _MISSING = object()
-_PAYLOAD_ENTRY = "aaren_ts_payload.pt"
 
 
 class NotFittedError(_SklearnNotFittedError, _SktimeNotFittedError):
@@ -759,11 +758,6 @@ class AarenClassifier(BaseClassifier):
         pathlib.Path or object
             The file written (``"safe"``), or what sktime's ``save`` returns.
         """
-        import pickle
-        import tempfile
-        import zipfile
-        from pathlib import Path
-
         if path is None or serialization_format != "safe":
             fmt = "pickle" if serialization_format == "safe" else serialization_format
             return super().save(path, serialization_format=fmt)
@@ -783,18 +777,7 @@ class AarenClassifier(BaseClassifier):
             "channel_scale": self.channel_scale_,
             "fit_time": int(getattr(self, "fit_time_", 0)),
         }
-        target = Path(path)
-        if target.suffix != ".zip":
-            target = target.with_name(target.name + ".zip")
-        with tempfile.TemporaryDirectory() as tmp:
-            payload_file = Path(tmp) / _PAYLOAD_ENTRY
-            save_payload(
-                payload_file, type(self).__name__, params, self.net_.module_.state_dict(), attributes
-            )
-            with zipfile.ZipFile(target, "w") as archive:
-                archive.writestr("_metadata", pickle.dumps(type(self)))
-                archive.write(payload_file, _PAYLOAD_ENTRY)
-        return target
+        return save_archive(path, type(self), params, self.net_.module_.state_dict(), attributes)
 
     @classmethod
     def load_from_path(cls, serial: Any) -> AarenClassifier:
@@ -815,23 +798,9 @@ class AarenClassifier(BaseClassifier):
         AarenClassifier
             Fitted, on the device its ``device`` parameter names (``"auto"``: CUDA if present).
         """
-        import tempfile
-        import zipfile
-        from pathlib import Path
-
         from skorch import NeuralNetClassifier
 
-        source = Path(path)
-        if not source.exists() and source.suffix != ".zip":
-            source = source.with_name(source.name + ".zip")
-        if not source.exists():
-            raise FileNotFoundError(f"no saved {cls.__name__} at {os.fspath(path)!r}")
-        if not zipfile.is_zipfile(source):
-            raise ValueError(f"{os.fspath(source)!r} is not a file written by {cls.__name__}.save")
-        with zipfile.ZipFile(source) as archive, tempfile.TemporaryDirectory() as tmp:
-            if _PAYLOAD_ENTRY not in archive.namelist():
-                raise ValueError(f"{os.fspath(source)!r} is not a file written by {cls.__name__}.save")
-            payload = load_payload(archive.extract(_PAYLOAD_ENTRY, tmp), cls.__name__)
+        payload = load_archive(path, cls)
         est = cls(**payload["params"])
         attrs = payload["attributes"]
         classes = attrs["classes"]

@@ -15,14 +15,13 @@ from sktime.forecasting.base import BaseForecaster, ForecastingHorizon
 
 from aaren_ts.estimators._forecast_module import LOCAL_NORMS, ForecastNet, MaskedMSELoss
 from aaren_ts.estimators._forecaster_state import state_from_tensors, state_to_tensors
-from aaren_ts.estimators._persistence import load_payload, save_payload
+from aaren_ts.estimators._persistence import load_archive, save_archive
 from aaren_ts.estimators._skorch import make_callbacks, resolve_device, seeded, torch_seed
 from aaren_ts.nn import BACKBONES
 
 __all__ = ["AarenForecaster"]
 
 _OPTIMIZERS = {"adam": torch.optim.Adam, "adamw": torch.optim.AdamW, "sgd": torch.optim.SGD}
-_PAYLOAD_ENTRY = "aaren_forecaster.pt"
 _ENCODE_CHUNK = 512  # tokens per block when encoding a long series (bounds attention memory)
 
 
@@ -707,11 +706,6 @@ class AarenForecaster(BaseForecaster):
         pathlib.Path or object
             The file written (``"safe"``), or what sktime's ``save`` returns.
         """
-        import pickle
-        import tempfile
-        import zipfile
-        from pathlib import Path
-
         if path is None or serialization_format != "safe":
             fmt = "pickle" if serialization_format == "safe" else serialization_format
             return super().save(path, serialization_format=fmt)
@@ -738,18 +732,7 @@ class AarenForecaster(BaseForecaster):
             "y_mtype": str(self._y_mtype_last_seen),
             "y_metadata": _plain_metadata(getattr(self, "_y_metadata", {})),
         }
-        target = Path(path)
-        if target.suffix != ".zip":
-            target = target.with_name(target.name + ".zip")
-        with tempfile.TemporaryDirectory() as tmp:
-            payload_file = Path(tmp) / _PAYLOAD_ENTRY
-            save_payload(
-                payload_file, type(self).__name__, params, self.net_.module_.state_dict(), attributes
-            )
-            with zipfile.ZipFile(target, "w") as archive:
-                archive.writestr("_metadata", pickle.dumps(type(self)))
-                archive.write(payload_file, _PAYLOAD_ENTRY)
-        return target
+        return save_archive(path, type(self), params, self.net_.module_.state_dict(), attributes)
 
     @classmethod
     def load_from_path(cls, serial: Any) -> AarenForecaster:
@@ -770,21 +753,7 @@ class AarenForecaster(BaseForecaster):
         AarenForecaster
             Fitted, at the same cutoff and stream state as the saved one.
         """
-        import tempfile
-        import zipfile
-        from pathlib import Path
-
-        source = Path(path)
-        if not source.exists() and source.suffix != ".zip":
-            source = source.with_name(source.name + ".zip")
-        if not source.exists():
-            raise FileNotFoundError(f"no saved {cls.__name__} at {os.fspath(path)!r}")
-        if not zipfile.is_zipfile(source):
-            raise ValueError(f"{os.fspath(source)!r} is not a file written by {cls.__name__}.save")
-        with zipfile.ZipFile(source) as archive, tempfile.TemporaryDirectory() as tmp:
-            if _PAYLOAD_ENTRY not in archive.namelist():
-                raise ValueError(f"{os.fspath(source)!r} is not a file written by {cls.__name__}.save")
-            payload = load_payload(archive.extract(_PAYLOAD_ENTRY, tmp), cls.__name__)
+        payload = load_archive(path, cls)
         est = cls(**payload["params"])
         attrs = payload["attributes"]
         est._device = resolve_device(est.device)
