@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 from sktime.datasets import load_airline
 from sktime.forecasting.model_evaluation import evaluate
 from sktime.forecasting.model_selection import ForecastingGridSearchCV
@@ -65,25 +64,29 @@ def test_grid_search():
 
 
 @pytest.mark.slow
-def test_evaluate_with_update_strategies_is_cheap():
+def test_evaluate_with_update_strategies():
     y = load_airline()
     cv = ExpandingWindowSplitter(fh=[1, 2, 3], initial_window=96, step_length=6)
     results = {}
     for strategy in ("refit", "update", "no-update_params"):
-        start = time.perf_counter()
-        results[strategy] = evaluate(
-            AarenForecaster(**SMALL, horizon=3), cv=cv, y=y, strategy=strategy, return_data=True
-        )
-        results[strategy].attrs["wall"] = time.perf_counter() - start
+        forecaster = AarenForecaster(**SMALL, horizon=3)
+        results[strategy] = evaluate(forecaster, cv=cv, y=y, strategy=strategy, return_data=True)
     for frame in results.values():
         assert len(frame) == len(list(cv.split(y)))
         assert np.isfinite(frame["test_MeanAbsolutePercentageError"]).all()
-    fit_times = {s: r["fit_time"].iloc[1:].mean() for s, r in results.items()}
-    # state-only updates are far cheaper than refitting each fold
-    assert fit_times["no-update_params"] < 0.25 * fit_times["refit"]
     # the first fold of every strategy is the same fit, so the first forecasts agree
     first = {s: r["y_pred"].iloc[0] for s, r in results.items()}
     pd.testing.assert_series_equal(first["refit"], first["update"])
+    # What makes the state-only folds cheap (timed in benchmarks/forecasting.py, not asserted here):
+    # update(update_params=False) trains nothing and leaves the weights as they are.
+    f = AarenForecaster(**SMALL, horizon=3).fit(y[:96])
+    weights = {k: v.clone() for k, v in f.net_.module_.state_dict().items()}
+    epochs = len(f.net_.history)
+    f.update(y[96:102], update_params=False)
+    assert len(f.net_.history) == epochs
+    for k, v in f.net_.module_.state_dict().items():
+        assert torch.equal(v, weights[k]), k
+    assert f.cutoff[0] == y.index[101]
 
 
 @pytest.mark.slow
