@@ -24,10 +24,13 @@ import torch
 from sklearn.utils import check_random_state
 
 __all__ = [
+    "OPTIMIZERS",
     "make_callbacks",
     "make_train_split",
     "num_threads",
     "resolve_device",
+    "resolve_optimizer",
+    "savable_params",
     "seeded",
     "torch_seed",
 ]
@@ -229,3 +232,59 @@ def num_threads(n: int | None) -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(previous)
+
+
+#: Optimizers that can be named by string (case-insensitive).
+OPTIMIZERS: dict[str, type[torch.optim.Optimizer]] = {
+    "adam": torch.optim.Adam,
+    "adamw": torch.optim.AdamW,
+    "sgd": torch.optim.SGD,
+    "rmsprop": torch.optim.RMSprop,
+}
+
+
+def resolve_optimizer(optimizer: str | type) -> type[torch.optim.Optimizer]:
+    """The optimizer class for an estimator's ``optimizer`` parameter (a name or a class).
+
+    Raises
+    ------
+    ValueError
+        For an unknown name (the message lists the known ones).
+    TypeError
+        For anything that is neither a string nor a ``torch.optim.Optimizer`` subclass.
+    """
+    if isinstance(optimizer, str):
+        try:
+            return OPTIMIZERS[optimizer.lower()]
+        except KeyError:
+            raise ValueError(
+                f"optimizer must be one of {sorted(OPTIMIZERS)} or a torch optimizer class, got {optimizer!r}"
+            ) from None
+    if isinstance(optimizer, type) and issubclass(optimizer, torch.optim.Optimizer):
+        return optimizer
+    raise TypeError(f"optimizer must be a string or a torch.optim.Optimizer subclass, got {optimizer!r}")
+
+
+def savable_params(params: dict[str, Any]) -> dict[str, Any]:
+    """Constructor parameters as plain data for a non-pickle save.
+
+    Callbacks are dropped (they are objects), an optimizer class is stored by its ``torch.optim``
+    name, and a ``RandomState`` seed by ``None``.
+
+    Raises
+    ------
+    ValueError
+        If the optimizer is a class outside ``torch.optim`` (it could not be restored by name).
+    """
+    params = dict(params, callbacks=None)
+    opt = params.get("optimizer")
+    if opt is not None and not isinstance(opt, str):
+        if getattr(torch.optim, opt.__name__, None) is not opt:
+            raise ValueError(
+                f"cannot save optimizer {opt!r} by name: only torch.optim optimizers (or names) can be saved "
+                "without pickle; use serialization_format='pickle'"
+            )
+        params["optimizer"] = opt.__name__.lower()
+    if not isinstance(params.get("random_state"), int | type(None)):
+        params["random_state"] = None
+    return params

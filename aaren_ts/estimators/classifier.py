@@ -25,6 +25,8 @@ from aaren_ts.estimators._skorch import (
     make_train_split,
     num_threads,
     resolve_device,
+    resolve_optimizer,
+    savable_params,
     seeded,
     torch_seed,
 )
@@ -36,8 +38,6 @@ _MISSING = object()
 
 class NotFittedError(_SklearnNotFittedError, _SktimeNotFittedError):
     """Raised when a method needs a fitted estimator; both sklearn's and sktime's ``NotFittedError``."""
-_OPTIMIZERS = {"adamw": "AdamW", "adam": "Adam", "sgd": "SGD", "rmsprop": "RMSprop"}
-
 #: sklearn estimator checks that cannot apply to a time-series classifier, with the reason. Pass it to
 #: ``sklearn.utils.estimator_checks.parametrize_with_checks(..., expected_failed_checks=...)``
 #: through :meth:`AarenClassifier.sklearn_expected_failed_checks`.
@@ -396,17 +396,7 @@ class AarenClassifier(BaseClassifier):
             raise ValueError(f"lr must be positive, got {self.lr}")
 
     def _optimizer_class(self) -> type[torch.optim.Optimizer]:
-        opt = self.optimizer
-        if isinstance(opt, str):
-            try:
-                return getattr(torch.optim, _OPTIMIZERS[opt.lower()])
-            except KeyError:
-                raise ValueError(
-                    f"optimizer must be one of {sorted(_OPTIMIZERS)} or a torch optimizer class, got {opt!r}"
-                ) from None
-        if isinstance(opt, type) and issubclass(opt, torch.optim.Optimizer):
-            return opt
-        raise TypeError(f"optimizer must be a string or a torch.optim.Optimizer subclass, got {opt!r}")
+        return resolve_optimizer(self.optimizer)
 
     def _panel(self, X: Any, name: str = "X", allow_empty_series: bool = False) -> Panel:
         """Validate and convert ``X``; after fit, also check its channel count."""
@@ -743,7 +733,8 @@ class AarenClassifier(BaseClassifier):
         The archive holds the weights, constructor parameters and fitted attributes in a file read with
         ``torch.load(weights_only=True)`` (no code execution), plus the ``_metadata`` entry that
         :func:`sktime.base.load` uses to find the class. skorch callbacks and stream state are not
-        stored; a non-string optimizer is stored by its ``torch.optim`` name.
+        stored; an optimizer class is stored by its ``torch.optim`` name (another class needs
+        ``serialization_format="pickle"``).
 
         Parameters
         ----------
@@ -762,13 +753,7 @@ class AarenClassifier(BaseClassifier):
             fmt = "pickle" if serialization_format == "safe" else serialization_format
             return super().save(path, serialization_format=fmt)
         self._require_network("save")
-        params = self.get_params(deep=False)
-        params["callbacks"] = None
-        opt = params["optimizer"]
-        if not isinstance(opt, str):
-            params["optimizer"] = opt.__name__ if getattr(torch.optim, opt.__name__, None) is opt else "adamw"
-        if not isinstance(params["random_state"], int | type(None)):
-            params["random_state"] = None
+        params = savable_params(self.get_params(deep=False))
         attributes = {
             "classes": self.classes_,
             "classes_kind": self.classes_.dtype.kind,

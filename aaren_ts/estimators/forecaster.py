@@ -16,12 +16,18 @@ from sktime.forecasting.base import BaseForecaster, ForecastingHorizon
 from aaren_ts.estimators._forecast_module import LOCAL_NORMS, ForecastNet, MaskedMSELoss
 from aaren_ts.estimators._forecaster_state import state_from_tensors, state_to_tensors
 from aaren_ts.estimators._persistence import load_archive, save_archive
-from aaren_ts.estimators._skorch import make_callbacks, resolve_device, seeded, torch_seed
+from aaren_ts.estimators._skorch import (
+    make_callbacks,
+    resolve_device,
+    resolve_optimizer,
+    savable_params,
+    seeded,
+    torch_seed,
+)
 from aaren_ts.nn import BACKBONES
 
 __all__ = ["AarenForecaster"]
 
-_OPTIMIZERS = {"adam": torch.optim.Adam, "adamw": torch.optim.AdamW, "sgd": torch.optim.SGD}
 _ENCODE_CHUNK = 512  # tokens per block when encoding a long series (bounds attention memory)
 
 
@@ -286,17 +292,7 @@ class AarenForecaster(BaseForecaster):
         self._optimizer_class()
 
     def _optimizer_class(self) -> type:
-        opt = self.optimizer
-        if isinstance(opt, str):
-            try:
-                return _OPTIMIZERS[opt.lower()]
-            except KeyError:
-                raise ValueError(
-                    f"optimizer must be one of {sorted(_OPTIMIZERS)} or a torch optimizer class, got {opt!r}"
-                ) from None
-        if isinstance(opt, type) and issubclass(opt, torch.optim.Optimizer):
-            return opt
-        raise TypeError(f"optimizer must be a string or a torch optimizer class, got {opt!r}")
+        return resolve_optimizer(self.optimizer)
 
     def _build_net(
         self, n_channels: int, horizon: int, device: str, callbacks: list, train_split: Any
@@ -691,7 +687,8 @@ class AarenForecaster(BaseForecaster):
         The ``.zip`` archive holds a file read with ``torch.load(weights_only=True)`` (no code
         execution) and the ``_metadata`` entry that :func:`sktime.base.load` uses to find the class.
         The loaded forecaster predicts and streams on exactly where this one is. skorch callbacks are
-        not stored; a non-string optimizer is stored by its ``torch.optim`` name.
+        not stored; an optimizer class is stored by its ``torch.optim`` name (another class needs
+        ``serialization_format="pickle"``).
 
         Parameters
         ----------
@@ -710,12 +707,7 @@ class AarenForecaster(BaseForecaster):
             fmt = "pickle" if serialization_format == "safe" else serialization_format
             return super().save(path, serialization_format=fmt)
         self.check_is_fitted()
-        params = self.get_params(deep=False)
-        params["callbacks"] = None
-        if not isinstance(params["optimizer"], str):
-            params["optimizer"] = params["optimizer"].__name__.lower()
-        if not isinstance(params["random_state"], int | type(None)):
-            params["random_state"] = None
+        params = savable_params(self.get_params(deep=False))
         cutoff = self.cutoff
         attributes = {
             "horizon": self.horizon_,

@@ -1,0 +1,52 @@
+"""The helpers both estimators share: optimizer resolution and parameters for non-pickle saving."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from aaren_ts.estimators._persistence import load_archive, save_archive
+from aaren_ts.estimators._skorch import resolve_optimizer, savable_params
+
+
+class _CustomOptimizer(torch.optim.SGD):
+    pass
+
+
+def test_resolve_optimizer_by_name_or_class() -> None:
+    assert resolve_optimizer("AdamW") is torch.optim.AdamW
+    assert resolve_optimizer("sgd") is torch.optim.SGD
+    assert resolve_optimizer(_CustomOptimizer) is _CustomOptimizer
+    with pytest.raises(ValueError, match="optimizer must be one of"):
+        resolve_optimizer("lbfgs-ish")
+    with pytest.raises(TypeError, match=r"torch\.optim\.Optimizer subclass"):
+        resolve_optimizer(3)
+
+
+def test_savable_params() -> None:
+    seed = np.random.RandomState(0)
+    params = {"optimizer": torch.optim.AdamW, "callbacks": [object()], "random_state": seed}
+    plain = savable_params(params)
+    assert plain == {"optimizer": "adamw", "callbacks": None, "random_state": None}
+    assert params["callbacks"] is not None  # the input is not modified
+    assert resolve_optimizer(plain["optimizer"]) is torch.optim.AdamW
+    with pytest.raises(ValueError, match=r"serialization_format='pickle'"):
+        savable_params({"optimizer": _CustomOptimizer})
+
+
+def test_archive_round_trip_and_refusals(tmp_path) -> None:
+    state = {"w": torch.arange(3.0)}
+    path = save_archive(tmp_path / "model", _CustomOptimizer, {"a": 1}, state, {"x": np.ones(2)})
+    assert path.name == "model.zip"
+    payload = load_archive(tmp_path / "model", _CustomOptimizer)
+    assert payload["params"] == {"a": 1}
+    assert torch.equal(payload["state_dict"]["w"], state["w"])
+    assert torch.equal(payload["attributes"]["x"], torch.ones(2, dtype=torch.float64))
+    with pytest.raises(ValueError, match="does not hold a saved SGD"):
+        load_archive(path, torch.optim.SGD)
+    (tmp_path / "other.zip").write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match="is not a file written by"):
+        load_archive(tmp_path / "other.zip", _CustomOptimizer)
+    with pytest.raises(FileNotFoundError, match="no saved"):
+        load_archive(tmp_path / "missing", _CustomOptimizer)
