@@ -14,7 +14,11 @@ Usage::
     python benchmarks/forecasting.py --quick          # ETTh1, T=96
     python benchmarks/forecasting.py                  # ETTh1, ETTh2, ETTm1, Weather x 4 horizons
 
-Writes ``benchmarks/results/forecasting.md`` and plots beside it.
+Writes ``benchmarks/results/forecasting.md`` (or ``--output``) and plots beside it. The grid's cells are
+independent, so they can run as separate processes (one ``--datasets X --horizons T --output
+cells/X_TT.md`` each); ``--merge`` then combines those tables into one, with a summary plot::
+
+    python benchmarks/forecasting.py --merge "cells/*.md" --output forecasting_grid.md
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from aaren_ts.estimators._skorch import resolve_device
 from aaren_ts.jobs.forecast import (
     INPUT_LENGTH,
     PAPER_MSE,
@@ -117,6 +122,116 @@ def update_costs(data_home: str | None) -> list[str]:
     return lines
 
 
+def _table(rows: list[tuple], stream_rows: list[str], device: str) -> list[str]:
+    """Markdown lines of the quality and streaming tables."""
+    lines = [
+        "# Long-horizon forecasting (input 96, all stride-1 test windows, scaled data)",
+        "",
+        f"AarenForecaster device: {device}.",
+        "",
+        "| dataset | T | model | MSE | MAE | paper Aaren MSE | notes |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, horizon, model, mse, mae, notes in rows:
+        paper = PAPER_MSE.get(name, {}).get(horizon)
+        paper_s = f"{paper:.2f}" if paper is not None else "–"
+        lines.append(f"| {name} | {horizon} | {model} | {mse:.4f} | {mae:.4f} | {paper_s} | {notes} |")
+    lines += [
+        "",
+        "## Streaming vs fresh windows (AarenForecaster, aaren backbone)",
+        "",
+        "Forecasts made from the state after streaming through validation and test (one step per",
+        "observation, from the end of training) vs forecasts from a fresh window of 96 values.",
+        "",
+        "| dataset | T | fresh-window MSE | streaming MSE | streaming vs fresh | windows |",
+        "|---|---|---|---|---|---|",
+        *stream_rows,
+    ]
+    return lines
+
+
+_DATASET_ORDER = ["ETTh1", "ETTh2", "ETTm1", "ETTm2", "Weather", "ECL"]
+
+
+def _cell_key(row: str) -> tuple[int, int]:
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    name = cells[0]
+    order = _DATASET_ORDER.index(name) if name in _DATASET_ORDER else len(_DATASET_ORDER)
+    return order, int(cells[1])
+
+
+def merge_tables(paths: list[Path], out: Path) -> list[str]:
+    """Combine per-cell tables written by this script into one table (and a plot beside it).
+
+    Parameters
+    ----------
+    paths : list of Path
+        Tables written by earlier runs (each with its quality and streaming sections).
+    out : Path
+        The combined table; the plot is written next to it with the suffix ``.png``.
+
+    Returns
+    -------
+    list of str
+        The lines written.
+    """
+    quality, stream, devices = [], [], set()
+    for path in paths:
+        section = "quality"
+        for line in path.read_text().splitlines():
+            if line.startswith("AarenForecaster device:"):
+                devices.add(line.removeprefix("AarenForecaster device:").strip().rstrip("."))
+            elif line.startswith("## "):
+                section = "stream" if line.startswith("## Streaming") else "other"
+            elif line.startswith("| ") and not line.startswith("| dataset") and section != "other":
+                (quality if section == "quality" else stream).append(line)
+    quality.sort(key=_cell_key)  # stable: keeps each cell's model order
+    stream.sort(key=_cell_key)
+    header = _table([], [], ", ".join(sorted(devices)) or "unknown")
+    split = header.index("## Streaming vs fresh windows (AarenForecaster, aaren backbone)")
+    lines = header[: split - 1] + quality + [""] + header[split:] + stream
+    out.write_text("\n".join(lines) + "\n")
+    _plot_grid(quality, out.with_suffix(".png"))
+    return lines
+
+
+def _plot_grid(rows: list[str], path: Path) -> None:
+    """MSE against horizon, one panel per dataset, one line per model and the paper's Aaren."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    table: dict[str, dict[str, dict[int, float]]] = {}
+    for row in rows:
+        name, horizon, model, mse = [c.strip() for c in row.strip("|").split("|")][:4]
+        table.setdefault(name, {}).setdefault(model, {})[int(horizon)] = float(mse)
+    names = sorted(table, key=lambda n: _DATASET_ORDER.index(n) if n in _DATASET_ORDER else 99)
+    fig, axes = plt.subplots(1, len(names), figsize=(3.6 * len(names), 3.4), squeeze=False)
+    styles = {
+        "AarenForecaster(aaren)": dict(color="tab:red", marker="o"),
+        "AarenForecaster(transformer)": dict(color="tab:purple", marker="s", ls="--"),
+        "LTSFDLinearForecaster": dict(color="tab:blue", marker="^", ls="-."),
+        "NaiveForecaster(last)": dict(color="0.6", marker=".", ls=":"),
+    }
+    for ax, name in zip(axes[0], names, strict=True):
+        for model, points in table[name].items():
+            hs = sorted(points)
+            ax.plot(hs, [points[h] for h in hs], label=model, **styles.get(model, {}))
+        paper = PAPER_MSE.get(name, {})
+        if paper:
+            hs = sorted(paper)
+            ax.plot(hs, [paper[h] for h in hs], color="black", marker="x", ls="none", label="paper (Aaren)")
+        ax.set_title(name)
+        ax.set_xlabel("horizon T")
+        ax.set_xticks([96, 192, 336, 720])
+    axes[0][0].set_ylabel("test MSE (scaled)")
+    axes[0][-1].legend(fontsize=7, loc="best")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -129,13 +244,38 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dlinear-epochs", type=int, default=10)
     parser.add_argument("--skip-transformer", action="store_true")
     parser.add_argument("--skip-update-costs", action="store_true")
+    parser.add_argument("--device", default="auto", help="torch device for AarenForecaster (default: auto)")
+    parser.add_argument(
+        "--output", default="forecasting.md", help="file name of the table in benchmarks/results"
+    )
+    parser.add_argument(
+        "--merge",
+        nargs="+",
+        default=None,
+        metavar="TABLE",
+        help="combine tables from earlier runs (file names or glob patterns in benchmarks/results, quoted) "
+        "into --output and exit",
+    )
     args = parser.parse_args(argv)
+    if args.merge:
+        out = RESULTS / args.output
+        paths = sorted({path for pattern in args.merge for path in RESULTS.glob(pattern)} - {out})
+        if not paths:
+            parser.error(f"--merge: no table in {RESULTS} matches {args.merge}")
+        print("\n".join(merge_tables(paths, out)))
+        print(f"\nwritten: {out} and {out.with_suffix('.png').name}")
+        return 0
     datasets = args.datasets or (["ETTh1"] if args.quick else ["ETTh1", "ETTh2", "ETTm1", "Weather"])
     horizons = args.horizons or ([96] if args.quick else [96, 192, 336, 720])
     RESULTS.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(max(1, torch.get_num_threads()))
 
     rows, stream_rows = [], []
+    out = RESULTS / args.output
+    out.parent.mkdir(parents=True, exist_ok=True)
+    device = str(resolve_device(args.device))
+    if device.startswith("cuda"):
+        device += f" ({torch.cuda.get_device_name()})"
     for name in datasets:
         for horizon in horizons:
             for backbone in ["aaren"] + ([] if args.skip_transformer else ["transformer"]):
@@ -147,6 +287,7 @@ def main(argv: list[str] | None = None) -> int:
                     backbone=backbone,
                     max_epochs=args.max_epochs,
                     random_state=0,
+                    device=args.device,
                 )
                 rows.append(
                     (
@@ -185,28 +326,9 @@ def main(argv: list[str] | None = None) -> int:
                     (name, horizon, "LTSFDLinearForecaster", float("nan"), float("nan"), f"failed: {err}")
                 )
             print(rows[-1], flush=True)
+            out.write_text("\n".join(_table(rows, stream_rows, device)) + "\n")  # partial results survive
 
-    lines = [
-        "# Long-horizon forecasting (input 96, all stride-1 test windows, scaled data)",
-        "",
-        "| dataset | T | model | MSE | MAE | paper Aaren MSE | notes |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for name, horizon, model, mse, mae, notes in rows:
-        paper = PAPER_MSE.get(name, {}).get(horizon)
-        paper_s = f"{paper:.2f}" if paper is not None else "–"
-        lines.append(f"| {name} | {horizon} | {model} | {mse:.4f} | {mae:.4f} | {paper_s} | {notes} |")
-    lines += [
-        "",
-        "## Streaming vs fresh windows (AarenForecaster, aaren backbone)",
-        "",
-        "Forecasts made from the state after streaming through validation and test (one step per",
-        "observation, from the end of training) vs forecasts from a fresh window of 96 values.",
-        "",
-        "| dataset | T | fresh-window MSE | streaming MSE | streaming vs fresh | windows |",
-        "|---|---|---|---|---|---|",
-        *stream_rows,
-    ]
+    lines = _table(rows, stream_rows, device)
     if not args.skip_update_costs:
         lines += [
             "",
@@ -214,7 +336,6 @@ def main(argv: list[str] | None = None) -> int:
             "",
             *update_costs(args.data_home),
         ]
-    out = RESULTS / "forecasting.md"
     out.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     print(f"\nwritten: {out}")
