@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
 
 import numpy as np
 import torch
 from _common import markdown_table, results_dir
 from torch.nn import functional as F
 
-from aaren_ts.nn import AarenEncoder, CausalTransformerEncoder
+from aaren_ts.nn import AarenEncoder, CausalTransformerEncoder, fused_step_available
 from aaren_ts.nn.blocks import StackedEncoder
 
 
@@ -57,7 +58,7 @@ def stream(
 
 
 def interleaved_step_times(
-    encoder: AarenEncoder, states: dict[int, list], x_t: torch.Tensor, repeats: int = 400
+    step: Callable, states: dict[int, list], x_t: torch.Tensor, repeats: int = 400
 ) -> dict[int, float]:
     """Median seconds of one step from each kept state, alternating between them, so that machine
     load drifting during the run affects every history alike (Aaren's states are values: stepping
@@ -67,7 +68,7 @@ def interleaved_step_times(
         for _ in range(repeats):
             for history, state in states.items():
                 start = time.perf_counter()
-                encoder.step(x_t, state)
+                step(x_t, state)
                 samples[history].append(time.perf_counter() - start)
     return {h: float(np.median(v)) for h, v in samples.items()}
 
@@ -132,8 +133,12 @@ def main(argv: list[str] | None = None) -> None:
     t_tf, m_tf, _ = stream(transformer, tokens)
     floor = dense_floor(aaren)
     # Aaren's per-token time at both histories, measured interleaved in the same period.
-    paired = interleaved_step_times(aaren, kept, tokens[:1])
+    paired = interleaved_step_times(aaren.step, kept, tokens[:1])
     a_early, a_late = paired[early], paired[late]
+    fused = fused_step_available()
+    # The same step through PyTorch operations only (what runs without the fused C kernel).
+    plan = aaren.__dict__["_step_plan"]
+    ops_only = interleaved_step_times(plan._step_torch, {late: kept[late]}, tokens[:1], repeats=200)[late]
     tf_early, tf_late = window_median(t_tf, early), window_median(t_tf, late)
     rows = [
         ["Aaren step", f"{a_early * 1e6:.0f}", f"{a_late * 1e6:.0f}", f"{a_late / a_early:.2f}",
@@ -148,7 +153,9 @@ def main(argv: list[str] | None = None) -> None:
         "Aaren µs/token: median of 400 steps from the states at both histories, interleaved; "
         "Transformer: running median of 64 steps while streaming. "
         f"Dense projections alone: {floor * 1e6:.0f} µs/token; Aaren step / floor = "
-        f"{a_early / floor:.2f} (history {early}), {a_late / floor:.2f} (history {late}). "
+        f"{a_early / floor:.2f} (history {early}), {a_late / floor:.2f} (history {late}); fused C step "
+        f"{'used' if fused else 'NOT available (no C compiler?)'}. The same step through PyTorch "
+        f"operations only: {ops_only * 1e6:.0f} µs/token ({ops_only / floor:.2f}× the floor). "
         f"Transformer / Aaren per token at history {late}: {tf_late / a_late:.2f}."
     )
     title = (f"Streaming, batch 1, d_model={args.d_model}, heads={args.n_heads}, layers={args.n_layers}, "

@@ -1,6 +1,7 @@
 """Neural-network building blocks: Aaren attention, encoders and the Transformer baseline."""
 
 from aaren_ts.nn import functional
+from aaren_ts.nn._native import fused_step_available
 from aaren_ts.nn.aaren import Aaren
 from aaren_ts.nn.encoder import AarenEncoder
 from aaren_ts.nn.factory import BACKBONES, make_encoder
@@ -16,5 +17,6 @@ __all__ = [
     "CausalTransformerEncoder",
     "KVCache",
     "functional",
+    "fused_step_available",
     "make_encoder",
 ]
