@@ -57,25 +57,41 @@ def stream(
     return times, nbytes, kept
 
 
-def interleaved_step_times(
-    step: Callable, states: dict[int, list], x_t: torch.Tensor, repeats: int = 400
-) -> dict[int, float]:
-    """Median seconds of one step from each kept state, alternating between them, so that machine
-    load drifting during the run affects every history alike (Aaren's states are values: stepping
-    from one leaves it unchanged)."""
-    samples: dict[int, list[float]] = {h: [] for h in states}
+def interleaved_medians(calls: dict[str, Callable[[], object]], repeats: int = 400) -> dict[str, float]:
+    """Median seconds of each call, the calls alternating, so that machine load drifting during the run
+    affects all of them alike (ratios between them are then meaningful on a busy machine)."""
+    samples: dict[str, list[float]] = {name: [] for name in calls}
     with torch.inference_mode():
+        for _ in range(20):  # warm-up
+            for call in calls.values():
+                call()
         for _ in range(repeats):
-            for history, state in states.items():
+            for name, call in calls.items():
                 start = time.perf_counter()
-                step(x_t, state)
-                samples[history].append(time.perf_counter() - start)
-    return {h: float(np.median(v)) for h, v in samples.items()}
+                call()
+                samples[name].append(time.perf_counter() - start)
+    return {name: float(np.median(v)) for name, v in samples.items()}
 
 
-def dense_floor(encoder: AarenEncoder, repeats: int = 2000) -> float:
-    """Seconds per token of the encoder's dense projections alone (score/value, output, two FFN)."""
-    d = encoder.d_model
+def alternating_best(
+    calls: dict[str, Callable[[], object]], block: int = 200, rounds: int = 7
+) -> dict[str, float]:
+    """Seconds per call of each callable in a hot loop: the best of ``rounds`` blocks of ``block``
+    calls, the blocks of the different callables alternating (so each sees the same machine state)."""
+    best = {name: float("inf") for name in calls}
+    with torch.inference_mode():
+        for _ in range(rounds):
+            for name, call in calls.items():
+                start = time.perf_counter()
+                for _ in range(block):
+                    call()
+                best[name] = min(best[name], (time.perf_counter() - start) / block)
+    return best
+
+
+def dense_projections(encoder: AarenEncoder) -> Callable[[], None]:
+    """One token through the encoder's dense projections alone (score/value, output, two FFN): the
+    floor that any per-token method pays."""
     weights = []
     for layer in encoder.layers:
         weight, bias = layer.mixer._fold_score_value()
@@ -85,20 +101,13 @@ def dense_floor(encoder: AarenEncoder, repeats: int = 2000) -> float:
             (layer.feed_forward.hidden.weight, layer.feed_forward.hidden.bias),
             (layer.feed_forward.output.weight, layer.feed_forward.output.bias),
         ]
-    inputs = {w.shape[1]: torch.randn(1, w.shape[1]) for w, _ in weights}
-    with torch.inference_mode():
-        for _ in range(50):
-            for w, b in weights:
-                F.linear(inputs[w.shape[1]], w, b)
-        best = float("inf")
-        for _ in range(5):
-            start = time.perf_counter()
-            for _ in range(repeats // 5):
-                for w, b in weights:
-                    F.linear(inputs[w.shape[1]], w, b)
-            best = min(best, (time.perf_counter() - start) / (repeats // 5))
-    del d
-    return best
+    inputs = [torch.randn(1, w.shape[1]) for w, _ in weights]
+
+    def run() -> None:
+        for (w, b), x in zip(weights, inputs, strict=True):
+            F.linear(x, w, b)
+
+    return run
 
 
 def window_median(times: np.ndarray, end: int, width: int = 64) -> float:
@@ -131,35 +140,67 @@ def main(argv: list[str] | None = None) -> None:
     early, late = 64, args.tokens
     t_aaren, m_aaren, kept = stream(aaren, tokens, keep=(early, late))
     t_tf, m_tf, _ = stream(transformer, tokens)
-    floor = dense_floor(aaren)
-    # Aaren's per-token time at both histories, measured interleaved in the same period.
-    paired = interleaved_step_times(aaren.step, kept, tokens[:1])
-    a_early, a_late = paired[early], paired[late]
     fused = fused_step_available()
-    # The same step through PyTorch operations only (what runs without the fused C kernel).
-    plan = aaren.__dict__["_step_plan"]
-    ops_only = interleaved_step_times(plan._step_torch, {late: kept[late]}, tokens[:1], repeats=200)[late]
+    x_t = tokens[:1]
+    plan = aaren.__dict__["_step_plan"]  # built by the stream; _step_torch = without the fused C kernel
+    # Aaren's per-token time at both histories, the floor, and the PyTorch-operations step, interleaved.
+    timed = interleaved_medians(
+        {"early": lambda: aaren.step(x_t, kept[early]), "late": lambda: aaren.step(x_t, kept[late])}
+    )
+    a_early, a_late = timed["early"], timed["late"]
+    # Step vs the dense projections alone, each in a hot loop (weights in cache: the floor at its best).
+    hot = alternating_best(
+        {
+            "step": lambda: aaren.step(x_t, kept[late]),
+            "floor": dense_projections(aaren),
+            "ops": lambda: plan._step_torch(x_t, kept[late]),
+        }
+    )
+    floor, ops_only = hot["floor"], hot["ops"]
     tf_early, tf_late = window_median(t_tf, early), window_median(t_tf, late)
     rows = [
-        ["Aaren step", f"{a_early * 1e6:.0f}", f"{a_late * 1e6:.0f}", f"{a_late / a_early:.2f}",
-         f"{m_aaren[early - 1] / 1024:.1f}", f"{m_aaren[-1] / 1024:.1f}", f"{t_aaren.sum():.2f}"],
-        ["Transformer step (KV cache)", f"{tf_early * 1e6:.0f}", f"{tf_late * 1e6:.0f}",
-         f"{tf_late / tf_early:.2f}", f"{m_tf[early - 1] / 1024:.1f}", f"{m_tf[-1] / 1024:.1f}",
-         f"{t_tf.sum():.2f}"],
+        [
+            "Aaren step",
+            f"{a_early * 1e6:.0f}",
+            f"{a_late * 1e6:.0f}",
+            f"{a_late / a_early:.2f}",
+            f"{m_aaren[early - 1] / 1024:.1f}",
+            f"{m_aaren[-1] / 1024:.1f}",
+            f"{t_aaren.sum():.2f}",
+        ],
+        [
+            "Transformer step (KV cache)",
+            f"{tf_early * 1e6:.0f}",
+            f"{tf_late * 1e6:.0f}",
+            f"{tf_late / tf_early:.2f}",
+            f"{m_tf[early - 1] / 1024:.1f}",
+            f"{m_tf[-1] / 1024:.1f}",
+            f"{t_tf.sum():.2f}",
+        ],
     ]
-    header = ["", f"µs/token at {early}", f"µs/token at {late}", "late / early",
-              f"state KiB at {early}", f"state KiB at {late}", "total s"]
+    header = [
+        "",
+        f"µs/token at {early}",
+        f"µs/token at {late}",
+        "late / early",
+        f"state KiB at {early}",
+        f"state KiB at {late}",
+        "total s",
+    ]
     summary = (
         "Aaren µs/token: median of 400 steps from the states at both histories, interleaved; "
         "Transformer: running median of 64 steps while streaming. "
-        f"Dense projections alone: {floor * 1e6:.0f} µs/token; Aaren step / floor = "
-        f"{a_early / floor:.2f} (history {early}), {a_late / floor:.2f} (history {late}); fused C step "
+        "Hot loops, best of 7 alternating blocks of 200: dense projections alone "
+        f"{floor * 1e6:.0f} µs/token, "
+        f"Aaren step {hot['step'] * 1e6:.0f} µs/token = {hot['step'] / floor:.2f}× the floor; fused C step "
         f"{'used' if fused else 'NOT available (no C compiler?)'}. The same step through PyTorch "
         f"operations only: {ops_only * 1e6:.0f} µs/token ({ops_only / floor:.2f}× the floor). "
         f"Transformer / Aaren per token at history {late}: {tf_late / a_late:.2f}."
     )
-    title = (f"Streaming, batch 1, d_model={args.d_model}, heads={args.n_heads}, layers={args.n_layers}, "
-             f"d_ff={args.d_ff}, {args.threads} thread(s)")
+    title = (
+        f"Streaming, batch 1, d_model={args.d_model}, heads={args.n_heads}, layers={args.n_layers}, "
+        f"d_ff={args.d_ff}, {args.threads} thread(s)"
+    )
     text = f"### {title}\n\n{markdown_table(header, rows)}\n\n{summary}\n"
     out = results_dir(args.out)
     (out / "streaming.md").write_text(text)
