@@ -126,7 +126,13 @@ class ForecastNet(nn.Module):
         else:
             level = None
         z = windows - level if level is not None else windows
-        h, state = self.encoder(self.embed(z.flatten(-2)), None, state)
+        tokens = self.embed(z.flatten(-2))
+        if n == 1 and state is not None and not self.training and not torch.is_grad_enabled():
+            # one new observation of a stream: the encoder's step (same result, far less overhead)
+            h, state = self.encoder.step(tokens[:, 0], state)
+            h = h[:, None]
+        else:
+            h, state = self.encoder(tokens, None, state)
         if last_only:
             h, z = h[:, -1:], z[:, -1:]
             level = level[:, -1:] if level is not None else None
