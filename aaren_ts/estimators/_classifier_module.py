@@ -208,7 +208,12 @@ class ClassifierModule(nn.Module):
         if state is None:
             state = self.init_state(x.shape[0], x.device)
         h, context = self._embed(x, mask, state.context)
-        y, enc_state = self.encoder(h, mask, state.encoder)
+        if h.shape[1] == 1 and not self.training and not torch.is_grad_enabled() and bool(mask.all()):
+            # one new time point of every stream: the encoder's step (same result, far less overhead)
+            y, enc_state = self.encoder.step(h[:, 0], state.encoder)
+            y = y[:, None]
+        else:
+            y, enc_state = self.encoder(h, mask, state.encoder)
         z, readout_state = self._readout(y, mask, state.readout)
         return z, StreamState(enc_state, readout_state, state.seen + mask.sum(dim=1), context)
 
