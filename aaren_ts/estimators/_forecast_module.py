@@ -25,7 +25,8 @@ from aaren_ts.nn import make_encoder
 
 __all__ = ["LOCAL_NORMS", "ForecastNet", "masked_mse"]
 
-LOCAL_NORMS = ("last", "mean", "none")
+LOCAL_NORMS = ("last", "mean", "standard", "none")
+_STD_EPS = 1e-5  # added to the window variance before the square root (as RevIN does)
 
 
 class ForecastNet(nn.Module):
@@ -46,8 +47,10 @@ class ForecastNet(nn.Module):
     channel_independent : bool
         If True, every channel is a separate univariate series through shared weights (the batch
         holds ``batch * n_channels`` series); otherwise a token is the window of all channels.
-    local_norm : {"last", "mean", "none"}
-        Level subtracted from each token's window and added back to its forecast.
+    local_norm : {"last", "mean", "standard", "none"}
+        Level subtracted from each token's window and added back to its forecast; ``"standard"`` also
+        divides the window by its standard deviation and multiplies the forecast by it (RevIN-style
+        instance normalisation, per token, so it stays causal and streams).
     """
 
     def __init__(
@@ -119,13 +122,18 @@ class ForecastNet(nn.Module):
         windows, new_history = self._windows(x, history)
         if self.channel_independent:
             windows = windows.permute(0, 2, 1, 3).reshape(batch * c, n, 1, self.context_length)
+        scale = None
         if self.local_norm == "last":
             level = windows[..., -1:]
-        elif self.local_norm == "mean":
+        elif self.local_norm in ("mean", "standard"):
             level = windows.mean(-1, keepdim=True)
+            if self.local_norm == "standard":
+                scale = (windows.var(-1, keepdim=True, correction=0) + _STD_EPS).sqrt()
         else:
             level = None
         z = windows - level if level is not None else windows
+        if scale is not None:
+            z = z / scale
         tokens = self.embed(z.flatten(-2))
         if n == 1 and state is not None and not self.training and not torch.is_grad_enabled():
             # one new observation of a stream: the encoder's step (same result, far less overhead)
@@ -136,8 +144,11 @@ class ForecastNet(nn.Module):
         if last_only:
             h, z = h[:, -1:], z[:, -1:]
             level = level[:, -1:] if level is not None else None
+            scale = scale[:, -1:] if scale is not None else None
             n = 1
         out = self.head(h).unflatten(-1, (self.c_in, self.horizon)) + self.skip(z)  # (B', n, c_in, T)
+        if scale is not None:
+            out = out * scale
         if level is not None:
             out = out + level
         if self.channel_independent:

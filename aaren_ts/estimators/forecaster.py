@@ -126,8 +126,10 @@ class AarenForecaster(BaseForecaster):
     channel_independent : bool, default=True
         Model every channel as a separate univariate series through shared weights (best on the
         ETT/Weather benchmarks); ``False`` embeds all channels of a window into one token.
-    local_norm : {"last", "mean", "none"}, default="last"
-        Level subtracted from each token's window and added back to its forecast.
+    local_norm : {"last", "mean", "standard", "none"}, default="last"
+        Level subtracted from each token's window and added back to its forecast. ``"standard"``
+        subtracts the window's mean and divides by its standard deviation, then undoes both on the
+        forecast (RevIN-style instance normalisation, computed per token: causal and streamable).
     segment_length : int or None, default=None
         Steps per training segment; ``None`` means ``2 * context_length``.
     optimizer : {"adam", "adamw", "sgd"} or torch optimizer class, default="adam"
