@@ -19,11 +19,16 @@ independent, so they can run as separate processes (one ``--datasets X --horizon
 cells/X_TT.md`` each); ``--merge`` then combines those tables into one, with a summary plot::
 
     python benchmarks/forecasting.py --merge "cells/*.md" --output forecasting_grid.md
+
+``--seeds 0 1 2`` reports means over several fits (the paper's figures are 5-seed means), and
+``--param NAME=VALUE`` changes an AarenForecaster parameter for both backbones (``--param
+local_norm=standard``); the table's model names show such parameters.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import time
 import warnings
 from pathlib import Path
@@ -232,6 +237,17 @@ def _plot_grid(rows: list[str], path: Path) -> None:
     plt.close(fig)
 
 
+def _parse_param(item: str, parser: argparse.ArgumentParser) -> tuple[str, object]:
+    """``NAME=VALUE`` from the command line; VALUE as JSON when it parses, else the string itself."""
+    name, sep, value = item.partition("=")
+    if not sep or not name.isidentifier():
+        parser.error(f"--param expects NAME=VALUE, got {item!r}")
+    try:
+        return name, json.loads(value)
+    except json.JSONDecodeError:
+        return name, value
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -245,6 +261,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-transformer", action="store_true")
     parser.add_argument("--skip-update-costs", action="store_true")
     parser.add_argument("--device", default="auto", help="torch device for AarenForecaster (default: auto)")
+    parser.add_argument(
+        "--seeds",
+        type=int,
+        nargs="+",
+        default=[0],
+        help="random_state of each AarenForecaster fit; the table reports the mean over them",
+    )
+    parser.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="another AarenForecaster parameter (VALUE read as JSON, else as a string), e.g. "
+        "--param local_norm=standard; repeatable",
+    )
     parser.add_argument(
         "--output", default="forecasting.md", help="file name of the table in benchmarks/results"
     )
@@ -265,6 +296,8 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(merge_tables(paths, out)))
         print(f"\nwritten: {out} and {out.with_suffix('.png').name}")
         return 0
+    extra = dict(_parse_param(item, parser) for item in args.param)
+    extra_label = "".join(f", {k}={v!r}" for k, v in extra.items())
     datasets = args.datasets or (["ETTh1"] if args.quick else ["ETTh1", "ETTh2", "ETTm1", "Weather"])
     horizons = args.horizons or ([96] if args.quick else [96, 192, 336, 720])
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -279,35 +312,41 @@ def main(argv: list[str] | None = None) -> int:
     for name in datasets:
         for horizon in horizons:
             for backbone in ["aaren"] + ([] if args.skip_transformer else ["transformer"]):
-                result, _ = evaluate_protocol(
-                    name,
-                    horizon,
-                    data_home=args.data_home,
-                    stream=backbone == "aaren",
-                    backbone=backbone,
-                    max_epochs=args.max_epochs,
-                    random_state=0,
-                    device=args.device,
-                )
-                rows.append(
-                    (
+                results = [
+                    evaluate_protocol(
                         name,
                         horizon,
-                        f"AarenForecaster({backbone})",
-                        result.mse,
-                        result.mae,
-                        f"{result.fit_seconds:.0f}s fit, {result.epochs} ep, {result.eval_seconds:.0f}s eval",
+                        data_home=args.data_home,
+                        stream=backbone == "aaren",
+                        backbone=backbone,
+                        max_epochs=args.max_epochs,
+                        random_state=seed,
+                        device=args.device,
+                        **extra,
+                    )[0]
+                    for seed in args.seeds
+                ]
+                result = results[0]
+                mse = float(np.mean([r.mse for r in results]))
+                mae = float(np.mean([r.mae for r in results]))
+                if len(results) == 1:
+                    r = result
+                    notes = f"{r.fit_seconds:.0f}s fit, {r.epochs} ep, {r.eval_seconds:.0f}s eval"
+                else:
+                    notes = (
+                        f"mean of seeds {args.seeds}: MSE {', '.join(f'{r.mse:.4f}' for r in results)}; "
+                        f"{', '.join(str(r.epochs) for r in results)} ep"
                     )
-                )
+                rows.append((name, horizon, f"AarenForecaster({backbone}{extra_label})", mse, mae, notes))
                 print(rows[-1], flush=True)
                 if backbone == "aaren":
                     rows.append(
                         (name, horizon, "NaiveForecaster(last)", result.naive_mse, result.naive_mae, "")
                     )
-                    ratio = result.stream_mse / result.mse
+                    stream_mse = float(np.mean([r.stream_mse for r in results]))
                     stream_rows.append(
-                        f"| {name} | {horizon} | {result.mse:.4f} | {result.stream_mse:.4f} | "
-                        f"{100 * (ratio - 1):+.2f} % | {result.n_windows} |"
+                        f"| {name} | {horizon} | {mse:.4f} | {stream_mse:.4f} | "
+                        f"{100 * (stream_mse / mse - 1):+.2f} % | {result.n_windows} |"
                     )
                     print(stream_rows[-1], flush=True)
                     ex = result.example
