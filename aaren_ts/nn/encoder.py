@@ -160,9 +160,12 @@ class _StepPlan:
 
     def _native_layers(self) -> Any:
         """ctypes descriptions of the weights for the fused C step, or ``None`` where it does not apply."""
-        tensors = [self.norm.weight, self.norm.bias]
-        for n1, w_sv, b_sv, _, _, w_out, b_out, n2, w_1, b_1, w_2, b_2 in self.layers:
-            tensors += [n1.weight, n1.bias, w_sv, b_sv, w_out, b_out, n2.weight, n2.bias, w_1, b_1, w_2, b_2]
+        # per layer, in the order of the fields of AarenLayer (then its two eps)
+        per_layer = [
+            (n1.weight, n1.bias, w_sv, b_sv, w_out, b_out, n2.weight, n2.bias, w_1, b_1, w_2, b_2)
+            for n1, w_sv, b_sv, _, _, w_out, b_out, n2, w_1, b_1, w_2, b_2 in self.layers
+        ]
+        tensors = [self.norm.weight, self.norm.bias, *(t for weights in per_layer for t in weights)]
         usable = all(
             t is not None and t.device.type == "cpu" and t.dtype == torch.float32 and t.is_contiguous()
             for t in tensors
@@ -171,15 +174,11 @@ class _StepPlan:
         if lib is None:
             return None
         structs = (AarenLayer * len(self.layers))()
-        for struct, (n1, w_sv, b_sv, _, _, w_out, b_out, n2, w_1, b_1, w_2, b_2) in zip(
-            structs, self.layers, strict=True
-        ):
-            weights = (n1.weight, n1.bias, w_sv, b_sv, w_out, b_out, n2.weight, n2.bias, w_1, b_1, w_2, b_2)
-            for (name, _), t in zip(AarenLayer._fields_, weights, strict=False):
+        for struct, weights, layer in zip(structs, per_layer, self.layers, strict=True):
+            for (name, _), t in zip(AarenLayer._fields_[: len(weights)], weights, strict=True):
                 setattr(struct, name, t.data_ptr())
-            struct.ln1_eps, struct.ln2_eps = n1.eps, n2.eps
-        n_layers = len(self.layers)
-        pointer_arrays = [(ctypes.c_void_p * n_layers)() for _ in range(6)]
+            struct.ln1_eps, struct.ln2_eps = layer[0].eps, layer[7].eps
+        pointer_arrays = [(ctypes.c_void_p * len(self.layers))() for _ in range(6)]
         return lib, structs, pointer_arrays, threading.Lock()
 
     def step(self, x: torch.Tensor, state: list[AarenState]) -> tuple[torch.Tensor, list[AarenState]]:
@@ -194,8 +193,14 @@ class _StepPlan:
     ) -> tuple[torch.Tensor, list[AarenState]] | None:
         """The fused C step; ``None`` when the inputs are outside what it handles (then use torch)."""
         lib, structs, (m_in, c_in, a_in, m_out, c_out, a_out), lock = self.native
-        if x.dim() != 2 or x.dtype != torch.float32 or x.device.type != "cpu" or len(state) != len(structs):
-            return None
+        if (
+            x.dim() != 2
+            or x.shape[1] != self.d_model
+            or x.dtype != torch.float32
+            or x.device.type != "cpu"
+            or len(state) != len(structs)
+        ):
+            return None  # the PyTorch step handles it (or raises the usual error)
         batch = x.shape[0]
         flat = [t for st in state for t in st]  # m, c, a of every layer
         # The C code reads and writes raw float64 CPU memory of exactly these shapes: check it all.

@@ -135,6 +135,9 @@ def test_fused_step_falls_back_for_states_it_does_not_handle() -> None:
         expected, _ = plan._step_torch(x_t, enc.init_state(1))
     torch.testing.assert_close(y, expected, rtol=1e-5, atol=1e-5)
     assert plan._step_native(torch.randn(2, 16), enc.init_state(1)) is None  # batch mismatch
+    assert plan._step_native(torch.randn(1, 15), enc.init_state(1)) is None  # wrong width: never read by C
+    with torch.inference_mode(), pytest.raises(RuntimeError):
+        enc.step(torch.randn(1, 15), enc.init_state(1))
 
 
 def test_native_kernel_can_be_switched_off_and_is_cached(tmp_path) -> None:
