@@ -20,6 +20,12 @@ cells/X_TT.md`` each); ``--merge`` then combines those tables into one, with a s
 
     python benchmarks/forecasting.py --merge "cells/*.md" --output forecasting_grid.md
 
+``--jobs N`` does both in one command: it runs the cells as N processes of this script and merges
+their tables into ``--output`` (on one GPU, 16 cells at once fit in 80 GB only without the Weather
+T=336/720 cells' Transformer twins; ``--jobs 8`` is safer)::
+
+    python benchmarks/forecasting.py --jobs 8 --seeds 0 1 2 --output forecasting_grid.md
+
 ``--seeds 0 1 2`` reports means over several fits (the paper's figures are 5-seed means), and
 ``--param NAME=VALUE`` changes an AarenForecaster parameter for both backbones (``--param
 local_norm=standard``); the table's model names show such parameters.
@@ -248,6 +254,60 @@ def _parse_param(item: str, parser: argparse.ArgumentParser) -> tuple[str, objec
         return name, value
 
 
+def run_cells_in_parallel(args: argparse.Namespace, datasets: list[str], horizons: list[int]) -> list[Path]:
+    """Run every (dataset, horizon) cell as its own process of this script, ``args.jobs`` at a time.
+
+    Each cell writes ``cells_<output stem>/<dataset>_T<horizon>.md`` (and a ``.log`` beside it) in
+    ``benchmarks/results``; the tables of the cells that finished are returned for :func:`merge_tables`.
+    """
+    import subprocess
+    import sys
+
+    cell_dir = RESULTS / f"cells_{Path(args.output).stem}"
+    cell_dir.mkdir(parents=True, exist_ok=True)
+    common = ["--max-epochs", str(args.max_epochs), "--dlinear-epochs", str(args.dlinear_epochs)]
+    common += ["--device", args.device, "--seeds", *map(str, args.seeds), "--skip-update-costs"]
+    common += [f"--param={item}" for item in args.param]
+    common += ["--skip-transformer"] if args.skip_transformer else []
+    common += ["--data-home", args.data_home] if args.data_home else []
+    queue = [(name, horizon) for name in datasets for horizon in horizons]
+    running: list[tuple[subprocess.Popen, str, Path]] = []
+    tables, failed = [], []
+    while queue or running:
+        while queue and len(running) < args.jobs:
+            name, horizon = queue.pop(0)
+            table = cell_dir / f"{name}_T{horizon}.md"
+            cmd = [sys.executable, __file__, "--datasets", name, "--horizons", str(horizon), *common]
+            cmd += ["--output", str(table.relative_to(RESULTS))]
+            log = table.with_suffix(".log").open("w")
+            running.append(
+                (subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT), f"{name} T={horizon}", table)
+            )
+            log.close()
+            print(f"started {name} T={horizon} (log: {table.with_suffix('.log')})", flush=True)
+        time.sleep(1.0)
+        for item in list(running):
+            proc, label, table = item
+            if proc.poll() is not None:
+                running.remove(item)
+                ok = proc.returncode == 0 and table.exists()
+                (tables if ok else failed).append(table if ok else label)
+                print(f"{'finished' if ok else 'FAILED'} {label} (exit {proc.returncode})", flush=True)
+    if failed:
+        print(f"cells that failed (see their logs): {', '.join(failed)}", flush=True)
+    return sorted(tables)
+
+
+def _finish(lines: list[str], out: Path, args: argparse.Namespace) -> None:
+    """Append the update-cost section (unless skipped), write the table to ``out`` and print it."""
+    if not args.skip_update_costs:
+        lines = [*lines, "", "## Cost of one-observation updates (median of repeats)", ""]
+        lines += update_costs(args.data_home)
+    out.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    print(f"\nwritten: {out}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -287,7 +347,16 @@ def main(argv: list[str] | None = None) -> int:
         help="combine tables from earlier runs (file names or glob patterns in benchmarks/results, quoted) "
         "into --output and exit",
     )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="run the grid's (dataset, horizon) cells as this many parallel processes, then merge their "
+        "tables into --output (mind GPU memory: a Weather T=720 cell can hold tens of GB)",
+    )
     args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error(f"--jobs must be at least 1, got {args.jobs}")
     if args.merge:
         out = RESULTS / args.output
         paths = sorted({path for pattern in args.merge for path in RESULTS.glob(pattern)} - {out})
@@ -302,6 +371,14 @@ def main(argv: list[str] | None = None) -> int:
     horizons = args.horizons or ([96] if args.quick else [96, 192, 336, 720])
     RESULTS.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(max(1, torch.get_num_threads()))
+    if args.jobs > 1:
+        tables = run_cells_in_parallel(args, datasets, horizons)
+        if not tables:
+            print("no cell finished; nothing to merge")
+            return 1
+        out = RESULTS / args.output
+        _finish(merge_tables(tables, out), out, args)
+        return 0 if len(tables) == len(datasets) * len(horizons) else 1
 
     rows, stream_rows = [], []
     out = RESULTS / args.output
@@ -367,17 +444,7 @@ def main(argv: list[str] | None = None) -> int:
             print(rows[-1], flush=True)
             out.write_text("\n".join(_table(rows, stream_rows, device)) + "\n")  # partial results survive
 
-    lines = _table(rows, stream_rows, device)
-    if not args.skip_update_costs:
-        lines += [
-            "",
-            "## Cost of one-observation updates (median of repeats)",
-            "",
-            *update_costs(args.data_home),
-        ]
-    out.write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
-    print(f"\nwritten: {out}")
+    _finish(_table(rows, stream_rows, device), out, args)
     return 0
 
 

@@ -135,7 +135,10 @@ class AarenForecaster(BaseForecaster):
     optimizer : {"adam", "adamw", "sgd"} or torch optimizer class, default="adam"
         Optimizer of the skorch training loop.
     lr : float, default=3e-3
-        Learning rate.
+        Learning rate of the first epoch.
+    lr_decay : float or None, default=None
+        Factor multiplying the learning rate after every epoch (skorch's ``LRScheduler`` with torch's
+        ``ExponentialLR``); ``None`` or ``1.0`` keeps it constant.
     batch_size : int, default=8
         Segments per gradient step (each gives ``segment_length`` forecasts per channel).
     max_epochs : int, default=20
@@ -223,6 +226,7 @@ class AarenForecaster(BaseForecaster):
         segment_length: int | None = None,
         optimizer: str | type = "adam",
         lr: float = 3e-3,
+        lr_decay: float | None = None,
         batch_size: int = 8,
         max_epochs: int = 20,
         early_stopping: bool = True,
@@ -247,6 +251,7 @@ class AarenForecaster(BaseForecaster):
         self.segment_length = segment_length
         self.optimizer = optimizer
         self.lr = lr
+        self.lr_decay = lr_decay
         self.batch_size = batch_size
         self.max_epochs = max_epochs
         self.early_stopping = early_stopping
@@ -291,6 +296,8 @@ class AarenForecaster(BaseForecaster):
             )
         if not float(self.lr) > 0:
             raise ValueError(f"lr must be positive, got {self.lr!r}")
+        if self.lr_decay is not None and not 0.0 < float(self.lr_decay) <= 1.0:
+            raise ValueError(f"lr_decay must be in (0, 1] or None, got {self.lr_decay!r}")
         self._optimizer_class()
 
     def _optimizer_class(self) -> type:
@@ -426,6 +433,11 @@ class AarenForecaster(BaseForecaster):
                 patience=int(self.patience),
                 user_callbacks=self.callbacks,
             )
+            if self.lr_decay is not None and float(self.lr_decay) < 1.0:
+                from skorch.callbacks import LRScheduler
+
+                scheduler = LRScheduler(policy="ExponentialLR", gamma=float(self.lr_decay))
+                callbacks.insert(0, ("lr_scheduler", scheduler))
             self.net_ = self._build_net(self.n_channels_, self.horizon_, self._device, callbacks, train_split)
             self.net_.fit(train_ds, y=None)
         self.net_.module_.eval()

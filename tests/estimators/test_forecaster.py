@@ -266,6 +266,26 @@ def test_update_params_fine_tunes_on_new_data():
     assert np.isfinite(f.predict(fh=[1, 2, 3]).to_numpy()).all()
 
 
+@pytest.mark.parametrize(("lr_decay", "factor"), [(0.5, 0.5**2), (None, 1.0), (1.0, 1.0)])
+def test_lr_decay_multiplies_the_learning_rate_every_epoch(lr_decay, factor):
+    y = _series(60)
+    f = AarenForecaster(**{**TINY, "lr": 0.01, "lr_decay": lr_decay, "validation_fraction": None}, horizon=2)
+    f.fit(y)
+    assert f.net_.optimizer_.param_groups[0]["lr"] == pytest.approx(0.01 * factor)
+    # the epochs' learning rates are what skorch's LRScheduler recorded
+    if lr_decay is not None and lr_decay < 1:
+        assert f.net_.history[:, "event_lr"] == pytest.approx([0.01, 0.005])
+    # fine-tuning in update(update_params=True) goes on from the decayed rate
+    f.update(_series(80)[60:], update_params=True)
+    assert f.net_.optimizer_.param_groups[0]["lr"] == pytest.approx(0.01 * factor * (lr_decay or 1.0))
+
+
+@pytest.mark.parametrize("lr_decay", [0.0, 1.5, -0.2])
+def test_lr_decay_out_of_range_is_rejected(lr_decay):
+    with pytest.raises(ValueError, match="lr_decay"):
+        AarenForecaster(**TINY, horizon=2, lr_decay=lr_decay).fit(_series(40))
+
+
 def test_callbacks_and_verbose(capsys):
     class CountEpochs(Callback):
         def initialize(self):
