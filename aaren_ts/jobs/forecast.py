@@ -76,6 +76,7 @@ def evaluate_protocol(
     horizon: int,
     data_home: str | None = None,
     stream: bool = True,
+    window_stride: int = 1,
     **params: Any,
 ) -> tuple[ProtocolResult, Any]:
     """Fit AarenForecaster on train+validation (validation = early-stopping tail) and score the test part.
@@ -90,6 +91,9 @@ def evaluate_protocol(
         Data folder (default ``$AAREN_TS_DATA``).
     stream : bool, default=True
         Also score the forecasts made while streaming through the test part from the fitted state.
+    window_stride : int, default=1
+        Score every ``window_stride``-th test window only (a cheaper estimate for screening settings;
+        the protocol is 1). Streaming is scored only with stride 1.
     **params
         AarenForecaster parameters (``context_length`` defaults to 96).
 
@@ -101,6 +105,8 @@ def evaluate_protocol(
 
     from aaren_ts import AarenForecaster
 
+    if int(window_stride) < 1:
+        raise ValueError(f"window_stride must be a positive integer, got {window_stride!r}")
     scaled, borders, columns = _protocol_data(name, data_home)
     train_stop, val_stop = borders["train"][1], borders["val"][1]
     fit_part = pd.DataFrame(scaled[:val_stop], columns=[str(c) for c in columns])
@@ -112,6 +118,7 @@ def evaluate_protocol(
     forecaster.fit(fit_part)
     fit_seconds = time.perf_counter() - start
     histories, targets = protocol_test_windows(scaled, borders, horizon)
+    histories, targets = histories[:: int(window_stride)], targets[:: int(window_stride)]
     start = time.perf_counter()
     pred = forecaster.predict_windows(histories)
     eval_seconds = time.perf_counter() - start
@@ -128,7 +135,7 @@ def evaluate_protocol(
         eval_seconds=eval_seconds,
         epochs=len(forecaster.net_.history),
     )
-    if stream:
+    if stream and int(window_stride) == 1:
         # The fitted state has consumed rows [0, val_stop); window i's history ends at row val_stop-1+i.
         later = scaled[val_stop : val_stop + len(targets) - 1]
         later_index = pd.RangeIndex(val_stop, val_stop + len(later))

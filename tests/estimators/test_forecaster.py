@@ -363,6 +363,25 @@ def test_protocol_on_etth1_beats_naive_and_streams_well(shared_data_home):
     assert result.stream_mse < 1.05 * result.mse
 
 
+@pytest.mark.data
+def test_protocol_window_stride_scores_every_kth_window(shared_data_home):
+    from aaren_ts.jobs.forecast import _protocol_data, evaluate_protocol, protocol_test_windows
+
+    params = {"max_epochs": 1, "d_model": 8, "n_heads": 2, "n_layers": 1, "d_ff": 16, "random_state": 0}
+    home = str(shared_data_home)
+    result, forecaster = evaluate_protocol("ETTh1", 24, data_home=home, window_stride=3, **params)
+    scaled, borders, _ = _protocol_data("ETTh1", str(shared_data_home))
+    histories, targets = protocol_test_windows(scaled, borders, 24)
+    histories, targets = histories[::3], targets[::3]
+    start, stop = borders["test"]
+    assert result.n_windows == len(targets) == -(-(stop - start - 96 - 24 + 1) // 3)
+    assert result.mse == pytest.approx(((forecaster.predict_windows(histories) - targets) ** 2).mean())
+    assert result.naive_mse == pytest.approx(((histories[:, -1:] - targets) ** 2).mean())
+    assert result.stream_mse is None  # streaming is scored on the protocol's stride only
+    with pytest.raises(ValueError, match="window_stride"):
+        evaluate_protocol("ETTh1", 24, data_home=str(shared_data_home), window_stride=0, **params)
+
+
 def test_standard_local_norm_makes_forecasts_affine_equivariant():
     from aaren_ts.estimators._forecast_module import ForecastNet
 
