@@ -51,6 +51,9 @@ class ForecastNet(nn.Module):
         Level subtracted from each token's window and added back to its forecast; ``"standard"`` also
         divides the window by its standard deviation and multiplies the forecast by it (RevIN-style
         instance normalisation, per token, so it stays causal and streams).
+    channel_embedding : bool, default=False
+        With ``channel_independent``, add a learned vector per channel to that channel's tokens
+        (initialised at zero), so the shared weights can tell the channels apart.
     """
 
     def __init__(
@@ -66,6 +69,7 @@ class ForecastNet(nn.Module):
         backbone: str,
         channel_independent: bool,
         local_norm: str,
+        channel_embedding: bool = False,
     ) -> None:
         super().__init__()
         if local_norm not in LOCAL_NORMS:
@@ -81,6 +85,11 @@ class ForecastNet(nn.Module):
         self.encoder = make_encoder(backbone, d_model, n_heads, n_layers, d_ff, dropout)
         self.head = nn.Linear(d_model, horizon * c_in)
         self.skip = nn.Linear(context_length, horizon)
+        self.channel_embedding = (
+            nn.Parameter(torch.zeros(n_channels, d_model))
+            if channel_embedding and channel_independent
+            else None
+        )
         # The encoder's contribution starts at zero: training begins from the linear skip forecast.
         nn.init.zeros_(self.head.weight)
         nn.init.zeros_(self.head.bias)
@@ -135,6 +144,8 @@ class ForecastNet(nn.Module):
         if scale is not None:
             z = z / scale
         tokens = self.embed(z.flatten(-2))
+        if self.channel_embedding is not None:  # rows are (series, channel) pairs, channel fastest
+            tokens = tokens + self.channel_embedding.repeat(batch, 1)[:, None, :]
         if n == 1 and state is not None and not self.training and not torch.is_grad_enabled():
             # one new observation of a stream: the encoder's step (same result, far less overhead)
             h, state = self.encoder.step(tokens[:, 0], state)

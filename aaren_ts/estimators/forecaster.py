@@ -126,6 +126,10 @@ class AarenForecaster(BaseForecaster):
     channel_independent : bool, default=True
         Model every channel as a separate univariate series through shared weights (best on the
         ETT/Weather benchmarks); ``False`` embeds all channels of a window into one token.
+    channel_embedding : bool, default=False
+        With ``channel_independent=True``, add a learned vector per channel (zero at the start) to
+        that channel's tokens, so the shared weights can treat the channels differently. Needs
+        ``channel_independent=True``; the streaming state is unchanged.
     local_norm : {"last", "mean", "standard", "none"}, default="last"
         Level subtracted from each token's window and added back to its forecast. ``"standard"``
         subtracts the window's mean and divides by its standard deviation, then undoes both on the
@@ -222,6 +226,7 @@ class AarenForecaster(BaseForecaster):
         d_ff: int = 128,
         dropout: float = 0.1,
         channel_independent: bool = True,
+        channel_embedding: bool = False,
         local_norm: str = "last",
         segment_length: int | None = None,
         optimizer: str | type = "adam",
@@ -247,6 +252,7 @@ class AarenForecaster(BaseForecaster):
         self.d_ff = d_ff
         self.dropout = dropout
         self.channel_independent = channel_independent
+        self.channel_embedding = channel_embedding
         self.local_norm = local_norm
         self.segment_length = segment_length
         self.optimizer = optimizer
@@ -286,6 +292,8 @@ class AarenForecaster(BaseForecaster):
             raise ValueError(f"update_epochs must be a non-negative integer, got {self.update_epochs!r}")
         if self.backbone not in BACKBONES:
             raise ValueError(f"backbone must be one of {sorted(BACKBONES)}, got {self.backbone!r}")
+        if self.channel_embedding and not self.channel_independent:
+            raise ValueError("channel_embedding=True needs channel_independent=True (one token per channel)")
         if self.local_norm not in LOCAL_NORMS:
             raise ValueError(f"local_norm must be one of {LOCAL_NORMS}, got {self.local_norm!r}")
         if not 0.0 <= float(self.dropout) < 1.0:
@@ -320,6 +328,7 @@ class AarenForecaster(BaseForecaster):
             module__dropout=float(self.dropout),
             module__backbone=self.backbone,
             module__channel_independent=bool(self.channel_independent),
+            module__channel_embedding=bool(self.channel_embedding),
             module__local_norm=self.local_norm,
             criterion=MaskedMSELoss,
             optimizer=self._optimizer_class(),

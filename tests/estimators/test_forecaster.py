@@ -58,19 +58,30 @@ def _assert_same_snapshot(a, b) -> None:
 
 
 @pytest.mark.parametrize(
-    ("backbone", "channel_independent", "local_norm"),
+    ("backbone", "channel_independent", "local_norm", "channel_embedding"),
     [
-        ("aaren", True, "last"),
-        ("aaren", False, "mean"),
-        ("aaren", False, "standard"),
-        ("transformer", True, "none"),
+        ("aaren", True, "last", False),
+        ("aaren", False, "mean", False),
+        ("aaren", False, "standard", False),
+        ("aaren", True, "standard", True),
+        ("transformer", True, "none", True),
     ],
 )
-def test_partial_update_equals_encoding_whole_series(backbone, channel_independent, local_norm):
-    y = _series(150)
+def test_partial_update_equals_encoding_whole_series(
+    backbone, channel_independent, local_norm, channel_embedding
+):
+    y = _series(150, n_columns=3)
     f = AarenForecaster(
-        **TINY, horizon=5, backbone=backbone, channel_independent=channel_independent, local_norm=local_norm
+        **TINY,
+        horizon=5,
+        backbone=backbone,
+        channel_independent=channel_independent,
+        local_norm=local_norm,
+        channel_embedding=channel_embedding,
     ).fit(y[:60])
+    if channel_embedding:  # trained away from its zero start, and different per channel
+        emb = f.net_.module_.channel_embedding.detach()
+        assert emb.abs().max() > 0 and not torch.equal(emb[0], emb[1])
     for start, stop in [(60, 61), (61, 100), (100, 150)]:
         f.partial_update(y[start:stop])
     streamed = f.predict(fh=[1, 2, 3, 4, 5]).to_numpy()
@@ -170,6 +181,11 @@ def test_fit_rejects_bad_series():
         AarenForecaster(**TINY, horizon=2).fit(shuffled)
     with pytest.raises(ValueError, match="backbone"):
         AarenForecaster(**{**TINY, "horizon": 2, "backbone": "lstm"}).fit(y)
+
+
+def test_channel_embedding_needs_channel_independence():
+    with pytest.raises(ValueError, match="channel_embedding"):
+        AarenForecaster(**TINY, horizon=2, channel_embedding=True, channel_independent=False).fit(_series(40))
 
 
 def test_horizon_rules_and_fh_tag():
