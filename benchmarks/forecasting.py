@@ -152,6 +152,8 @@ def _table(rows: list[tuple], stream_rows: list[str], device: str, window_stride
         paper = PAPER_MSE.get(name, {}).get(horizon)
         paper_s = f"{paper:.2f}" if paper is not None else "–"
         lines.append(f"| {name} | {horizon} | {model} | {mse:.4f} | {mae:.4f} | {paper_s} | {notes} |")
+    if not stream_rows:  # nothing streamed (a screening run with --window-stride)
+        return lines
     lines += [
         "",
         "## Streaming vs fresh windows (AarenForecaster, aaren backbone)",
@@ -191,11 +193,13 @@ def merge_tables(paths: list[Path], out: Path) -> list[str]:
     list of str
         The lines written.
     """
-    quality, stream, devices = [], [], set()
+    quality, stream, devices, titles = [], [], set(), set()
     for path in paths:
         section = "quality"
         for line in path.read_text().splitlines():
-            if line.startswith("AarenForecaster device:"):
+            if line.startswith("# "):
+                titles.add(line)
+            elif line.startswith("AarenForecaster device:"):
                 devices.add(line.removeprefix("AarenForecaster device:").strip().rstrip("."))
             elif line.startswith("## "):
                 section = "stream" if line.startswith("## Streaming") else "other"
@@ -203,9 +207,11 @@ def merge_tables(paths: list[Path], out: Path) -> list[str]:
                 (quality if section == "quality" else stream).append(line)
     quality.sort(key=_cell_key)  # stable: keeps each cell's model order
     stream.sort(key=_cell_key)
-    header = _table([], [], ", ".join(sorted(devices)) or "unknown")
-    split = header.index("## Streaming vs fresh windows (AarenForecaster, aaren backbone)")
-    lines = header[: split - 1] + quality + [""] + header[split:] + stream
+    lines = _table([], stream, ", ".join(sorted(devices)) or "unknown")
+    if len(titles) == 1:  # the cells' common title (it names the windows scored)
+        lines[0] = titles.pop()
+    quality_end = lines.index("|---|---|---|---|---|---|---|") + 1
+    lines[quality_end:quality_end] = quality
     out.write_text("\n".join(lines) + "\n")
     _plot_grid(quality, out.with_suffix(".png"))
     return lines

@@ -73,8 +73,9 @@ class _SegmentDataset(torch.utils.data.Dataset):
 class AarenForecaster(BaseForecaster):
     """Multi-horizon point forecaster on Aaren, with streaming updates at O(1) cost per observation.
 
-    At every time step the network embeds the last ``context_length`` values (relative to their last
-    value, so tokens do not depend on the series' level) and feeds the embedding to a causal encoder
+    At every time step the network embeds the last ``context_length`` values (standardised by their own
+    mean and standard deviation, so tokens do not depend on the series' level or scale; the forecast is
+    scaled back) and feeds the embedding, plus a learned per-channel vector, to a causal encoder
     (:class:`~aaren_ts.nn.AarenEncoder`, or the KV-cached Transformer baseline). The encoder's output at
     step ``t`` summarises the whole history up to ``t``; a linear head forecasts the next ``horizon``
     values from it, added to a direct linear forecast from the token's window. Values are standardised
@@ -126,11 +127,11 @@ class AarenForecaster(BaseForecaster):
     channel_independent : bool, default=True
         Model every channel as a separate univariate series through shared weights (best on the
         ETT/Weather benchmarks); ``False`` embeds all channels of a window into one token.
-    channel_embedding : bool, default=False
+    channel_embedding : bool, default=True
         With ``channel_independent=True``, add a learned vector per channel (zero at the start) to
-        that channel's tokens, so the shared weights can treat the channels differently. Needs
-        ``channel_independent=True``; the streaming state is unchanged.
-    local_norm : {"last", "mean", "standard", "none"}, default="last"
+        that channel's tokens, so the shared weights can treat the channels differently; the
+        streaming state is unchanged. Has no effect when ``channel_independent=False``.
+    local_norm : {"last", "mean", "standard", "none"}, default="standard"
         Level subtracted from each token's window and added back to its forecast. ``"standard"``
         subtracts the window's mean and divides by its standard deviation, then undoes both on the
         forecast (RevIN-style instance normalisation, computed per token: causal and streamable).
@@ -140,10 +141,10 @@ class AarenForecaster(BaseForecaster):
         Optimizer of the skorch training loop.
     lr : float, default=3e-3
         Learning rate of the first epoch.
-    lr_decay : float or None, default=None
+    lr_decay : float or None, default=0.8
         Factor multiplying the learning rate after every epoch (skorch's ``LRScheduler`` with torch's
         ``ExponentialLR``); ``None`` or ``1.0`` keeps it constant.
-    batch_size : int, default=8
+    batch_size : int, default=4
         Segments per gradient step (each gives ``segment_length`` forecasts per channel).
     max_epochs : int, default=20
         Upper bound on training epochs (one epoch crops each stretch of the series once).
@@ -226,13 +227,13 @@ class AarenForecaster(BaseForecaster):
         d_ff: int = 128,
         dropout: float = 0.1,
         channel_independent: bool = True,
-        channel_embedding: bool = False,
-        local_norm: str = "last",
+        channel_embedding: bool = True,
+        local_norm: str = "standard",
         segment_length: int | None = None,
         optimizer: str | type = "adam",
         lr: float = 3e-3,
-        lr_decay: float | None = None,
-        batch_size: int = 8,
+        lr_decay: float | None = 0.8,
+        batch_size: int = 4,
         max_epochs: int = 20,
         early_stopping: bool = True,
         patience: int = 3,
@@ -292,8 +293,6 @@ class AarenForecaster(BaseForecaster):
             raise ValueError(f"update_epochs must be a non-negative integer, got {self.update_epochs!r}")
         if self.backbone not in BACKBONES:
             raise ValueError(f"backbone must be one of {sorted(BACKBONES)}, got {self.backbone!r}")
-        if self.channel_embedding and not self.channel_independent:
-            raise ValueError("channel_embedding=True needs channel_independent=True (one token per channel)")
         if self.local_norm not in LOCAL_NORMS:
             raise ValueError(f"local_norm must be one of {LOCAL_NORMS}, got {self.local_norm!r}")
         if not 0.0 <= float(self.dropout) < 1.0:

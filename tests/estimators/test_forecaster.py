@@ -183,9 +183,12 @@ def test_fit_rejects_bad_series():
         AarenForecaster(**{**TINY, "horizon": 2, "backbone": "lstm"}).fit(y)
 
 
-def test_channel_embedding_needs_channel_independence():
-    with pytest.raises(ValueError, match="channel_embedding"):
-        AarenForecaster(**TINY, horizon=2, channel_embedding=True, channel_independent=False).fit(_series(40))
+def test_channel_embedding_only_with_channel_independence():
+    y = _series(40)
+    mixed = AarenForecaster(**TINY, horizon=2, channel_embedding=True, channel_independent=False).fit(y)
+    assert mixed.net_.module_.channel_embedding is None  # one token holds every channel: nothing to add
+    independent = AarenForecaster(**TINY, horizon=2, channel_embedding=True).fit(y)
+    assert independent.net_.module_.channel_embedding.shape == (2, TINY["d_model"])
 
 
 def test_horizon_rules_and_fh_tag():
