@@ -213,6 +213,10 @@ def _run_airline(args: argparse.Namespace) -> int:
         context_length=24,
         horizon=horizon,
         backbone=args.backbone,
+        # 132 months make one or two training segments, so an epoch is a single step: keep the
+        # learning rate constant (a per-epoch decay would stop the fit before it has learned much)
+        batch_size=8,
+        lr_decay=None,
         max_epochs=args.max_epochs,
         random_state=args.random_state,
         verbose=args.verbose,
