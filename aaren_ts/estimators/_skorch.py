@@ -166,6 +166,7 @@ def make_callbacks(
     patience: int = 10,
     monitor: str = "valid_loss",
     lower_is_better: bool = True,
+    lr_scheduler: Any | None = None,
     user_callbacks: Sequence[Any] | None = None,
 ) -> list[tuple[str, Any]]:
     """The skorch callbacks of an estimator, named.
@@ -181,6 +182,8 @@ def make_callbacks(
         Epochs without improvement before stopping.
     monitor, lower_is_better
         What early stopping watches.
+    lr_scheduler : skorch.callbacks.LRScheduler, optional
+        The learning-rate schedule, first in the list (named ``"lr_scheduler"``).
     user_callbacks : sequence, optional
         Extra skorch callbacks, as instances or ``(name, callback)`` pairs; they are cloned, so the
         estimator's own parameter is never mutated by training.
@@ -192,7 +195,7 @@ def make_callbacks(
     from sklearn.base import clone
     from skorch.callbacks import EarlyStopping, ProgressBar
 
-    callbacks: list[tuple[str, Any]] = []
+    callbacks: list[tuple[str, Any]] = [] if lr_scheduler is None else [("lr_scheduler", lr_scheduler)]
     if early_stopping:
         callbacks.append(
             (

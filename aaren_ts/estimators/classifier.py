@@ -480,22 +480,18 @@ class AarenClassifier(BaseClassifier):
         seed = torch_seed(self.random_state)
         device = resolve_device(self.device)
         split = make_train_split(codes, self.validation_fraction, seed)
+        scheduler = None
+        if self.lr_schedule == "cosine":
+            from skorch.callbacks import LRScheduler
+
+            scheduler = LRScheduler(torch.optim.lr_scheduler.CosineAnnealingLR, T_max=int(self.max_epochs))
         callbacks = make_callbacks(
             verbose=self.verbose,
             early_stopping=bool(self.early_stopping and split is not None),
             patience=self.patience,
+            lr_scheduler=scheduler,
             user_callbacks=self.callbacks,
         )
-        if self.lr_schedule == "cosine":
-            from skorch.callbacks import LRScheduler
-
-            callbacks.insert(
-                0,
-                (
-                    "lr_scheduler",
-                    LRScheduler(torch.optim.lr_scheduler.CosineAnnealingLR, T_max=int(self.max_epochs)),
-                ),
-            )
         self.net_ = NeuralNetClassifier(
             module=ClassifierModule,
             module__n_channels=panel.n_channels,

@@ -435,17 +435,18 @@ class AarenForecaster(BaseForecaster):
                 train_split = predefined_split(
                     _SegmentDataset(scaled[len(train_values) :], seg_len, self.horizon_)
                 )
-            callbacks = make_callbacks(
-                verbose=self.verbose,
-                early_stopping=bool(self.early_stopping) and use_valid,
-                patience=int(self.patience),
-                user_callbacks=self.callbacks,
-            )
+            scheduler = None
             if self.lr_decay is not None and float(self.lr_decay) < 1.0:
                 from skorch.callbacks import LRScheduler
 
                 scheduler = LRScheduler(policy="ExponentialLR", gamma=float(self.lr_decay))
-                callbacks.insert(0, ("lr_scheduler", scheduler))
+            callbacks = make_callbacks(
+                verbose=self.verbose,
+                early_stopping=bool(self.early_stopping) and use_valid,
+                patience=int(self.patience),
+                lr_scheduler=scheduler,
+                user_callbacks=self.callbacks,
+            )
             self.net_ = self._build_net(self.n_channels_, self.horizon_, self._device, callbacks, train_split)
             self.net_.fit(train_ds, y=None)
         self.net_.module_.eval()

@@ -105,7 +105,8 @@ def evaluate_protocol(
 
     from aaren_ts import AarenForecaster
 
-    if int(window_stride) < 1:
+    stride = int(window_stride)
+    if stride < 1:
         raise ValueError(f"window_stride must be a positive integer, got {window_stride!r}")
     scaled, borders, columns = _protocol_data(name, data_home)
     train_stop, val_stop = borders["train"][1], borders["val"][1]
@@ -118,7 +119,7 @@ def evaluate_protocol(
     forecaster.fit(fit_part)
     fit_seconds = time.perf_counter() - start
     histories, targets = protocol_test_windows(scaled, borders, horizon)
-    histories, targets = histories[:: int(window_stride)], targets[:: int(window_stride)]
+    histories, targets = histories[::stride], targets[::stride]
     start = time.perf_counter()
     pred = forecaster.predict_windows(histories)
     eval_seconds = time.perf_counter() - start
@@ -135,7 +136,7 @@ def evaluate_protocol(
         eval_seconds=eval_seconds,
         epochs=len(forecaster.net_.history),
     )
-    if stream and int(window_stride) == 1:
+    if stream and stride == 1:
         # The fitted state has consumed rows [0, val_stop); window i's history ends at row val_stop-1+i.
         later = scaled[val_stop : val_stop + len(targets) - 1]
         later_index = pd.RangeIndex(val_stop, val_stop + len(later))
