@@ -13,6 +13,7 @@ import pandas as pd
 import torch
 from sktime.forecasting.base import BaseForecaster, ForecastingHorizon
 
+from aaren_ts.estimators._forecast_data import SegmentDataset
 from aaren_ts.estimators._forecast_module import LOCAL_NORMS, ForecastNet, MaskedMSELoss
 from aaren_ts.estimators._forecaster_state import state_from_tensors, state_to_tensors
 from aaren_ts.estimators._persistence import load_archive, save_archive
@@ -29,45 +30,6 @@ from aaren_ts.nn import BACKBONES
 __all__ = ["AarenForecaster"]
 
 _ENCODE_CHUNK = 512  # tokens per block when encoding a long series (bounds attention memory)
-
-
-class _SegmentDataset(torch.utils.data.Dataset):
-    """Training segments of one (scaled) series, each with the next ``horizon`` values of every step.
-
-    Item ``i`` covers starts ``[i * length, (i + 1) * length)``; with a ``generator`` a start is drawn
-    in that range at every access (a fresh crop each epoch), otherwise the range's first start is used.
-    An item is ``(x, target)``: ``x`` ``(S, C)`` the segment and ``target`` ``(S, T, C)`` the values
-    after each of its steps, NaN where the series has ended.
-    """
-
-    def __init__(
-        self,
-        values: np.ndarray,
-        length: int,
-        horizon: int,
-        generator: torch.Generator | None = None,
-    ) -> None:
-        n, c = values.shape
-        self.values = torch.from_numpy(np.ascontiguousarray(values, dtype=np.float32))
-        self.padded = torch.cat([self.values, torch.full((horizon, c), float("nan"))])
-        self.length = max(1, min(length, n - 1))
-        self.horizon = horizon
-        self.max_start = max(0, n - self.length - horizon)
-        self.n_items = self.max_start // self.length + 1
-        self.generator = generator
-
-    def __len__(self) -> int:
-        return self.n_items
-
-    def __getitem__(self, i: int) -> tuple[torch.Tensor, torch.Tensor]:
-        start = i * self.length
-        if self.generator is not None:
-            span = min(self.length, self.max_start - start + 1)
-            start += int(torch.randint(span, (1,), generator=self.generator))
-        x = self.values[start : start + self.length]
-        future = self.padded[start + 1 : start + self.length + self.horizon]
-        target = future.unfold(0, self.horizon, 1).transpose(1, 2)  # (S, T, C)
-        return x, target
 
 
 class AarenForecaster(BaseForecaster):
@@ -427,13 +389,13 @@ class AarenForecaster(BaseForecaster):
         seg_len = int(self.segment_length or 2 * self.context_length)
         with seeded(seed, self._device):
             generator = torch.Generator().manual_seed(int(torch.randint(2**31 - 1, (1,))))
-            train_ds = _SegmentDataset(scaled[: len(train_values)], seg_len, self.horizon_, generator)
+            train_ds = SegmentDataset(scaled[: len(train_values)], seg_len, self.horizon_, generator)
             train_split = None
             if use_valid:
                 from skorch.helper import predefined_split
 
                 train_split = predefined_split(
-                    _SegmentDataset(scaled[len(train_values) :], seg_len, self.horizon_)
+                    SegmentDataset(scaled[len(train_values) :], seg_len, self.horizon_)
                 )
             scheduler = None
             if self.lr_decay is not None and float(self.lr_decay) < 1.0:
@@ -559,7 +521,7 @@ class AarenForecaster(BaseForecaster):
                     self.net_.initialize_callbacks()
             with seeded(torch_seed(self.random_state), self._device):
                 self.net_.partial_fit(
-                    _SegmentDataset(
+                    SegmentDataset(
                         x[0].cpu().numpy(), int(self.segment_length or 2 * self.context_length), self.horizon_
                     ),
                     y=None,
