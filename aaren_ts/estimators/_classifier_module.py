@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 import torch
 from torch import nn
 
-from aaren_ts.nn import AarenState, make_encoder
+from aaren_ts.nn import AarenState, EncoderConfig, make_encoder
 from aaren_ts.nn.functional import aaren_attention
 
 __all__ = ["READOUTS", "ClassifierModule", "StreamState", "state_tensors"]
@@ -84,10 +84,9 @@ class ClassifierModule(nn.Module):
         Input channels.
     n_classes : int
         Number of classes.
-    backbone : {"aaren", "transformer"}
-        Encoder kind (see :func:`aaren_ts.nn.make_encoder`).
-    d_model, n_heads, n_layers, d_ff, dropout
-        Encoder sizes.
+    encoder : EncoderConfig
+        Kind and sizes of the encoder (see :func:`aaren_ts.nn.make_encoder`); its dropout is also
+        applied before the head.
     readout : {"last", "mean", "attention"}
         How the per-step feature vector is formed (see the module docstring).
     kernel_size : int, default=3
@@ -100,12 +99,7 @@ class ClassifierModule(nn.Module):
         self,
         n_channels: int,
         n_classes: int,
-        backbone: str = "aaren",
-        d_model: int = 64,
-        n_heads: int = 4,
-        n_layers: int = 2,
-        d_ff: int = 128,
-        dropout: float = 0.1,
+        encoder: EncoderConfig,
         readout: str = "mean",
         kernel_size: int = 3,
     ) -> None:
@@ -114,16 +108,17 @@ class ClassifierModule(nn.Module):
             raise ValueError(f"kernel_size must be at least 1, got {kernel_size}")
         if readout not in READOUTS:
             raise ValueError(f"readout must be one of {READOUTS}, got {readout!r}")
+        d_model = encoder.d_model
         self.d_model = d_model
         self.readout = readout
         self.n_channels = n_channels
         self.kernel_size = kernel_size
         self.embed = nn.Conv1d(n_channels, d_model, kernel_size)
-        self.encoder = make_encoder(backbone, d_model, n_heads, n_layers, d_ff, dropout)
+        self.encoder = make_encoder(encoder)
         if readout == "attention":
             self.pool_score = nn.Linear(d_model, 1)
             self.pool_value = nn.Linear(d_model, d_model)
-        self.head = nn.Sequential(nn.Dropout(dropout), nn.Linear(d_model, n_classes))
+        self.head = nn.Sequential(nn.Dropout(encoder.dropout), nn.Linear(d_model, n_classes))
 
     # ----------------------------------------------------------------------------------- state
     def init_state(self, batch_size: int, device: torch.device | str | None = None) -> StreamState:

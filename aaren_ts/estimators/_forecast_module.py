@@ -21,7 +21,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from aaren_ts.nn import make_encoder
+from aaren_ts.nn import EncoderConfig, make_encoder
 
 __all__ = ["LOCAL_NORMS", "ForecastNet", "masked_mse"]
 
@@ -40,10 +40,8 @@ class ForecastNet(nn.Module):
         Length ``P`` of the window each token embeds.
     horizon : int
         Number of future steps ``T`` predicted at every position.
-    d_model, n_heads, n_layers, d_ff, dropout
-        Sizes of the encoder.
-    backbone : {"aaren", "transformer"}
-        The encoder's sequence mixer.
+    encoder : EncoderConfig
+        Kind and sizes of the causal encoder.
     channel_independent : bool
         If True, every channel is a separate univariate series through shared weights (the batch
         holds ``batch * n_channels`` series); otherwise a token is the window of all channels.
@@ -61,12 +59,7 @@ class ForecastNet(nn.Module):
         n_channels: int,
         context_length: int,
         horizon: int,
-        d_model: int,
-        n_heads: int,
-        n_layers: int,
-        d_ff: int,
-        dropout: float,
-        backbone: str,
+        encoder: EncoderConfig,
         channel_independent: bool,
         local_norm: str,
         channel_embedding: bool = False,
@@ -81,8 +74,9 @@ class ForecastNet(nn.Module):
         self.local_norm = local_norm
         c_in = 1 if channel_independent else n_channels
         self.c_in = c_in
+        d_model = encoder.d_model
         self.embed = nn.Linear(context_length * c_in, d_model)
-        self.encoder = make_encoder(backbone, d_model, n_heads, n_layers, d_ff, dropout)
+        self.encoder = make_encoder(encoder)
         self.head = nn.Linear(d_model, horizon * c_in)
         self.skip = nn.Linear(context_length, horizon)
         self.channel_embedding = (

@@ -30,6 +30,7 @@ from aaren_ts.estimators._skorch import (
     seeded,
     torch_seed,
 )
+from aaren_ts.nn import EncoderConfig
 
 __all__ = ["SKLEARN_EXPECTED_FAILED_CHECKS", "AarenClassifier", "NotFittedError"]
 
@@ -520,12 +521,10 @@ class AarenClassifier(BaseClassifier):
 
     def _module_kwargs(self) -> dict[str, Any]:
         return {
-            "backbone": self.backbone,
-            "d_model": int(self.d_model),
-            "n_heads": int(self.n_heads),
-            "n_layers": int(self.n_layers),
-            "d_ff": int(self.d_ff),
-            "dropout": float(self.dropout),
+            "encoder": EncoderConfig(
+                self.backbone, int(self.d_model), int(self.n_heads), int(self.n_layers), int(self.d_ff),
+                float(self.dropout),
+            ),
             "readout": self.readout,
             "kernel_size": int(self.kernel_size),
         }

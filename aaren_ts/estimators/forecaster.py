@@ -25,7 +25,7 @@ from aaren_ts.estimators._skorch import (
     seeded,
     torch_seed,
 )
-from aaren_ts.nn import BACKBONES
+from aaren_ts.nn import BACKBONES, EncoderConfig
 
 __all__ = ["AarenForecaster"]
 
@@ -282,12 +282,10 @@ class AarenForecaster(BaseForecaster):
             module__n_channels=n_channels,
             module__context_length=int(self.context_length),
             module__horizon=horizon,
-            module__d_model=int(self.d_model),
-            module__n_heads=int(self.n_heads),
-            module__n_layers=int(self.n_layers),
-            module__d_ff=int(self.d_ff),
-            module__dropout=float(self.dropout),
-            module__backbone=self.backbone,
+            module__encoder=EncoderConfig(
+                self.backbone, int(self.d_model), int(self.n_heads), int(self.n_layers), int(self.d_ff),
+                float(self.dropout),
+            ),
             module__channel_independent=bool(self.channel_independent),
             module__channel_embedding=bool(self.channel_embedding),
             module__local_norm=self.local_norm,

@@ -3,6 +3,7 @@
 from aaren_ts.nn import functional
 from aaren_ts.nn._native import fused_step_available
 from aaren_ts.nn.aaren import Aaren
+from aaren_ts.nn.config import EncoderConfig
 from aaren_ts.nn.encoder import AarenEncoder
 from aaren_ts.nn.factory import BACKBONES, make_encoder
 from aaren_ts.nn.functional import AarenState
@@ -15,6 +16,7 @@ __all__ = [
     "AarenState",
     "CausalSelfAttention",
     "CausalTransformerEncoder",
+    "EncoderConfig",
     "KVCache",
     "functional",
     "fused_step_available",

@@ -1,8 +1,10 @@
-"""Build an encoder by name, so estimators can offer ``backbone="aaren"`` or ``"transformer"``."""
+"""Build an encoder from an :class:`EncoderConfig`, so estimators can offer ``backbone="aaren"`` or
+``"transformer"``."""
 
 from __future__ import annotations
 
 from aaren_ts.nn.blocks import StackedEncoder
+from aaren_ts.nn.config import EncoderConfig
 from aaren_ts.nn.encoder import AarenEncoder
 from aaren_ts.nn.transformer import CausalTransformerEncoder
 
@@ -14,20 +16,19 @@ BACKBONES: dict[str, type[StackedEncoder]] = {
 }
 
 
-def make_encoder(
-    backbone: str,
-    d_model: int,
-    n_heads: int,
-    n_layers: int,
-    d_ff: int,
-    dropout: float = 0.0,
-) -> StackedEncoder:
-    """Return an :class:`AarenEncoder` (``"aaren"``) or a KV-cached ``CausalTransformerEncoder``
-    (``"transformer"``) with the given sizes."""
+def make_encoder(config: EncoderConfig) -> StackedEncoder:
+    """Return an :class:`AarenEncoder` (``config.backbone="aaren"``) or a KV-cached
+    :class:`CausalTransformerEncoder` (``"transformer"``) with the sizes of ``config``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown backbone (the message lists the known ones).
+    """
     try:
-        cls = BACKBONES[backbone]
+        cls = BACKBONES[config.backbone]
     except KeyError:
         raise ValueError(
-            f"unknown backbone {backbone!r}; expected one of {sorted(BACKBONES)}"
+            f"unknown backbone {config.backbone!r}; expected one of {sorted(BACKBONES)}"
         ) from None
-    return cls(d_model=d_model, n_heads=n_heads, n_layers=n_layers, d_ff=d_ff, dropout=dropout)
+    return cls(**config.sizes())

@@ -403,9 +403,10 @@ def test_protocol_window_stride_scores_every_kth_window(shared_data_home):
 
 def test_standard_local_norm_makes_forecasts_affine_equivariant():
     from aaren_ts.estimators._forecast_module import ForecastNet
+    from aaren_ts.nn import EncoderConfig
 
     torch.manual_seed(0)
-    net = ForecastNet(2, 12, 4, 16, 2, 1, 32, 0.0, "aaren", True, "standard").eval()
+    net = ForecastNet(2, 12, 4, EncoderConfig("aaren", 16, 2, 1, 32, 0.0), True, "standard").eval()
     torch.nn.init.normal_(net.head.weight, std=0.1)  # the head starts at zero; make it count
     x = torch.randn(3, 40, 2)
     with torch.no_grad():

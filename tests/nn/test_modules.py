@@ -7,7 +7,7 @@ import pickle
 import pytest
 import torch
 
-from aaren_ts.nn import Aaren, AarenEncoder, CausalTransformerEncoder, KVCache, make_encoder
+from aaren_ts.nn import Aaren, AarenEncoder, CausalTransformerEncoder, EncoderConfig, KVCache, make_encoder
 
 from .reference import attention_reference, relative_error
 
@@ -116,10 +116,11 @@ def test_training_step_gives_finite_gradients_everywhere(cls: type) -> None:
 
 
 def test_make_encoder_and_errors() -> None:
-    assert isinstance(make_encoder("aaren", 8, 2, 1, 16), AarenEncoder)
-    assert isinstance(make_encoder("transformer", 8, 2, 1, 16), CausalTransformerEncoder)
+    sizes = {"d_model": 8, "n_heads": 2, "n_layers": 1, "d_ff": 16}
+    assert isinstance(make_encoder(EncoderConfig("aaren", **sizes)), AarenEncoder)
+    assert isinstance(make_encoder(EncoderConfig("transformer", **sizes)), CausalTransformerEncoder)
     with pytest.raises(ValueError, match="unknown backbone 'lstm'"):
-        make_encoder("lstm", 8, 2, 1, 16)
+        make_encoder(EncoderConfig("lstm", **sizes))
     with pytest.raises(ValueError, match="positive divisor"):
         Aaren(10, 3)
     with pytest.raises(ValueError, match="n_layers"):
