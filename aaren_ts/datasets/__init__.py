@@ -5,8 +5,11 @@ Loaders
     :func:`load_ecl`, :func:`load_ili`, :func:`load_forecasting`.
 Protocol (long-horizon forecasting, Time-Series-Library)
     :func:`split_borders`, :func:`get_split`, :func:`fit_scaler`, :func:`sliding_windows`,
-    :func:`iter_windows`, :func:`n_windows`, :func:`load_split`, :func:`load_windows`; for UEA,
-    :func:`train_val_split` (validation from TRAIN only).
+    :func:`iter_windows`, :func:`n_windows`, :func:`load_series`, :func:`load_split`,
+    :func:`load_windows`; for UEA, :func:`train_val_split` (validation from TRAIN only).
+Reference figures
+    :mod:`aaren_ts.datasets.reference`: the paper's Aaren accuracy and MSE (``PAPER_ACCURACY``,
+    ``PAPER_MSE``).
 sktime benchmarking
     :func:`uea_loader`, :func:`uea_archive_cv`, :func:`forecasting_loader`, :func:`protocol_cv`.
 Registry and files
@@ -36,6 +39,7 @@ from .protocol import (
     fit_scaler,
     get_split,
     iter_windows,
+    load_series,
     load_split,
     load_windows,
     n_windows,
@@ -67,6 +71,7 @@ __all__ = [
     "load_ett",
     "load_forecasting",
     "load_ili",
+    "load_series",
     "load_split",
     "load_uea",
     "load_weather",

@@ -32,6 +32,28 @@ def _file_rows(files: list[tuple[str, DataFile]]) -> list[str]:
     return rows
 
 
+def _opening(
+    info: ForecastingDataset | ClassificationDataset, loader: str, files_title: str, files: list
+) -> list[str]:
+    """A card's first sections: title, description and loader, upstream source, the file table."""
+    return [
+        f"# {info.name}",
+        "",
+        f"{info.title}. {loader}.",
+        "",
+        "## Upstream",
+        "",
+        f"- Source: {info.source}.",
+        f"- Published at: {info.published_at}.",
+        f"- Licence: {info.licence}.",
+        "",
+        f"## {files_title}",
+        "",
+        *_file_rows(files),
+        "",
+    ]
+
+
 def _forecasting_card(info: ForecastingDataset) -> list[str]:
     L = DEFAULT_INPUT_LENGTH
     borders = split_borders(info.name, L)
@@ -49,21 +71,9 @@ def _forecasting_card(info: ForecastingDataset) -> list[str]:
         "ratio": "train the first int(0.7 n) rows, test the last int(0.2 n), validation in between; "
         "validation and test start L rows early.",
     }[info.protocol]
+    loader = f"Forecasting; load with `aaren_ts.datasets.load_forecasting({info.name!r})`"
     lines = [
-        f"# {info.name}",
-        "",
-        f"{info.title}. Forecasting; load with `aaren_ts.datasets.load_forecasting({info.name!r})`.",
-        "",
-        "## Upstream",
-        "",
-        f"- Source: {info.source}.",
-        f"- Published at: {info.published_at}.",
-        f"- Licence: {info.licence}.",
-        "",
-        "## File",
-        "",
-        *_file_rows([("data", info.file)]),
-        "",
+        *_opening(info, loader, "File", [("data", info.file)]),
         download,
         "",
         "## Shape",
@@ -107,22 +117,11 @@ def _classification_card(info: ClassificationDataset) -> list[str]:
         if info.bundled_with_sktime
         else "the data folder, else sktime's download (`download_if_missing=True`)"
     )
+    loader = (
+        f"Classification (UEA multivariate archive); load with `aaren_ts.datasets.load_uea({info.name!r})`"
+    )
     lines = [
-        f"# {info.name}",
-        "",
-        f"{info.title}. Classification (UEA multivariate archive); load with "
-        f"`aaren_ts.datasets.load_uea({info.name!r})`.",
-        "",
-        "## Upstream",
-        "",
-        f"- Source: {info.source}.",
-        f"- Published at: {info.published_at}.",
-        f"- Licence: {info.licence}.",
-        "",
-        "## Files",
-        "",
-        *_file_rows([("TRAIN", info.train), ("TEST", info.test)]),
-        "",
+        *_opening(info, loader, "Files", [("TRAIN", info.train), ("TEST", info.test)]),
         f"Read from {where}.",
         "",
         "## Shape",

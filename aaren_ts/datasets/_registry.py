@@ -10,6 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from .protocol import DEFAULT_HORIZONS
+from .reference import PAPER_ACCURACY, PAPER_MSE
+
 __all__ = [
     "CLASSIFICATION_DATASETS",
     "FORECASTING_DATASETS",
@@ -94,7 +97,8 @@ class ForecastingDataset:
     target : str
         Name of the target column; it is the last column.
     paper_mse : tuple of (float or None)
-        Aaren's MSE in the paper at horizons 96/192/336/720 (None where the paper has no figure).
+        Aaren's MSE in the paper at horizons 96/192/336/720 (None where the paper has no figure), from
+        :data:`aaren_ts.datasets.reference.PAPER_MSE`.
     notes : tuple of str
         Quirks of the upstream file worth knowing.
     timestamp_quirks : bool
@@ -151,7 +155,8 @@ class ClassificationDataset:
     licence : str
         Licence of the data as stated upstream.
     paper_accuracy : float or None
-        Aaren's test accuracy (%) in the paper, mean over 5 seeds.
+        Aaren's test accuracy (%) in the paper, mean over 5 seeds, from
+        :data:`aaren_ts.datasets.reference.PAPER_ACCURACY`.
     notes : tuple of str
         Anything else worth knowing.
     """
@@ -187,9 +192,13 @@ _ETT_SOURCE = (
 _ETT_LICENCE = "CC BY-ND 4.0 (LICENSE of zhouhaoyi/ETDataset)"
 
 
-def _ett(
-    name: str, sha256: str | None, size: int | None, hourly: bool, paper_mse: tuple[float | None, ...]
-) -> ForecastingDataset:
+def _paper_mse_row(name: str) -> tuple[float | None, ...]:
+    """The paper's MSE of a dataset at the protocol's horizons (None where it has no figure)."""
+    figures = PAPER_MSE.get(name, {})
+    return tuple(figures.get(horizon) for horizon in DEFAULT_HORIZONS)
+
+
+def _ett(name: str, sha256: str | None, size: int | None, hourly: bool) -> ForecastingDataset:
     return ForecastingDataset(
         name=name,
         title=f"ETT {'hourly' if hourly else '15-minute'} data, transformer {name[-1]}",
@@ -204,7 +213,42 @@ def _ett(
         source=_ETT_SOURCE,
         published_at=_ETT_PAGE,
         licence=_ETT_LICENCE,
-        paper_mse=paper_mse,
+        paper_mse=_paper_mse_row(name),
+    )
+
+
+def _autoformer(
+    name: str,
+    title: str,
+    file: DataFile,
+    *,
+    shape: tuple[int, int],
+    columns: tuple[str, ...] | None,
+    freq: str,
+    span: tuple[str, str],
+    source: str,
+    licence: str,
+    notes: tuple[str, ...] = (),
+    timestamp_quirks: bool = False,
+) -> ForecastingDataset:
+    """A set of the Autoformer archive: downloaded by hand, split by the 70/10/20 rule."""
+    return ForecastingDataset(
+        name=name,
+        title=title,
+        file=file,
+        n_rows=shape[0],
+        n_columns=shape[1],
+        columns=columns,
+        freq=freq,
+        start=span[0],
+        end=span[1],
+        protocol="ratio",
+        source=source,
+        published_at=_AUTOFORMER_PAGE,
+        licence=licence,
+        paper_mse=_paper_mse_row(name),
+        notes=notes,
+        timestamp_quirks=timestamp_quirks,
     )
 
 
@@ -225,45 +269,37 @@ FORECASTING_DATASETS: dict[str, ForecastingDataset] = {
             "f18de3ad269cef59bb07b5438d79bb3042d3be49bdeecf01c1cd6d29695ee066",
             2589657,
             True,
-            (0.53, 0.59, 0.65, None),
         ),
         _ett(
             "ETTh2",
             "a3dc2c597b9218c7ce1cd55eb77b283fd459a1d09d753063f944967dd6b9218b",
             2417960,
             True,
-            (0.38, 0.49, 0.57, 0.55),
         ),
         _ett(
             "ETTm1",
             "6ce1759b1a18e3328421d5d75fadcb316c449fcd7cec32820c8dafda71986c9e",
             10360719,
             False,
-            (0.48, 0.51, 0.54, 0.60),
         ),
-        _ett("ETTm2", None, None, False, (0.24, 0.34, 0.41, 0.51)),
-        ForecastingDataset(
-            name="Weather",
-            title="Weather station at Jena, 21 meteorological variables every 10 minutes, year 2020",
-            file=DataFile(
+        _ett("ETTm2", None, None, False),
+        _autoformer(
+            "Weather",
+            "Weather station at Jena, 21 meteorological variables every 10 minutes, year 2020",
+            DataFile(
                 "weather/weather.csv",
                 "34ee981d07313e51da2a50bb600072c8ae4a69cb4b0651f4cb93a069d7a2ba63",
                 7235425,
             ),
-            n_rows=52696,
-            n_columns=21,
+            shape=(52696, 21),
             columns=_WEATHER_COLUMNS,
             freq="10min",
-            start="2020-01-01 00:10:00",
-            end="2021-01-01 00:00:00",
-            protocol="ratio",
+            span=("2020-01-01 00:10:00", "2021-01-01 00:00:00"),
             source=(
                 "Autoformer / Time-Series-Library 'Weather' (Wu et al., NeurIPS 2021), from the weather "
                 "station of the Max Planck Institute for Biogeochemistry, Jena"
             ),
-            published_at=_AUTOFORMER_PAGE,
             licence="none stated",
-            paper_mse=(0.18, 0.25, 0.31, 0.40),
             notes=(
                 "Lines end in CRLF. Four header names hold the bytes EF BF BD (the UTF-8 encoding of "
                 "U+FFFD, the replacement character) where the original had `²` or `µ`; the loader "
@@ -277,39 +313,31 @@ FORECASTING_DATASETS: dict[str, ForecastingDataset] = {
             ),
             timestamp_quirks=True,
         ),
-        ForecastingDataset(
-            name="ECL",
-            title=(
-                "Electricity consumption of 321 clients, hourly "
-                "(Autoformer version of UCI ElectricityLoadDiagrams20112014)"
-            ),
-            file=DataFile("electricity/electricity.csv"),
-            n_rows=26304,
-            n_columns=321,
+        _autoformer(
+            "ECL",
+            "Electricity consumption of 321 clients, hourly "
+            "(Autoformer version of UCI ElectricityLoadDiagrams20112014)",
+            DataFile("electricity/electricity.csv"),
+            shape=(26304, 321),
             columns=None,
             freq="h",
-            start="2016-07-01 02:00:00",
-            end="2019-07-02 01:00:00",
-            protocol="ratio",
+            span=("2016-07-01 02:00:00", "2019-07-02 01:00:00"),
             source=(
                 "Autoformer / Time-Series-Library 'ECL' (electricity.csv), built from the UCI data set "
                 "ElectricityLoadDiagrams20112014 (Trindade)"
             ),
-            published_at=_AUTOFORMER_PAGE,
             licence="none stated by Autoformer; the UCI original is published under CC BY 4.0",
-            paper_mse=(0.36, 0.37, 0.47, 0.57),
             notes=("The header is `date` and 321 client columns, the last named `OT` (the target).",),
         ),
-        ForecastingDataset(
-            name="ILI",
-            title="Influenza-like illness, weekly ratios of patients seen with ILI (US CDC ILINet), extra",
-            file=DataFile(
+        _autoformer(
+            "ILI",
+            "Influenza-like illness, weekly ratios of patients seen with ILI (US CDC ILINet), extra",
+            DataFile(
                 "illness/national_illness.csv",
                 "93601f64d2566dc796ca4305adad8b8560c2db1a1ff04543c3bd813a7263570a",
                 67620,
             ),
-            n_rows=966,
-            n_columns=7,
+            shape=(966, 7),
             columns=(
                 "% WEIGHTED ILI",
                 "%UNWEIGHTED ILI",
@@ -320,11 +348,8 @@ FORECASTING_DATASETS: dict[str, ForecastingDataset] = {
                 "OT",
             ),
             freq="W-TUE",
-            start="2002-01-01 00:00:00",
-            end="2020-06-30 00:00:00",
-            protocol="ratio",
+            span=("2002-01-01 00:00:00", "2020-06-30 00:00:00"),
             source="Autoformer 'ILI' set (national_illness.csv), from US CDC ILINet",
-            published_at=_AUTOFORMER_PAGE,
             licence="none stated (US CDC public data)",
             notes=(
                 "Not one of the paper's benchmarks; Time-Series-Library evaluates it with input length 36 "
@@ -343,7 +368,6 @@ def _uea(
     series_length: int | tuple[int, int],
     n_classes: int,
     title: str,
-    paper_accuracy: float | None,
     shas: tuple[str, str] | None = None,
     sizes: tuple[int, int] | None = None,
     bundled: bool = False,
@@ -362,7 +386,7 @@ def _uea(
         series_length=series_length,
         n_classes=n_classes,
         bundled_with_sktime=bundled,
-        paper_accuracy=paper_accuracy,
+        paper_accuracy=PAPER_ACCURACY.get(name),
         notes=notes,
     )
 
@@ -380,7 +404,6 @@ CLASSIFICATION_DATASETS: dict[str, ClassificationDataset] = {
         _uea(
             "JapaneseVowels", 270, 370, 12, (7, 29), 9,
             "Japanese vowels: 12 LPC cepstrum coefficients of utterances by 9 male speakers",
-            96.65,
             ("68a430eabd919cc77f40b1f5f3bc0dcafacc1486bca9260785aeb7d262cc78cd",
              "b3d41d6a0ca3bcad3afb9ca7d4365382aa51341e2e58bae2a574babdda5b9462"),
             (487971, 649132),
@@ -390,7 +413,6 @@ CLASSIFICATION_DATASETS: dict[str, ClassificationDataset] = {
         _uea(
             "UWaveGestureLibrary", 120, 320, 3, 315, 8,
             "uWave gestures: 3-axis accelerometer traces of 8 gestures",
-            82.00,
             ("e1d656037ceb880fe3d4ef7f83f2ee38459897ebaaada93527a17a86823bc92d",
              "734b30171297cc4c209485020466d83dabd2b7ecf76edc10957354f2557d0964"),
             (918673, 2445380),
@@ -398,7 +420,6 @@ CLASSIFICATION_DATASETS: dict[str, ClassificationDataset] = {
         _uea(
             "BasicMotions", 40, 40, 6, 100, 4,
             "Basic motions: accelerometer and gyroscope of a smart watch during 4 activities",
-            None,
             ("8dc43cc6306cb679c888c01e26f91772ac4441a916da43bac8b79734a538b9d6",
              "79213102bc6fca1a398ad98ce1185dff0208fa3d1465e687f48288946b0ff8dc"),
             (227790, 227713),
@@ -406,23 +427,22 @@ CLASSIFICATION_DATASETS: dict[str, ClassificationDataset] = {
             notes=(*_SKTIME_COPY, "Not in the paper; a small, fast smoke-test set."),
         ),
         _uea("Handwriting", 150, 850, 3, 152, 26,
-             "Handwriting: wrist accelerometer while writing the 26 letters", 27.39),
+             "Handwriting: wrist accelerometer while writing the 26 letters"),
         _uea("Heartbeat", 204, 205, 61, 405, 2,
-             "Heartbeat: spectrograms of heart sound recordings, normal or abnormal", 74.15),
+             "Heartbeat: spectrograms of heart sound recordings, normal or abnormal"),
         _uea("SelfRegulationSCP1", 268, 293, 6, 896, 2,
-             "Slow cortical potentials (EEG) of a healthy subject moving a cursor up or down", 89.42),
+             "Slow cortical potentials (EEG) of a healthy subject moving a cursor up or down"),
         _uea("SelfRegulationSCP2", 200, 180, 7, 1152, 2,
-             "Slow cortical potentials (EEG) of an ALS patient moving a cursor up or down", 54.22),
+             "Slow cortical potentials (EEG) of an ALS patient moving a cursor up or down"),
         _uea("EthanolConcentration", 261, 263, 3, 1751, 4,
-             "Raw spectra of water-ethanol solutions in whisky bottles, 4 ethanol levels", 29.58),
+             "Raw spectra of water-ethanol solutions in whisky bottles, 4 ethanol levels"),
         _uea("SpokenArabicDigits", 6599, 2199, 13, (4, 93), 10,
-             "Spoken Arabic digits: 13 MFCCs of utterances of the 10 digits", 98.68,
+             "Spoken Arabic digits: 13 MFCCs of utterances of the 10 digits",
              notes=("Unequal length.",)),
         _uea("FaceDetection", 5890, 3524, 144, 62, 2,
-             "MEG recordings while subjects are shown a face or a scrambled face", 69.06),
+             "MEG recordings while subjects are shown a face or a scrambled face"),
         _uea("PEMS-SF", 267, 173, 963, 144, 7,
-             "Occupancy of 963 San Francisco freeway lanes over a day, labelled with the day of the week",
-             81.85),
+             "Occupancy of 963 San Francisco freeway lanes over a day, labelled with the day of the week"),
     )
 }
 # fmt: on

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
@@ -177,6 +178,24 @@ def load_forecasting(
     return values
 
 
+def _loader_doc(summary: str, details: str = "", name_parameter: str = "") -> str:
+    """A loader's docstring: its own summary, then what every loader shares with load_forecasting."""
+    return f"""{summary}
+
+    {details}Parameters, return value and errors as :func:`load_forecasting`.
+
+    Parameters
+    ----------
+    {name_parameter}data_home, download_if_missing, index, verify
+        See :func:`load_forecasting`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The series, target ``OT`` last.
+    """
+
+
 def load_ett(
     name: Literal["ETTh1", "ETTh2", "ETTm1", "ETTm2"] = "ETTh1",
     *,
@@ -185,24 +204,6 @@ def load_ett(
     index: IndexKind = "regular",
     verify: bool = True,
 ) -> pd.DataFrame:
-    """Load an Electricity Transformer Temperature data set (``ETT-small/<name>.csv``).
-
-    ETTh1/ETTh2 are hourly (17420 rows), ETTm1/ETTm2 every 15 minutes (69680 rows); 7 columns
-    ``HUFL, HULL, MUFL, MULL, LUFL, LULL, OT``. Parameters, return value and errors as
-    :func:`load_forecasting`.
-
-    Parameters
-    ----------
-    name : {"ETTh1", "ETTh2", "ETTm1", "ETTm2"}, default="ETTh1"
-        Which file.
-    data_home, download_if_missing, index, verify
-        See :func:`load_forecasting`.
-
-    Returns
-    -------
-    pandas.DataFrame
-        The series, target ``OT`` last.
-    """
     if not isinstance(name, str) or not name.casefold().startswith("ett"):
         raise ValueError(f"unknown ETT dataset {name!r}; known: ETTh1, ETTh2, ETTm1, ETTm2")
     return load_forecasting(
@@ -210,81 +211,55 @@ def load_ett(
     )
 
 
-def load_weather(
-    *,
-    data_home: str | os.PathLike[str] | None = None,
-    download_if_missing: bool = True,
-    index: IndexKind = "regular",
-    verify: bool = True,
-) -> pd.DataFrame:
-    """Load the Weather benchmark (``weather/weather.csv``): 52696 rows x 21 columns, every 10 minutes.
-
-    Parameters, return value and errors as :func:`load_forecasting`; the file is not downloadable by
-    address, place it in the data folder by hand.
-
-    Parameters
-    ----------
-    data_home, download_if_missing, index, verify
-        See :func:`load_forecasting`.
-
-    Returns
-    -------
-    pandas.DataFrame
-        The series, target ``OT`` last.
-    """
-    return load_forecasting(
-        "Weather", data_home=data_home, download_if_missing=download_if_missing, index=index, verify=verify
-    )
+load_ett.__doc__ = _loader_doc(
+    "Load an Electricity Transformer Temperature data set (``ETT-small/<name>.csv``).",
+    "ETTh1/ETTh2 are hourly (17420 rows), ETTm1/ETTm2 every 15 minutes (69680 rows); 7 columns\n    "
+    "``HUFL, HULL, MUFL, MULL, LUFL, LULL, OT``. ",
+    'name : {"ETTh1", "ETTh2", "ETTm1", "ETTm2"}, default="ETTh1"\n        Which file.\n    ',
+)
 
 
-def load_ecl(
-    *,
-    data_home: str | os.PathLike[str] | None = None,
-    download_if_missing: bool = True,
-    index: IndexKind = "regular",
-    verify: bool = True,
-) -> pd.DataFrame:
-    """Load the ECL (electricity) benchmark (``electricity/electricity.csv``): 26304 rows x 321 columns.
+def _named_loader(name: str, function_name: str, doc: str) -> Callable[..., pd.DataFrame]:
+    """``load_<name>()``: :func:`load_forecasting` with the dataset's name filled in."""
 
-    Hourly from 2016-07-01 02:00. Parameters, return value and errors as :func:`load_forecasting`; the
-    file is not downloadable by address, place it in the data folder by hand.
+    def loader(
+        *,
+        data_home: str | os.PathLike[str] | None = None,
+        download_if_missing: bool = True,
+        index: IndexKind = "regular",
+        verify: bool = True,
+    ) -> pd.DataFrame:
+        return load_forecasting(
+            name, data_home=data_home, download_if_missing=download_if_missing, index=index, verify=verify
+        )
 
-    Parameters
-    ----------
-    data_home, download_if_missing, index, verify
-        See :func:`load_forecasting`.
-
-    Returns
-    -------
-    pandas.DataFrame
-        The series, target ``OT`` last.
-    """
-    return load_forecasting(
-        "ECL", data_home=data_home, download_if_missing=download_if_missing, index=index, verify=verify
-    )
+    loader.__name__ = loader.__qualname__ = function_name
+    loader.__doc__ = doc
+    return loader
 
 
-def load_ili(
-    *,
-    data_home: str | os.PathLike[str] | None = None,
-    download_if_missing: bool = True,
-    index: IndexKind = "regular",
-    verify: bool = True,
-) -> pd.DataFrame:
-    """Load the influenza-like-illness set (``illness/national_illness.csv``): 966 weeks x 7 columns.
+_BY_HAND = "The file is not downloadable by address: place it in the data folder by hand. "
 
-    Parameters, return value and errors as :func:`load_forecasting`.
-
-    Parameters
-    ----------
-    data_home, download_if_missing, index, verify
-        See :func:`load_forecasting`.
-
-    Returns
-    -------
-    pandas.DataFrame
-        The series, target ``OT`` last.
-    """
-    return load_forecasting(
-        "ILI", data_home=data_home, download_if_missing=download_if_missing, index=index, verify=verify
-    )
+load_weather = _named_loader(
+    "Weather",
+    "load_weather",
+    _loader_doc(
+        "Load the Weather benchmark (``weather/weather.csv``): 52696 rows x 21 columns, every 10 minutes.",
+        _BY_HAND,
+    ),
+)
+load_ecl = _named_loader(
+    "ECL",
+    "load_ecl",
+    _loader_doc(
+        "Load the ECL (electricity) benchmark (``electricity/electricity.csv``): 26304 rows x 321 columns.",
+        "Hourly from 2016-07-01 02:00. " + _BY_HAND,
+    ),
+)
+load_ili = _named_loader(
+    "ILI",
+    "load_ili",
+    _loader_doc(
+        "Load the influenza-like-illness set (``illness/national_illness.csv``): 966 weeks x 7 columns."
+    ),
+)

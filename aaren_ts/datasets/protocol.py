@@ -19,8 +19,6 @@ import numpy as np
 import pandas as pd
 from sklearn.preprocessing import StandardScaler
 
-from ._registry import _forecasting_info
-
 __all__ = [
     "DEFAULT_HORIZONS",
     "DEFAULT_INPUT_LENGTH",
@@ -28,6 +26,7 @@ __all__ = [
     "fit_scaler",
     "get_split",
     "iter_windows",
+    "load_series",
     "load_split",
     "load_windows",
     "n_windows",
@@ -96,6 +95,8 @@ def split_borders(
     >>> split_borders("Weather", 96)
     {'train': (0, 36887), 'val': (36791, 42157), 'test': (42061, 52696)}
     """
+    from ._registry import _forecasting_info  # here: the registry imports this module's constants
+
     info = _forecasting_info(name)
     input_length = _check_int(input_length, "input_length", 0)
     n = info.n_rows if n_rows is None else _check_int(n_rows, "n_rows", 1)
@@ -258,6 +259,53 @@ def iter_windows(
     yield from zip(X, Y, strict=True)
 
 
+def load_series(
+    name: str,
+    *,
+    input_length: int = DEFAULT_INPUT_LENGTH,
+    scale: bool = True,
+    data_home: str | os.PathLike[str] | None = None,
+    **load_kwargs: object,
+) -> tuple[pd.DataFrame, dict[str, tuple[int, int]]]:
+    """Load a whole forecasting dataset as the protocol uses it, with the borders of its parts.
+
+    Parameters
+    ----------
+    name : str
+        A forecasting dataset.
+    input_length : int, default=96
+        The input length ``L`` (the validation and test parts start ``L`` rows early).
+    scale : bool, default=True
+        Standardise every column with the mean and standard deviation of the training rows.
+    data_home : str or path-like, optional
+        The data folder (see :func:`get_data_home`).
+    **load_kwargs
+        Passed to :func:`load_forecasting` (``download_if_missing``, ``index``, ``verify``).
+
+    Returns
+    -------
+    data : pandas.DataFrame
+        Every row of the series, with the original index and columns.
+    borders : dict
+        :func:`split_borders` of the series: ``{"train": (0, a), "val": (a - L, b), "test": (b - L, c)}``.
+
+    Examples
+    --------
+    >>> from aaren_ts.datasets import load_series, sliding_windows
+    >>> data, borders = load_series("ETTh1")  # doctest: +SKIP
+    >>> start, stop = borders["test"]  # doctest: +SKIP
+    >>> X, Y = sliding_windows(data.iloc[start:stop], 96, 96)  # every test window  # doctest: +SKIP
+    """
+    from .forecasting import load_forecasting
+
+    data = load_forecasting(name, data_home=data_home, **load_kwargs)  # type: ignore[arg-type]
+    borders = split_borders(name, input_length, n_rows=len(data))
+    if scale:
+        scaler = fit_scaler(data, name)
+        data = pd.DataFrame(scaler.transform(data.to_numpy()), index=data.index, columns=data.columns)
+    return data, borders
+
+
 def load_split(
     name: str,
     split: Split,
@@ -289,14 +337,12 @@ def load_split(
     pandas.DataFrame
         The part's rows, with the original index and columns.
     """
-    from .forecasting import load_forecasting
-
-    data = load_forecasting(name, data_home=data_home, **load_kwargs)  # type: ignore[arg-type]
-    part = get_split(data, name, split, input_length)
-    if not scale:
-        return part
-    scaler = fit_scaler(data, name)
-    return pd.DataFrame(scaler.transform(part.to_numpy()), index=part.index, columns=part.columns)
+    split = _check_split(split)  # type: ignore[assignment]
+    data, borders = load_series(
+        name, input_length=input_length, scale=scale, data_home=data_home, **load_kwargs
+    )
+    start, stop = borders[split]
+    return data.iloc[start:stop]
 
 
 def load_windows(

@@ -110,6 +110,21 @@ def test_protocol_borders_and_windows(
     np.testing.assert_allclose(Y[-1], scaled.iloc[test_rows[1] - 96 : test_rows[1]], rtol=1e-5, atol=1e-5)
 
 
+def test_load_series_is_the_splits_put_together(shared_data_home: Path) -> None:
+    from aaren_ts.datasets import load_series
+
+    data, borders = load_series("ETTh1", data_home=shared_data_home)
+    assert borders == split_borders("ETTh1", 96) and len(data) == 17420
+    for split, (start, stop) in borders.items():
+        part = load_split("ETTh1", split, data_home=shared_data_home)
+        pd.testing.assert_frame_equal(data.iloc[start:stop], part)
+    raw, _ = load_series("ETTh1", data_home=shared_data_home, scale=False, index="range")
+    assert (
+        isinstance(raw.index, pd.RangeIndex)
+        and raw.iloc[0, -1] == load_forecasting("ETTh1", data_home=shared_data_home).iloc[0, -1]
+    )
+
+
 def test_etth1_split_frames(shared_data_home: Path) -> None:
     train = load_split("ETTh1", "train", data_home=shared_data_home)
     assert len(train) == 8640 and str(train.index[-1]) == "2017-06-25 23:00:00"

@@ -43,6 +43,19 @@ def test_cards_state_missing_checksums() -> None:
     assert FORECASTING_DATASETS["ECL"].n_columns == 321
 
 
+def test_paper_figures_come_from_the_reference_module() -> None:
+    from aaren_ts.datasets.reference import PAPER_ACCURACY, PAPER_MSE, paper_accuracy, paper_mse
+
+    assert PAPER_ACCURACY["JapaneseVowels"] == 96.65 and paper_accuracy("BasicMotions") is None
+    assert paper_mse("ETTh1", 96) == 0.53 and paper_mse("ETTh1", 720) is None
+    for name, info in CLASSIFICATION_DATASETS.items():
+        assert info.paper_accuracy == PAPER_ACCURACY.get(name)
+    assert set(PAPER_ACCURACY) <= set(CLASSIFICATION_DATASETS)
+    for name, info in FORECASTING_DATASETS.items():
+        assert info.paper_mse == tuple(paper_mse(name, T) for T in (96, 192, 336, 720))
+    assert set(PAPER_MSE) <= set(FORECASTING_DATASETS)
+
+
 def test_list_and_lookup() -> None:
     assert list_datasets("forecasting") == ["ETTh1", "ETTh2", "ETTm1", "ETTm2", "Weather", "ECL", "ILI"]
     assert "JapaneseVowels" in list_datasets("classification")
