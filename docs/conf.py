@@ -1,7 +1,9 @@
 """Sphinx configuration of the aaren_ts documentation.
 
 Build with ``python -m sphinx -W --keep-going -b html docs docs/_build/html`` (the ``docs`` extra
-installs what it needs). Only extensions that ship with Sphinx, plus numpydoc, are used.
+installs what it needs). Besides the extensions that ship with Sphinx, numpydoc and the
+pydata-sphinx-theme, two local extensions in ``docs/_ext/`` are used: ``param_table`` (the generated
+table of constructor parameters) and ``markdown_tables`` (benchmark Markdown rendered as tables).
 """
 
 from __future__ import annotations
@@ -12,10 +14,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # so the package imports even when it is not installed
+sys.path.insert(0, str(Path(__file__).resolve().parent / "_ext"))  # local extensions
 
 from docutils import nodes  # noqa: E402
 from docutils.parsers.rst import Directive  # noqa: E402
 from docutils.statemachine import StringList  # noqa: E402
+from markdown_tables import markdown_to_nodes  # noqa: E402
 
 import aaren_ts  # noqa: E402
 
@@ -31,14 +35,29 @@ extensions = [
     "sphinx.ext.mathjax",
     "sphinx.ext.viewcode",
     "numpydoc",
+    "param_table",
 ]
 
-exclude_patterns = ["_build", "scripts", "Thumbs.db", ".DS_Store"]
+exclude_patterns = ["_build", "_ext", "scripts", "Thumbs.db", ".DS_Store"]
 templates_path: list[str] = []
 html_static_path = ["_static"]
-html_theme = "alabaster"
-html_theme_options = {"description": "Attention as an RNN, for time series", "fixed_sidebar": True}
+html_css_files = ["custom.css"]
+html_theme = "pydata_sphinx_theme"  # the theme of scikit-learn and sktime
+html_theme_options = {
+    "logo": {"text": f"aaren_ts {release}"},
+    "navbar_align": "left",
+    "header_links_before_dropdown": 6,
+    "show_toc_level": 2,
+    "navigation_with_keys": False,
+    # The parameter table needs the width more than its page needs an outline of three headings.
+    "secondary_sidebar_items": {"**": ["page-toc"], "user_guide/parameters": []},
+    "footer_start": ["copyright"],
+    "footer_end": ["sphinx-version", "theme-version"],
+}
+# Pages without sub-pages get no (empty) left sidebar, so wide tables have the room.
+html_sidebars = {page: [] for page in ("index", "getting_started", "how_aaren_works", "results", "examples")}
 html_title = f"aaren_ts {release}"
+html_show_sourcelink = False
 
 # autodoc: document members in source order, never import-time side effects beyond the package.
 autodoc_member_order = "bysource"
@@ -78,8 +97,9 @@ class ResultDirective(Directive):
     """``.. aaren-result:: NAME`` — a committed benchmark result, or a plain note that it is missing.
 
     ``NAME`` is a file in ``_static/results/`` (copied there by ``docs/scripts/collect_results.py``):
-    a Markdown table is shown as literal text, a PNG as a figure. The directive's content is the
-    command that regenerates the file; it is printed under the result either way.
+    a Markdown file is rendered (its pipe tables as tables, its headings, prose and lists as such; the
+    text of every cell exactly as in the file), a PNG is shown as a figure. The directive's content is
+    the command that regenerates the file; it is printed under the result either way.
     """
 
     required_arguments = 1
@@ -89,9 +109,14 @@ class ResultDirective(Directive):
         name = self.arguments[0]
         command = " ".join(line.strip() for line in self.content if line.strip())
         path = RESULTS / name
+        env = self.state.document.settings.env
+        container = nodes.container(classes=["aaren-result"])
         lines: list[str] = []
         if path.is_file() and path.suffix == ".png":
             lines += [f".. image:: /_static/results/{name}", "   :width: 100%", ""]
+        elif path.is_file() and path.suffix == ".md":
+            env.note_dependency(str(path))
+            container += markdown_to_nodes(path.read_text(encoding="utf-8"))
         elif path.is_file():
             lines += [f".. literalinclude:: /_static/results/{name}", "   :language: none", ""]
         else:
@@ -99,14 +124,30 @@ class ResultDirective(Directive):
             lines += [note, ""]
         if command:
             lines += [f"Regenerate: ``{command}`` then ``python docs/scripts/collect_results.py``.", ""]
-        container = nodes.container()
         source = StringList(lines, source=f"aaren-result {name}")
         self.state.nested_parse(source, self.content_offset, container)
-        return container.children
+        return [container]
+
+
+class MarkdownDirective(Directive):
+    """``.. aaren-markdown:: PATH`` — a Markdown file (relative to this ``docs/`` folder) rendered like
+    the results: pipe tables as tables, the text of every cell exactly as in the file."""
+
+    required_arguments = 1
+
+    def run(self):
+        path = Path(__file__).resolve().parent / self.arguments[0]
+        if not path.is_file():
+            raise self.error(f"aaren-markdown: no file {self.arguments[0]!r} in docs/")
+        self.state.document.settings.env.note_dependency(str(path))
+        container = nodes.container(classes=["aaren-result"])
+        container += markdown_to_nodes(path.read_text(encoding="utf-8"))
+        return [container]
 
 
 def setup(app):
     # Run before numpydoc (priority 500) so it sees the escaped text.
     app.connect("autodoc-process-docstring", _escape_shape_targets, priority=400)
     app.add_directive("aaren-result", ResultDirective)
+    app.add_directive("aaren-markdown", MarkdownDirective)
     return {"parallel_read_safe": True}

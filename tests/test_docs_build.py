@@ -1,4 +1,5 @@
-"""The documentation builds without a single warning (Sphinx's strict mode)."""
+"""The documentation builds without a single warning (Sphinx's strict mode), and its generated parts
+(the parameter table, the benchmark tables rendered from Markdown) are complete."""
 
 from __future__ import annotations
 
@@ -15,9 +16,123 @@ DOCS = Path(__file__).resolve().parents[1] / "docs"
 def test_docs_build_strict(tmp_path: Path) -> None:
     pytest.importorskip("sphinx", reason="sphinx is not installed (pip install -e '.[docs]')")
     pytest.importorskip("numpydoc", reason="numpydoc is not installed (pip install -e '.[docs]')")
+    pytest.importorskip("pydata_sphinx_theme", reason="the theme is not installed (pip install -e '.[docs]')")
     cmd = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html", "-q"]
     cmd += ["-d", str(tmp_path / "doctrees"), str(DOCS), str(tmp_path / "html")]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, f"strict Sphinx build failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
     assert (tmp_path / "html" / "index.html").is_file()
     assert (tmp_path / "html" / "how_aaren_works.html").is_file()
+    params = (tmp_path / "html" / "user_guide" / "parameters.html").read_text(encoding="utf-8")
+    assert "Shared parameters" in params and "AarenForecaster only" in params
+    results = (tmp_path / "html" / "results.html").read_text(encoding="utf-8")
+    assert "markdown-table" in results and "| --- |" not in results and "|---|" not in results
+
+
+def _param_table():
+    """The docs' parameter-table generator (``docs/_ext/param_table.py``), imported as the build does."""
+    pytest.importorskip("numpydoc", reason="numpydoc is not installed (pip install -e '.[docs]')")
+    ext = str(DOCS / "_ext")
+    if ext not in sys.path:
+        sys.path.insert(0, ext)
+    import param_table
+
+    return param_table
+
+
+def test_parameter_table_lists_every_parameter() -> None:
+    """Every constructor parameter of both estimators is in the generated table, with a description."""
+    param_table = _param_table()
+    from aaren_ts import AarenClassifier, AarenForecaster
+
+    classes = (AarenClassifier, AarenForecaster)
+    text = param_table.parameter_tables_rst(classes)
+    rows = {row.name: row for row in param_table.collect_parameters(classes)}
+    for cls in classes:
+        for name in param_table.signature_parameters(cls):
+            missing = f"{cls.__name__} parameter {name!r} is missing from the parameter table"
+            assert f"``{name}``" in text, missing
+            assert rows[name].description, (
+                f"{cls.__name__} parameter {name!r} has no description in the class docstring's "
+                "Parameters section, so the parameter table cannot describe it"
+            )
+    # A parameter of both estimators is listed once, under "Shared parameters", before the others.
+    shared = set(param_table.signature_parameters(AarenClassifier)) & set(
+        param_table.signature_parameters(AarenForecaster)
+    )
+    assert {n for n, r in rows.items() if r.group == "shared"} == shared
+    for name in shared:
+        assert text.count(f"* - ``{name}``") == 1, f"shared parameter {name!r} is listed more than once"
+    headings = ["Shared parameters", "AarenClassifier only", "AarenForecaster only"]
+    assert [text.index(h) for h in headings] == sorted(text.index(h) for h in headings)
+
+
+def test_parameter_table_reports_an_undocumented_parameter() -> None:
+    """A parameter without a docstring entry is named in the problems the build turns into a warning."""
+    param_table = _param_table()
+
+    class Documented:
+        """A toy estimator.
+
+        Parameters
+        ----------
+        alpha : float, default=1.0
+            Strength. More text.
+        gone : int
+            No longer a parameter.
+        """
+
+        def __init__(self, alpha=1.0, beta="x"):
+            pass
+
+    class Other:
+        """Another.
+
+        Parameters
+        ----------
+        beta : str, default="y"
+            The beta of the other one.
+        """
+
+        def __init__(self, beta="y"):
+            pass
+
+    rows = {r.name: r for r in param_table.collect_parameters((Documented, Other))}
+    assert rows["alpha"].description == "Strength."
+    assert rows["alpha"].defaults == ("1.0", None)
+    # beta is shared; Documented lacks an entry, so Other's description is used.
+    assert rows["beta"].group == "shared" and rows["beta"].description == "The beta of the other one."
+    problems = param_table.parameter_problems((Documented, Other))
+    assert any("'gone'" in p for p in problems)
+    assert not any("'beta'" in p and "no description" in p for p in problems)
+
+    class Undocumented(Documented):
+        def __init__(self, alpha=1.0, gamma=0):
+            pass
+
+    problems = param_table.parameter_problems((Undocumented, Other))
+    assert any("'gamma'" in p and "no description" in p for p in problems)
+    assert "``gamma``" in param_table.parameter_tables_rst((Undocumented, Other))
+
+
+def test_markdown_tables_render_as_tables() -> None:
+    """The benchmark Markdown becomes docutils tables whose cells hold the file's text unchanged."""
+    ext = str(DOCS / "_ext")
+    if ext not in sys.path:
+        sys.path.insert(0, ext)
+    pytest.importorskip("docutils")
+    from docutils import nodes
+    from markdown_tables import markdown_to_nodes
+
+    md = (
+        "# Title with `code`\n\nSome --flag text, `$VAR` and **bold**.\n\n"
+        "| model | MSE | note |\n|---|---|---|\n| A(x='y') | 0.4151 | 2s fit |\n"
+        "| B \\| C | – |  |\n\n- an item\n"
+    )
+    out = markdown_to_nodes(md)
+    kinds = [type(n) for n in out]
+    assert kinds == [nodes.rubric, nodes.paragraph, nodes.table, nodes.bullet_list]
+    table = out[2]
+    cells = [e.astext() for e in table.findall(nodes.entry)]
+    assert cells == ["model", "MSE", "note", "A(x='y')", "0.4151", "2s fit", "B | C", "–", ""]
+    assert "--flag" in out[1].astext() and all(n["support_smartquotes"] is False for n in out)
