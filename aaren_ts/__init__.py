@@ -13,9 +13,10 @@ __version__ = "0.1.0"
 _LAZY = {
     "AarenClassifier": "aaren_ts.estimators.classifier",
     "AarenForecaster": "aaren_ts.estimators.forecaster",
+    "NotFittedError": "aaren_ts.estimators._base",
 }
 
-__all__ = ["AarenClassifier", "AarenForecaster", "__version__"]
+__all__ = ["AarenClassifier", "AarenForecaster", "NotFittedError", "__version__"]
 
 
 def __getattr__(name: str) -> Any:

@@ -28,7 +28,7 @@ from torch import nn
 from aaren_ts.nn import AarenState, EncoderConfig, make_encoder
 from aaren_ts.nn.functional import aaren_attention
 
-__all__ = ["READOUTS", "ClassifierModule", "StreamState", "state_tensors"]
+__all__ = ["READOUTS", "ClassifierModule", "StreamState"]
 
 READOUTS = ("last", "mean", "attention")
 
@@ -54,25 +54,6 @@ class StreamState(NamedTuple):
     readout: Any
     seen: torch.Tensor
     context: torch.Tensor
-
-
-def state_tensors(state: StreamState) -> list[torch.Tensor]:
-    """Every tensor of a stream state, flattened in a fixed order (for comparisons and tests)."""
-    out: list[torch.Tensor] = []
-
-    def visit(obj: Any) -> None:
-        if isinstance(obj, torch.Tensor):
-            out.append(obj)
-        elif isinstance(obj, tuple | list):
-            for item in obj:
-                visit(item)
-        elif hasattr(obj, "k") and hasattr(obj, "v") and hasattr(obj, "mask"):  # KVCache
-            out.extend([obj.k, obj.v, obj.mask])
-        else:  # pragma: no cover - defensive
-            raise TypeError(f"unexpected object in stream state: {type(obj).__name__}")
-
-    visit(state)
-    return out
 
 
 class ClassifierModule(nn.Module):
@@ -150,8 +131,7 @@ class ClassifierModule(nn.Module):
             total, count = state.readout
             return (total / count.clamp_min(1.0).unsqueeze(-1)).to(self.head[1].weight.dtype)
         st: AarenState = state.readout
-        safe_c = torch.where(st.c > 0, st.c, torch.ones_like(st.c))
-        return (st.a / safe_c.unsqueeze(-1)).to(self.head[1].weight.dtype)
+        return st.output().to(self.head[1].weight.dtype)
 
     # ------------------------------------------------------------------------------- computing
     def _readout(

@@ -25,7 +25,7 @@ from aaren_ts.nn import EncoderConfig, make_encoder
 
 __all__ = ["LOCAL_NORMS", "ForecastNet", "masked_mse"]
 
-LOCAL_NORMS = ("last", "mean", "standard", "none")
+LOCAL_NORMS = ("last", "mean", "standard", None)
 _STD_EPS = 1e-5  # added to the window variance before the square root (as RevIN does)
 
 
@@ -45,10 +45,10 @@ class ForecastNet(nn.Module):
     channel_independent : bool
         If True, every channel is a separate univariate series through shared weights (the batch
         holds ``batch * n_channels`` series); otherwise a token is the window of all channels.
-    local_norm : {"last", "mean", "standard", "none"}
+    local_norm : {"last", "mean", "standard", None}
         Level subtracted from each token's window and added back to its forecast; ``"standard"`` also
         divides the window by its standard deviation and multiplies the forecast by it (RevIN-style
-        instance normalisation, per token, so it stays causal and streams).
+        instance normalisation, per token, so it stays causal and streams); ``None``: no local level.
     channel_embedding : bool, default=False
         With ``channel_independent``, add a learned vector per channel to that channel's tokens
         (initialised at zero), so the shared weights can tell the channels apart.

@@ -5,7 +5,6 @@ See :class:`AarenClassifier`.
 
 from __future__ import annotations
 
-import os
 import warnings
 from collections.abc import Iterator
 from typing import Any, ClassVar
@@ -13,32 +12,17 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 import torch
-from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
 from sktime.classification.base import BaseClassifier
-from sktime.exceptions import NotFittedError as _SktimeNotFittedError
 
-from aaren_ts.estimators._classifier_module import READOUTS, ClassifierModule, StreamState, state_tensors
+from aaren_ts.estimators._base import AarenEstimatorMixin, standardization
+from aaren_ts.estimators._classifier_module import READOUTS, ClassifierModule, StreamState
 from aaren_ts.estimators._inputs import Panel, to_panel
-from aaren_ts.estimators._persistence import load_archive, save_archive
-from aaren_ts.estimators._skorch import (
-    make_callbacks,
-    make_train_split,
-    num_threads,
-    resolve_device,
-    resolve_optimizer,
-    savable_params,
-    seeded,
-    torch_seed,
-)
-from aaren_ts.nn import EncoderConfig
+from aaren_ts.estimators._params import SHARED_CONSTRAINTS, Interval, Options, PositiveInt
+from aaren_ts.estimators._skorch import make_train_split, torch_seed
+from aaren_ts.estimators._stream_state import flatten_state, unflatten_state
 
-__all__ = ["SKLEARN_EXPECTED_FAILED_CHECKS", "AarenClassifier", "NotFittedError"]
+__all__ = ["SKLEARN_EXPECTED_FAILED_CHECKS", "AarenClassifier"]
 
-_MISSING = object()
-
-
-class NotFittedError(_SklearnNotFittedError, _SktimeNotFittedError):
-    """Raised when a method needs a fitted estimator; both sklearn's and sktime's ``NotFittedError``."""
 #: sklearn estimator checks that cannot apply to a time-series classifier, with the reason. Pass it to
 #: ``sklearn.utils.estimator_checks.parametrize_with_checks(..., expected_failed_checks=...)``
 #: through :meth:`AarenClassifier.sklearn_expected_failed_checks`.
@@ -107,7 +91,7 @@ def _coerce_labels(y: Any, allow_multioutput: bool = False) -> np.ndarray | pd.D
     return arr
 
 
-class AarenClassifier(BaseClassifier):
+class AarenClassifier(AarenEstimatorMixin, BaseClassifier):
     """Time-series classifier built on Aaren (attention as an RNN), trained with skorch.
 
     Each time step of a series (all channels) is projected to ``d_model`` features, encoded by a stack
@@ -146,19 +130,22 @@ class AarenClassifier(BaseClassifier):
         Each step is embedded by a causal convolution over it and the ``kernel_size - 1`` steps before
         it (``1``: a per-step linear map); this gives the encoder local order information. Streams keep
         the last ``kernel_size - 1`` inputs.
-    normalization : {"channel", None}, default="channel"
-        ``"channel"`` standardises each channel with the mean and standard deviation of all training
+    normalization : {"standard", None}, default="standard"
+        ``"standard"`` standardises each channel with the mean and standard deviation of all training
         time points (stored at fit, so streaming uses the same statistics); ``None`` feeds raw values.
     optimizer : {"adamw", "adam", "sgd", "rmsprop"} or torch optimizer class, default="adamw"
+        Optimizer of the skorch training loop.
     lr : float, default=2e-3
         Learning rate.
     weight_decay : float, default=1e-2
         Weight decay of the optimizer.
     label_smoothing : float, default=0.1
         Label smoothing of the cross-entropy loss.
-    lr_schedule : {"cosine", None}, default="cosine"
-        ``"cosine"`` anneals the learning rate to 0 over ``max_epochs`` (cosine); ``None`` keeps it
-        constant.
+    lr_schedule : {"cosine", "exponential", None}, default="cosine"
+        How the learning rate changes after every epoch: ``"cosine"`` anneals it to 0 at
+        ``max_epochs``, ``"exponential"`` multiplies it by ``lr_decay``, ``None`` keeps it constant.
+    lr_decay : float, default=0.8
+        Factor of the ``"exponential"`` schedule, in (0, 1]; unused by the other schedules.
     batch_size : int, default=32
         Mini-batch size for training (inference uses larger batches).
     max_epochs : int, default=80
@@ -184,9 +171,9 @@ class AarenClassifier(BaseClassifier):
     callbacks : list of skorch callbacks or (name, callback) pairs, optional
         Extra skorch callbacks (cloned at fit).
     num_threads : int or None, default=None
-        torch intra-op threads while fitting and predicting (restored afterwards); ``None`` keeps
-        torch's setting. These networks are small: ``1`` is often as fast, and much faster on a busy
-        machine.
+        torch intra-op threads while fitting, predicting and streaming (restored afterwards); ``None``
+        keeps torch's setting. These networks are small: ``1`` is often as fast, and much faster on a
+        busy machine.
 
     Attributes
     ----------
@@ -230,9 +217,10 @@ class AarenClassifier(BaseClassifier):
     sktime's classifier contract requires (ensembles sub-sample); streaming then raises.
 
     **Persistence.** Pickle works (identical predictions after a round trip, stream state included).
-    :meth:`save` / :meth:`load` store the weights, constructor parameters and fitted attributes in a
-    file read back without unpickling code (``torch.load(weights_only=True)``); skorch callbacks and
-    stream state are not saved.
+    :meth:`save` / :meth:`load` store the weights, constructor parameters, fitted attributes and the
+    ongoing streams in a file that :meth:`load` reads without unpickling anything
+    (``torch.load(weights_only=True)``); a stream saved mid-way continues bit-identically after
+    loading. skorch callbacks are not saved.
 
     Examples
     --------
@@ -265,6 +253,13 @@ class AarenClassifier(BaseClassifier):
         "capability:multithreading": False,
     }
 
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
+        **SHARED_CONSTRAINTS,
+        "readout": Options(READOUTS),
+        "kernel_size": PositiveInt,
+        "label_smoothing": Interval(0.0, 1.0, closed="left"),
+    }
+
     def __init__(
         self,
         d_model: int = 64,
@@ -275,12 +270,13 @@ class AarenClassifier(BaseClassifier):
         readout: str = "mean",
         backbone: str = "aaren",
         kernel_size: int = 3,
-        normalization: str | None = "channel",
+        normalization: str | None = "standard",
         optimizer: Any = "adamw",
         lr: float = 2e-3,
         weight_decay: float = 1e-2,
         label_smoothing: float = 0.1,
         lr_schedule: str | None = "cosine",
+        lr_decay: float = 0.8,
         batch_size: int = 32,
         max_epochs: int = 80,
         validation_fraction: float | None = None,
@@ -306,6 +302,7 @@ class AarenClassifier(BaseClassifier):
         self.weight_decay = weight_decay
         self.label_smoothing = label_smoothing
         self.lr_schedule = lr_schedule
+        self.lr_decay = lr_decay
         self.batch_size = batch_size
         self.max_epochs = max_epochs
         self.validation_fraction = validation_fraction
@@ -317,27 +314,10 @@ class AarenClassifier(BaseClassifier):
         self.callbacks = callbacks
         self.num_threads = num_threads
         super().__init__()
-        # sktime's __init__ pre-sets these; sklearn expects fitted attributes to appear in fit only
+        # sktime's BaseClassifier.__init__ pre-sets these fitted attributes; sklearn's
+        # check_no_attributes_set_in_init requires that only parameters exist before fit.
         for name in ("classes_", "n_classes_", "fit_time_"):
             self.__dict__.pop(name, None)
-
-    def reset(self) -> AarenClassifier:
-        """Return to the unfitted state (sktime), keeping sklearn's callback context if a
-        meta-estimator (e.g. a Pipeline) attached one while fitting this estimator."""
-        ctx = self.__dict__.get("_parent_callback_ctx", _MISSING)
-        super().reset()
-        if ctx is not _MISSING:
-            self._parent_callback_ctx = ctx
-        return self
-
-    def check_is_fitted(self, method_name: str | None = None) -> None:
-        """Raise :class:`NotFittedError` (sklearn's and sktime's, a ``ValueError``) before fit."""
-        if not getattr(self, "_is_fitted", False):
-            raise NotFittedError(
-                f"This {type(self).__name__} instance has not been fitted yet; call 'fit' with appropriate "
-                "arguments before using this estimator"
-                + (f" (method {method_name!r})" if method_name else "")
-            )
 
     # ================================================================== sklearn integration
     def __sklearn_tags__(self) -> Any:
@@ -373,32 +353,7 @@ class AarenClassifier(BaseClassifier):
         """
         return dict(SKLEARN_EXPECTED_FAILED_CHECKS)
 
-    # ================================================================== validation helpers
-    def _check_params(self) -> None:
-        if self.readout not in READOUTS:
-            raise ValueError(f"readout must be one of {READOUTS}, got {self.readout!r}")
-        if self.backbone not in ("aaren", "transformer"):
-            raise ValueError(f"backbone must be 'aaren' or 'transformer', got {self.backbone!r}")
-        if self.normalization not in ("channel", None):
-            raise ValueError(f"normalization must be 'channel' or None, got {self.normalization!r}")
-        for name in ("d_model", "n_heads", "n_layers", "d_ff", "kernel_size", "batch_size", "max_epochs"):
-            value = getattr(self, name)
-            if not isinstance(value, int | np.integer) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if self.d_model % self.n_heads:
-            raise ValueError(f"n_heads ({self.n_heads}) must divide d_model ({self.d_model})")
-        if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
-        if not 0.0 <= self.label_smoothing < 1.0:
-            raise ValueError(f"label_smoothing must be in [0, 1), got {self.label_smoothing}")
-        if self.lr_schedule not in ("cosine", None):
-            raise ValueError(f"lr_schedule must be 'cosine' or None, got {self.lr_schedule!r}")
-        if self.lr <= 0:
-            raise ValueError(f"lr must be positive, got {self.lr}")
-
-    def _optimizer_class(self) -> type[torch.optim.Optimizer]:
-        return resolve_optimizer(self.optimizer)
-
+    # ================================================================== inputs
     def _panel(self, X: Any, name: str = "X", allow_empty_series: bool = False) -> Panel:
         """Validate and convert ``X``; after fit, also check its channel count."""
         panel = to_panel(X, name=name, allow_empty_series=allow_empty_series)
@@ -412,7 +367,7 @@ class AarenClassifier(BaseClassifier):
 
     @staticmethod
     def _panel_to_sktime(panel: Panel) -> Any:
-        """A clean sktime container for the validated data: numpy3D if equal length, else df-list."""
+        """The validated data in one of the inner mtypes: numpy3D if equal length, else df-list."""
         if (panel.lengths == panel.max_length).all():
             return panel.values.transpose(0, 2, 1)
         return [pd.DataFrame(panel.values[i, : panel.lengths[i]]) for i in range(panel.n_instances)]
@@ -423,7 +378,7 @@ class AarenClassifier(BaseClassifier):
         values = np.where(panel.mask()[..., None], values, 0.0).astype(np.float32)
         return values, panel.lengths
 
-    # ================================================================== public API: fit
+    # ================================================================== fit
     def fit(self, X: Any, y: Any) -> AarenClassifier:
         """Train on a panel ``X`` with labels ``y``.
 
@@ -437,16 +392,17 @@ class AarenClassifier(BaseClassifier):
             See the class docstring for the accepted containers.
         y : array-like of shape (n_instances,)
             Class labels (any type sklearn accepts: ints, strings, ...). As sktime requires (for
-        ensembles that sub-sample), a single class is accepted with a warning and then predicted for
-        every series; a 2D ``y`` fits one classifier per column (sktime's vectorisation).
+            ensembles that sub-sample), a single class is accepted with a warning and then predicted
+            for every series; a 2D ``y`` fits one classifier per column (sktime's vectorisation).
 
         Returns
         -------
         self
         """
-        self._check_params()
-        self._optimizer_class()
-        resolve_device(self.device)
+        # Public override kept: sktime's fit resets the estimator *before* it checks its inputs, so bad
+        # input would erase a fitted model; here every check runs first. It also accepts containers
+        # sktime has no mtype for (a list of (C, T_i) arrays) and hands sktime an inner mtype.
+        self._validate_params()
         panel = to_panel(X)
         labels = _coerce_labels(y, allow_multioutput=True)
         if len(labels) != panel.n_instances:
@@ -464,67 +420,34 @@ class AarenClassifier(BaseClassifier):
 
         panel = to_panel(X)
         self.n_channels_ = panel.n_channels
-        mask = panel.mask()
-        if self.normalization == "channel":
-            real = panel.values[mask].astype(np.float64)  # (n_points, C)
-            mean = real.mean(axis=0)
-            scale = real.std(axis=0)
-            scale[~(scale > 1e-8 * np.maximum(1.0, np.abs(mean)))] = 1.0
-        else:
-            mean = np.zeros(panel.n_channels)
-            scale = np.ones(panel.n_channels)
+        mean, scale = standardization(panel.values[panel.mask()], self.normalization == "standard")
         self.channel_mean_ = mean.astype(np.float32)
         self.channel_scale_ = scale.astype(np.float32)
         values, lengths = self._scaled(panel)
         codes = np.searchsorted(self.classes_, y).astype(np.int64)
-
-        seed = torch_seed(self.random_state)
-        device = resolve_device(self.device)
-        split = make_train_split(codes, self.validation_fraction, seed)
-        scheduler = None
-        if self.lr_schedule == "cosine":
-            from skorch.callbacks import LRScheduler
-
-            scheduler = LRScheduler(torch.optim.lr_scheduler.CosineAnnealingLR, T_max=int(self.max_epochs))
-        callbacks = make_callbacks(
-            verbose=self.verbose,
-            early_stopping=bool(self.early_stopping and split is not None),
-            patience=self.patience,
-            lr_scheduler=scheduler,
-            user_callbacks=self.callbacks,
-        )
-        self.net_ = NeuralNetClassifier(
-            module=ClassifierModule,
-            module__n_channels=panel.n_channels,
-            module__n_classes=self.n_classes_,
-            **{f"module__{k}": v for k, v in self._module_kwargs().items()},
+        split = make_train_split(codes, self.validation_fraction, torch_seed(self.random_state))
+        self.net_ = self._build_net(
+            NeuralNetClassifier,
+            ClassifierModule,
+            self._module_params(),
+            train_split=split,
             criterion=torch.nn.CrossEntropyLoss,
             criterion__label_smoothing=float(self.label_smoothing),
-            optimizer=self._optimizer_class(),
-            optimizer__weight_decay=float(self.weight_decay),
-            lr=float(self.lr),
             batch_size=int(min(self.batch_size, panel.n_instances)),
-            max_epochs=int(self.max_epochs),
-            train_split=split,
-            callbacks=callbacks,
             classes=np.arange(self.n_classes_),
-            iterator_train__shuffle=True,
-            device=device,
-            verbose=int(self.verbose),
         )
-        with seeded(seed, device), num_threads(self.num_threads):
+        with self._torch_context(seed=True):
             self.net_.fit({"x": values, "lengths": lengths}, codes)
         self.net_.module_.eval()
         self._stream_state: StreamState | None = None
         self.n_streams_ = 0
         return self
 
-    def _module_kwargs(self) -> dict[str, Any]:
+    def _module_params(self) -> dict[str, Any]:
         return {
-            "encoder": EncoderConfig(
-                self.backbone, int(self.d_model), int(self.n_heads), int(self.n_layers), int(self.d_ff),
-                float(self.dropout),
-            ),
+            "n_channels": int(self.n_channels_),
+            "n_classes": int(self.n_classes_),
+            "encoder": self._encoder_config(),
             "readout": self.readout,
             "kernel_size": int(self.kernel_size),
         }
@@ -570,7 +493,7 @@ class AarenClassifier(BaseClassifier):
         module = self.net_.module_.eval()
         values, lengths = self._scaled(panel)
         out = np.empty((panel.n_instances, self.n_classes_))
-        with num_threads(self.num_threads):
+        with self._torch_context():
             for sl, x, mask in self._batches(values, lengths):
                 _, state = module.encode(x, mask)
                 probs = torch.softmax(module.logits(module.current_features(state)), dim=-1)
@@ -583,6 +506,9 @@ class AarenClassifier(BaseClassifier):
     def _predict(self, X: Any) -> np.ndarray:
         return self.classes_[np.argmax(self._predict_proba(X), axis=1)]
 
+    # Public predict / predict_proba overrides kept: without X they return the ongoing streams'
+    # predictions (sktime's methods require X). With X, the input is validated first (clear messages,
+    # containers sktime has no mtype for) and handed to sktime, which calls _predict / _predict_proba.
     def predict_proba(self, X: Any = None) -> np.ndarray:
         """Class probabilities ``(n_instances, n_classes)``, columns in the order of ``classes_``.
 
@@ -595,22 +521,14 @@ class AarenClassifier(BaseClassifier):
         if X is None:
             return self._stream_proba()
         self.check_is_fitted()
-        panel = self._panel(X)
-        return super().predict_proba(self._panel_to_sktime(panel))
+        return super().predict_proba(self._panel_to_sktime(self._panel(X)))
 
     def predict(self, X: Any = None) -> np.ndarray:
         """Class labels ``(n_instances,)``; without ``X``, those of the ongoing streams."""
         if X is None:
             return self.classes_[np.argmax(self._stream_proba(), axis=1)]
         self.check_is_fitted()
-        panel = self._panel(X)
-        return super().predict(self._panel_to_sktime(panel))
-
-    def score(self, X: Any, y: Any) -> float:
-        """Mean accuracy of :meth:`predict` on ``X`` against ``y``."""
-        from sklearn.metrics import accuracy_score
-
-        return float(accuracy_score(_coerce_labels(y), self.predict(X)))
+        return super().predict(self._panel_to_sktime(self._panel(X)))
 
     @torch.no_grad()
     def staged_predict_proba(self, X: Any) -> Iterator[np.ndarray]:
@@ -634,7 +552,7 @@ class AarenClassifier(BaseClassifier):
         module = self.net_.module_.eval()
         values, lengths = self._scaled(panel)
         staged = np.empty((panel.n_instances, panel.max_length, self.n_classes_))
-        with num_threads(self.num_threads):
+        with self._torch_context():
             for sl, x, mask in self._batches(values, lengths):
                 z, _ = module.encode(x, mask)
                 probs = torch.softmax(module.logits(z), dim=-1).double().cpu().numpy()
@@ -693,7 +611,7 @@ class AarenClassifier(BaseClassifier):
         mask = torch.arange(panel.max_length, device=device).unsqueeze(0) < torch.as_tensor(
             lengths, device=device
         ).unsqueeze(1)
-        with num_threads(self.num_threads):
+        with self._torch_context():
             _, new_state = module.encode(x, mask, state)
         self._stream_state = new_state
         self.n_streams_ = panel.n_instances
@@ -717,106 +635,58 @@ class AarenClassifier(BaseClassifier):
     def stream_state_tensors(self) -> list[torch.Tensor]:
         """The tensors of the current stream state (empty list without streams), e.g. to compare."""
         state = getattr(self, "_stream_state", None)
-        return [] if state is None else [t.clone() for t in state_tensors(state)]
+        return [] if state is None else [t.clone() for t in flatten_state(state)]
 
-    # ================================================================== persistence
-    def save(
-        self, path: str | os.PathLike | None = None, serialization_format: str = "safe"
-    ) -> Any:
-        """Write the fitted model to a ``.zip`` file that is read back without unpickling code.
-
-        The archive holds the weights, constructor parameters and fitted attributes in a file read with
-        ``torch.load(weights_only=True)`` (no code execution), plus the ``_metadata`` entry that
-        :func:`sktime.base.load` uses to find the class. skorch callbacks and stream state are not
-        stored; an optimizer class is stored by its ``torch.optim`` name (another class needs
-        ``serialization_format="pickle"``).
-
-        Parameters
-        ----------
-        path : str or path-like or None
-            Destination; ``".zip"`` is appended unless present (as in sktime: ``save("model")`` writes
-            ``model.zip``). ``None`` returns sktime's in-memory pickle ``(cls, bytes)`` instead.
-        serialization_format : {"safe", "pickle", "cloudpickle"}, default="safe"
-            ``"safe"`` writes the format above; the others are sktime's pickle-based formats.
-
-        Returns
-        -------
-        pathlib.Path or object
-            The file written (``"safe"``), or what sktime's ``save`` returns.
-        """
-        if path is None or serialization_format != "safe":
-            fmt = "pickle" if serialization_format == "safe" else serialization_format
-            return super().save(path, serialization_format=fmt)
+    # ================================================================== persistence hooks
+    def _check_savable(self) -> None:
         self._require_network("save")
-        params = savable_params(self.get_params(deep=False))
-        attributes = {
+
+    def _fitted_attributes(self) -> dict[str, Any]:
+        state = getattr(self, "_stream_state", None)
+        return {
             "classes": self.classes_,
             "classes_kind": self.classes_.dtype.kind,
             "n_channels": int(self.n_channels_),
             "channel_mean": self.channel_mean_,
             "channel_scale": self.channel_scale_,
             "fit_time": int(getattr(self, "fit_time_", 0)),
+            "n_streams": int(self.n_streams_),
+            "stream": None if state is None else [t.cpu() for t in flatten_state(state)],
         }
-        return save_archive(path, type(self), params, self.net_.module_.state_dict(), attributes)
 
-    @classmethod
-    def load_from_path(cls, serial: Any) -> AarenClassifier:
-        """sktime's hook behind :func:`sktime.base.load`: read a file written by :meth:`save`."""
-        return cls.load(serial)
-
-    @classmethod
-    def load(cls, path: str | os.PathLike) -> AarenClassifier:
-        """Read a model written by :meth:`save`; no code is unpickled.
-
-        Parameters
-        ----------
-        path : str or path-like
-            The file, with or without its ``.zip`` suffix.
-
-        Returns
-        -------
-        AarenClassifier
-            Fitted, on the device its ``device`` parameter names (``"auto"``: CUDA if present).
-        """
+    def _restore_fitted(self, attributes: dict[str, Any], state_dict: dict[str, torch.Tensor]) -> None:
         from skorch import NeuralNetClassifier
 
-        payload = load_archive(path, cls)
-        est = cls(**payload["params"])
-        attrs = payload["attributes"]
-        classes = attrs["classes"]
+        classes = attributes["classes"]
         classes = classes.numpy() if isinstance(classes, torch.Tensor) else np.asarray(classes)
-        if attrs["classes_kind"] == "O":
+        if attributes["classes_kind"] == "O":
             classes = classes.astype(object)
-        est.classes_ = classes
-        est.n_classes_ = len(classes)
-        est._class_dictionary = {c: i for i, c in enumerate(classes)}
-        est.n_channels_ = int(attrs["n_channels"])
-        est.channel_mean_ = attrs["channel_mean"].numpy()
-        est.channel_scale_ = attrs["channel_scale"].numpy()
-        est.fit_time_ = attrs["fit_time"]
-        device = resolve_device(est.device)
-        est.net_ = NeuralNetClassifier(
-            module=ClassifierModule,
-            module__n_channels=est.n_channels_,
-            module__n_classes=est.n_classes_,
-            **{f"module__{k}": v for k, v in est._module_kwargs().items()},
+        self.classes_ = classes
+        self.n_classes_ = len(classes)
+        self._class_dictionary = {c: i for i, c in enumerate(classes)}
+        self.n_channels_ = int(attributes["n_channels"])
+        self.channel_mean_ = attributes["channel_mean"].numpy()
+        self.channel_scale_ = attributes["channel_scale"].numpy()
+        self.fit_time_ = attributes["fit_time"]
+        self.net_ = self._build_net(
+            NeuralNetClassifier,
+            ClassifierModule,
+            self._module_params(),
+            with_callbacks=False,
             criterion=torch.nn.CrossEntropyLoss,
-            optimizer=est._optimizer_class(),
-            lr=float(est.lr),
-            classes=np.arange(est.n_classes_),
-            device=device,
-            verbose=0,
-            train_split=None,
+            classes=np.arange(self.n_classes_),
         ).initialize()
-        est.net_.module_.load_state_dict(payload["state_dict"])
-        est.net_.module_.eval()
-        est._stream_state = None
-        est.n_streams_ = 0
-        est._is_vectorized = False
-        est._y_metadata = {"is_univariate": True, "mtype": "numpy1D"}
-        est._y_inner_mtype = "numpy1D"
-        est._is_fitted = True
-        return est
+        self.net_.module_.load_state_dict(state_dict)
+        self.net_.module_.eval()
+        self.n_streams_ = int(attributes["n_streams"])
+        self._stream_state = None
+        if attributes["stream"] is not None:
+            device = self._device()
+            template = self.net_.module_.init_state(self.n_streams_, device)
+            self._stream_state = unflatten_state(template, [t.to(device) for t in attributes["stream"]])
+        self._is_vectorized = False
+        self._y_metadata = {"is_univariate": True, "mtype": "numpy1D"}
+        self._y_inner_mtype = "numpy1D"
 
     # ================================================================== sktime test parameters
     @classmethod

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import enum
 import math
-import os
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -13,26 +12,19 @@ import pandas as pd
 import torch
 from sktime.forecasting.base import BaseForecaster, ForecastingHorizon
 
+from aaren_ts.estimators._base import AarenEstimatorMixin, standardization
 from aaren_ts.estimators._forecast_data import SegmentDataset
 from aaren_ts.estimators._forecast_module import LOCAL_NORMS, ForecastNet, MaskedMSELoss
-from aaren_ts.estimators._forecaster_state import state_from_tensors, state_to_tensors
-from aaren_ts.estimators._persistence import load_archive, save_archive
-from aaren_ts.estimators._skorch import (
-    make_callbacks,
-    resolve_device,
-    resolve_optimizer,
-    savable_params,
-    seeded,
-    torch_seed,
-)
-from aaren_ts.nn import BACKBONES, EncoderConfig
+from aaren_ts.estimators._params import SHARED_CONSTRAINTS, Flag, Interval, Optional, Options, PositiveInt
+from aaren_ts.estimators._skorch import resolve_device
+from aaren_ts.estimators._stream_state import flatten_state, unflatten_state
 
 __all__ = ["AarenForecaster"]
 
 _ENCODE_CHUNK = 512  # tokens per block when encoding a long series (bounds attention memory)
 
 
-class AarenForecaster(BaseForecaster):
+class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
     """Multi-horizon point forecaster on Aaren, with streaming updates at O(1) cost per observation.
 
     At every time step the network embeds the last ``context_length`` values (standardised by their own
@@ -93,19 +85,28 @@ class AarenForecaster(BaseForecaster):
         With ``channel_independent=True``, add a learned vector per channel (zero at the start) to
         that channel's tokens, so the shared weights can treat the channels differently; the
         streaming state is unchanged. Has no effect when ``channel_independent=False``.
-    local_norm : {"last", "mean", "standard", "none"}, default="standard"
+    local_norm : {"last", "mean", "standard", None}, default="standard"
         Level subtracted from each token's window and added back to its forecast. ``"standard"``
         subtracts the window's mean and divides by its standard deviation, then undoes both on the
         forecast (RevIN-style instance normalisation, computed per token: causal and streamable).
+        ``None`` feeds the windows as they are.
+    normalization : {"standard", None}, default="standard"
+        ``"standard"`` standardises each channel with the mean and standard deviation of the training
+        part of the series (stored at fit, so streaming uses the same statistics); ``None`` feeds raw
+        values.
     segment_length : int or None, default=None
         Steps per training segment; ``None`` means ``2 * context_length``.
-    optimizer : {"adam", "adamw", "sgd"} or torch optimizer class, default="adam"
+    optimizer : {"adam", "adamw", "sgd", "rmsprop"} or torch optimizer class, default="adam"
         Optimizer of the skorch training loop.
     lr : float, default=3e-3
         Learning rate of the first epoch.
-    lr_decay : float or None, default=0.8
-        Factor multiplying the learning rate after every epoch (skorch's ``LRScheduler`` with torch's
-        ``ExponentialLR``); ``None`` or ``1.0`` keeps it constant.
+    weight_decay : float, default=0.0
+        Weight decay of the optimizer.
+    lr_schedule : {"cosine", "exponential", None}, default="exponential"
+        How the learning rate changes after every epoch: ``"cosine"`` anneals it to 0 at
+        ``max_epochs``, ``"exponential"`` multiplies it by ``lr_decay``, ``None`` keeps it constant.
+    lr_decay : float, default=0.8
+        Factor of the ``"exponential"`` schedule, in (0, 1] (``1.0`` keeps the rate constant).
     batch_size : int, default=4
         Segments per gradient step (each gives ``segment_length`` forecasts per channel).
     max_epochs : int, default=20
@@ -129,6 +130,9 @@ class AarenForecaster(BaseForecaster):
         ``> 0`` shows skorch's progress bar and epoch log.
     callbacks : list of skorch callbacks or (name, callback) pairs, optional
         Extra skorch callbacks (cloned at ``fit``).
+    num_threads : int or None, default=None
+        torch intra-op threads while fitting, predicting and streaming (restored afterwards); ``None``
+        keeps torch's setting.
 
     Attributes
     ----------
@@ -177,6 +181,16 @@ class AarenForecaster(BaseForecaster):
         "remember_data": False,
     }
     _config: ClassVar[dict[str, Any]] = {"remember_data": False}
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
+        **SHARED_CONSTRAINTS,
+        "context_length": PositiveInt,
+        "horizon": Optional(PositiveInt),
+        "channel_independent": Flag(),
+        "channel_embedding": Flag(),
+        "local_norm": Options(LOCAL_NORMS),
+        "segment_length": Optional(PositiveInt),
+        "update_epochs": Interval(0, None, integer=True),
+    }
 
     def __init__(
         self,
@@ -190,11 +204,14 @@ class AarenForecaster(BaseForecaster):
         dropout: float = 0.1,
         channel_independent: bool = True,
         channel_embedding: bool = True,
-        local_norm: str = "standard",
+        local_norm: str | None = "standard",
+        normalization: str | None = "standard",
         segment_length: int | None = None,
         optimizer: str | type = "adam",
         lr: float = 3e-3,
-        lr_decay: float | None = 0.8,
+        weight_decay: float = 0.0,
+        lr_schedule: str | None = "exponential",
+        lr_decay: float = 0.8,
         batch_size: int = 4,
         max_epochs: int = 20,
         early_stopping: bool = True,
@@ -205,6 +222,7 @@ class AarenForecaster(BaseForecaster):
         random_state: int | np.random.RandomState | None = None,
         verbose: int = 0,
         callbacks: Sequence[Any] | None = None,
+        num_threads: int | None = None,
     ) -> None:
         self.context_length = context_length
         self.horizon = horizon
@@ -217,9 +235,12 @@ class AarenForecaster(BaseForecaster):
         self.channel_independent = channel_independent
         self.channel_embedding = channel_embedding
         self.local_norm = local_norm
+        self.normalization = normalization
         self.segment_length = segment_length
         self.optimizer = optimizer
         self.lr = lr
+        self.weight_decay = weight_decay
+        self.lr_schedule = lr_schedule
         self.lr_decay = lr_decay
         self.batch_size = batch_size
         self.max_epochs = max_epochs
@@ -231,6 +252,7 @@ class AarenForecaster(BaseForecaster):
         self.random_state = random_state
         self.verbose = verbose
         self.callbacks = callbacks
+        self.num_threads = num_threads
         super().__init__()
         # sktime keeps these only when the user opts in with set_config(remember_data=True)
         self._y = None
@@ -239,66 +261,25 @@ class AarenForecaster(BaseForecaster):
         self.set_tags(**{"requires-fh-in-fit": horizon is None})
 
     # ------------------------------------------------------------------ parameters and helpers
-    def _check_params(self) -> None:
-        def positive_int(name: str, value: Any, allow_none: bool = False) -> None:
-            if value is None and allow_none:
-                return
-            if not isinstance(value, int | np.integer) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-
-        positive_int("context_length", self.context_length)
-        positive_int("horizon", self.horizon, allow_none=True)
-        positive_int("segment_length", self.segment_length, allow_none=True)
-        for name in ("d_model", "n_heads", "n_layers", "d_ff", "batch_size", "max_epochs", "patience"):
-            positive_int(name, getattr(self, name))
-        if not isinstance(self.update_epochs, int | np.integer) or self.update_epochs < 0:
-            raise ValueError(f"update_epochs must be a non-negative integer, got {self.update_epochs!r}")
-        if self.backbone not in BACKBONES:
-            raise ValueError(f"backbone must be one of {sorted(BACKBONES)}, got {self.backbone!r}")
-        if self.local_norm not in LOCAL_NORMS:
-            raise ValueError(f"local_norm must be one of {LOCAL_NORMS}, got {self.local_norm!r}")
-        if not 0.0 <= float(self.dropout) < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {self.dropout!r}")
-        if self.validation_fraction is not None and not 0.0 <= self.validation_fraction < 1.0:
-            raise ValueError(
-                f"validation_fraction must be in [0, 1) or None, got {self.validation_fraction!r}"
-            )
-        if not float(self.lr) > 0:
-            raise ValueError(f"lr must be positive, got {self.lr!r}")
-        if self.lr_decay is not None and not 0.0 < float(self.lr_decay) <= 1.0:
-            raise ValueError(f"lr_decay must be in (0, 1] or None, got {self.lr_decay!r}")
-        self._optimizer_class()
-
-    def _optimizer_class(self) -> type:
-        return resolve_optimizer(self.optimizer)
-
-    def _build_net(
-        self, n_channels: int, horizon: int, device: str, callbacks: list, train_split: Any
-    ) -> Any:
+    def _build_forecast_net(self, train_split: Any = None, with_callbacks: bool = True) -> Any:
         from skorch import NeuralNet
 
-        return NeuralNet(
-            module=ForecastNet,
-            module__n_channels=n_channels,
-            module__context_length=int(self.context_length),
-            module__horizon=horizon,
-            module__encoder=EncoderConfig(
-                self.backbone, int(self.d_model), int(self.n_heads), int(self.n_layers), int(self.d_ff),
-                float(self.dropout),
-            ),
-            module__channel_independent=bool(self.channel_independent),
-            module__channel_embedding=bool(self.channel_embedding),
-            module__local_norm=self.local_norm,
-            criterion=MaskedMSELoss,
-            optimizer=self._optimizer_class(),
-            lr=float(self.lr),
-            batch_size=int(self.batch_size),
-            max_epochs=int(self.max_epochs),
+        module_params = {
+            "n_channels": int(self.n_channels_),
+            "context_length": int(self.context_length),
+            "horizon": int(self.horizon_),
+            "encoder": self._encoder_config(),
+            "channel_independent": bool(self.channel_independent),
+            "channel_embedding": bool(self.channel_embedding),
+            "local_norm": self.local_norm,
+        }
+        return self._build_net(
+            NeuralNet,
+            ForecastNet,
+            module_params,
             train_split=train_split,
-            callbacks=callbacks,
-            iterator_train__shuffle=True,
-            device=device,
-            verbose=int(self.verbose),
+            with_callbacks=with_callbacks,
+            criterion=MaskedMSELoss,
         )
 
     def _values(self, y: pd.DataFrame, where: str) -> np.ndarray:
@@ -342,7 +323,7 @@ class AarenForecaster(BaseForecaster):
         module = self.net_.module_
         module.eval()
         out = None
-        with torch.no_grad():
+        with torch.no_grad(), self._torch_context():
             for start in range(0, x.shape[1], _ENCODE_CHUNK):
                 out, state, history = module(
                     x[:, start : start + _ENCODE_CHUNK],
@@ -356,7 +337,7 @@ class AarenForecaster(BaseForecaster):
     # ------------------------------------------------------------------ sktime interface
     def _fit(self, y: pd.DataFrame, X: pd.DataFrame | None = None, fh: ForecastingHorizon | None = None):
         """Standardise, train the network with skorch, then encode the whole series into the state."""
-        self._check_params()
+        self._validate_params()
         values = self._values(y, "fit")
         if len(values) < 2:
             raise ValueError(f"fit: y needs at least 2 observations, got {len(values)}")
@@ -378,14 +359,11 @@ class AarenForecaster(BaseForecaster):
         n_valid = math.floor((self.validation_fraction or 0.0) * n)
         use_valid = bool(self.validation_fraction) and n_valid >= self.horizon_ + 2 and n - n_valid >= 2
         train_values = values[: n - n_valid] if use_valid else values
-        self.mean_ = train_values.mean(axis=0)
-        scale = train_values.std(axis=0)
-        self.scale_ = np.where(scale > 1e-12 * np.maximum(1.0, np.abs(self.mean_)), scale, 1.0)
+        self.mean_, self.scale_ = standardization(train_values, self.normalization == "standard")
         scaled = ((values - self.mean_) / self.scale_).astype(np.float32)
 
-        seed = torch_seed(self.random_state)
         seg_len = int(self.segment_length or 2 * self.context_length)
-        with seeded(seed, self._device):
+        with self._torch_context(seed=True):
             generator = torch.Generator().manual_seed(int(torch.randint(2**31 - 1, (1,))))
             train_ds = SegmentDataset(scaled[: len(train_values)], seg_len, self.horizon_, generator)
             train_split = None
@@ -395,19 +373,7 @@ class AarenForecaster(BaseForecaster):
                 train_split = predefined_split(
                     SegmentDataset(scaled[len(train_values) :], seg_len, self.horizon_)
                 )
-            scheduler = None
-            if self.lr_decay is not None and float(self.lr_decay) < 1.0:
-                from skorch.callbacks import LRScheduler
-
-                scheduler = LRScheduler(policy="ExponentialLR", gamma=float(self.lr_decay))
-            callbacks = make_callbacks(
-                verbose=self.verbose,
-                early_stopping=bool(self.early_stopping) and use_valid,
-                patience=int(self.patience),
-                lr_scheduler=scheduler,
-                user_callbacks=self.callbacks,
-            )
-            self.net_ = self._build_net(self.n_channels_, self.horizon_, self._device, callbacks, train_split)
+            self.net_ = self._build_forecast_net(train_split)
             self.net_.fit(train_ds, y=None)
         self.net_.module_.eval()
         self._reset_stream(scaled)
@@ -517,7 +483,7 @@ class AarenForecaster(BaseForecaster):
                 if "early_stopping" in dict(self.net_.callbacks_):
                     self.net_.set_params(callbacks__early_stopping=None)
                     self.net_.initialize_callbacks()
-            with seeded(torch_seed(self.random_state), self._device):
+            with self._torch_context(seed=True):
                 self.net_.partial_fit(
                     SegmentDataset(
                         x[0].cpu().numpy(), int(self.segment_length or 2 * self.context_length), self.horizon_
@@ -603,7 +569,7 @@ class AarenForecaster(BaseForecaster):
         module = self.net_.module_
         module.eval()
         state, history, out = self.state_, self.history_, []
-        with torch.no_grad():
+        with torch.no_grad(), self._torch_context():
             for start in range(0, x.shape[1], _ENCODE_CHUNK):
                 pred, state, history = module(
                     x[:, start : start + _ENCODE_CHUNK], state=state, history=history, return_state=True
@@ -642,7 +608,7 @@ class AarenForecaster(BaseForecaster):
         module = self.net_.module_
         module.eval()
         out = []
-        with torch.no_grad():
+        with torch.no_grad(), self._torch_context():
             for start in range(0, len(arr), batch_size):
                 x = self._scale(arr[start : start + batch_size])
                 out.append(module(x, last_only=True)[:, 0].cpu().numpy().astype(np.float64))
@@ -653,7 +619,7 @@ class AarenForecaster(BaseForecaster):
     def stream_state_tensors(self) -> list[torch.Tensor]:
         """Copies of every tensor of the stream (encoder state, recent values, current forecast)."""
         self.check_is_fitted()
-        tensors = state_to_tensors(self.state_)
+        tensors = flatten_state(self.state_)
         return [t.detach().clone() for t in [*tensors, self.history_, self.last_forecast_]]
 
     # ------------------------------------------------------------------ sktime plumbing
@@ -663,100 +629,52 @@ class AarenForecaster(BaseForecaster):
             # fit: the state will consume all of y
             self._state_cutoff = self._cutoff
 
-    # ------------------------------------------------------------------ persistence
-    def save(self, path: str | os.PathLike | None = None, serialization_format: str = "safe") -> Any:
-        """Write the fitted forecaster (weights, parameters, scaling, stream state) without pickle.
-
-        The ``.zip`` archive holds a file read with ``torch.load(weights_only=True)`` (no code
-        execution) and the ``_metadata`` entry that :func:`sktime.base.load` uses to find the class.
-        The loaded forecaster predicts and streams on exactly where this one is. skorch callbacks are
-        not stored; an optimizer class is stored by its ``torch.optim`` name (another class needs
-        ``serialization_format="pickle"``).
-
-        Parameters
-        ----------
-        path : str or path-like or None
-            Destination; ``".zip"`` is appended unless present. ``None`` returns sktime's in-memory
-            pickle instead.
-        serialization_format : {"safe", "pickle", "cloudpickle"}, default="safe"
-            ``"safe"`` writes the format above; the others are sktime's pickle-based formats.
-
-        Returns
-        -------
-        pathlib.Path or object
-            The file written (``"safe"``), or what sktime's ``save`` returns.
-        """
-        if path is None or serialization_format != "safe":
-            fmt = "pickle" if serialization_format == "safe" else serialization_format
-            return super().save(path, serialization_format=fmt)
-        self.check_is_fitted()
-        params = savable_params(self.get_params(deep=False))
+    # ------------------------------------------------------------------ persistence hooks
+    def _fitted_attributes(self) -> dict[str, Any]:
         cutoff = self.cutoff
-        attributes = {
+        return {
             "horizon": self.horizon_,
             "n_channels": self.n_channels_,
             "columns": [c if isinstance(c, int | str) else str(c) for c in self.columns_],
             "mean": self.mean_,
             "scale": self.scale_,
-            "state": [t.cpu() for t in state_to_tensors(self.state_)],
+            "state": [t.cpu() for t in flatten_state(self.state_)],
             "history": self.history_.cpu(),
             "last_forecast": self.last_forecast_.cpu(),
             "n_seen": self.n_seen_,
             "cutoff": _index_to_plain(cutoff),
             "fh": None if self._fh is None else [int(s) for s in self._fh.to_relative(cutoff).to_numpy()],
             "y_mtype": str(self._y_mtype_last_seen),
+            "y_name": _plain_metadata(getattr(self, "_converter_store_y", {}).get("name")),
             "y_metadata": _plain_metadata(getattr(self, "_y_metadata", {})),
         }
-        return save_archive(path, type(self), params, self.net_.module_.state_dict(), attributes)
 
-    @classmethod
-    def load_from_path(cls, serial: Any) -> AarenForecaster:
-        """sktime's hook behind :func:`sktime.base.load`: read a file written by :meth:`save`."""
-        return cls.load(serial)
-
-    @classmethod
-    def load(cls, path: str | os.PathLike) -> AarenForecaster:
-        """Read a forecaster written by :meth:`save`; no code is unpickled.
-
-        Parameters
-        ----------
-        path : str or path-like
-            The file, with or without its ``.zip`` suffix.
-
-        Returns
-        -------
-        AarenForecaster
-            Fitted, at the same cutoff and stream state as the saved one.
-        """
-        payload = load_archive(path, cls)
-        est = cls(**payload["params"])
-        attrs = payload["attributes"]
-        est._device = resolve_device(est.device)
-        est.horizon_ = int(attrs["horizon"])
-        est.n_channels_ = int(attrs["n_channels"])
-        est.columns_ = pd.Index(attrs["columns"])
-        est.mean_ = attrs["mean"].numpy()
-        est.scale_ = attrs["scale"].numpy()
-        est.net_ = est._build_net(est.n_channels_, est.horizon_, est._device, [], None).initialize()
-        est.net_.module_.load_state_dict(payload["state_dict"])
-        est.net_.module_.eval()
-        est.state_ = state_from_tensors(
-            [t.to(est._device) for t in attrs["state"]], est.backbone, int(est.n_layers)
-        )
-        est.history_ = attrs["history"].to(est._device)
-        est.last_forecast_ = attrs["last_forecast"].to(est._device)
-        est.n_seen_ = int(attrs["n_seen"])
-        cutoff = _index_from_plain(attrs["cutoff"])
-        est._set_cutoff(cutoff)
-        est._state_cutoff = cutoff
-        if attrs["fh"] is not None:
-            est._fh = ForecastingHorizon(attrs["fh"], is_relative=True, freq=cutoff)
-        est._y_mtype_last_seen = attrs["y_mtype"]
-        est._y_metadata = _metadata_from_plain(attrs["y_metadata"])
-        est._X_mtype_last_seen = None
-        est._is_vectorized = False
-        est._is_fitted = True
-        return est
+    def _restore_fitted(self, attributes: dict[str, Any], state_dict: dict[str, torch.Tensor]) -> None:
+        self._device = resolve_device(self.device)
+        self.horizon_ = int(attributes["horizon"])
+        self.n_channels_ = int(attributes["n_channels"])
+        self.columns_ = pd.Index(attributes["columns"])
+        self.mean_ = attributes["mean"].numpy()
+        self.scale_ = attributes["scale"].numpy()
+        self.net_ = self._build_forecast_net(with_callbacks=False).initialize()
+        self.net_.module_.load_state_dict(state_dict)
+        self.net_.module_.eval()
+        template = self.net_.module_.init_state(1, self._device)
+        self.state_ = unflatten_state(template, [t.to(self._device) for t in attributes["state"]])
+        self.history_ = attributes["history"].to(self._device)
+        self.last_forecast_ = attributes["last_forecast"].to(self._device)
+        self.n_seen_ = int(attributes["n_seen"])
+        cutoff = _index_from_plain(attributes["cutoff"])
+        self._set_cutoff(cutoff)
+        self._state_cutoff = cutoff
+        if attributes["fh"] is not None:
+            self._fh = ForecastingHorizon(attributes["fh"], is_relative=True, freq=cutoff)
+        self._y_mtype_last_seen = attributes["y_mtype"]
+        if attributes["y_name"] is not None:  # the name sktime gives a univariate forecast
+            self._converter_store_y = {"name": attributes["y_name"]}
+        self._y_metadata = _metadata_from_plain(attributes["y_metadata"])
+        self._X_mtype_last_seen = None
+        self._is_vectorized = False
 
     # ------------------------------------------------------------------ test parameters
     @classmethod

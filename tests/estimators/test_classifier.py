@@ -10,8 +10,7 @@ import pandas as pd
 import pytest
 import torch
 
-from aaren_ts import AarenClassifier
-from aaren_ts.estimators.classifier import NotFittedError
+from aaren_ts import AarenClassifier, NotFittedError
 
 TINY = {"d_model": 8, "n_heads": 2, "n_layers": 1, "d_ff": 16, "device": "cpu", "random_state": 0}
 
@@ -348,13 +347,13 @@ def test_bad_hyper_parameters(params, match):
 
 
 def test_unfitted_raises_not_fitted():
-    import sklearn.exceptions
-    import sktime.exceptions
-
     X, _ = _panel()
     for method in ("predict", "predict_proba", "partial_update"):
         with pytest.raises(NotFittedError, match="has not been fitted"):
             getattr(AarenClassifier(), method)(X)
+    import sklearn.exceptions
+    import sktime.exceptions
+
     assert issubclass(NotFittedError, sklearn.exceptions.NotFittedError)
     assert issubclass(NotFittedError, sktime.exceptions.NotFittedError)
 

@@ -64,7 +64,7 @@ def _assert_same_snapshot(a, b) -> None:
         ("aaren", False, "mean", False),
         ("aaren", False, "standard", False),
         ("aaren", True, "standard", True),
-        ("transformer", True, "none", True),
+        ("transformer", True, None, True),
     ],
 )
 def test_partial_update_equals_encoding_whole_series(
@@ -285,18 +285,31 @@ def test_update_params_fine_tunes_on_new_data():
     assert np.isfinite(f.predict(fh=[1, 2, 3]).to_numpy()).all()
 
 
-@pytest.mark.parametrize(("lr_decay", "factor"), [(0.5, 0.5**2), (None, 1.0), (1.0, 1.0)])
-def test_lr_decay_multiplies_the_learning_rate_every_epoch(lr_decay, factor):
+@pytest.mark.parametrize(
+    ("lr_schedule", "lr_decay", "factor"),
+    [("exponential", 0.5, 0.5**2), (None, 0.5, 1.0), ("exponential", 1.0, 1.0)],
+)
+def test_lr_decay_multiplies_the_learning_rate_every_epoch(lr_schedule, lr_decay, factor):
     y = _series(60)
-    f = AarenForecaster(**{**TINY, "lr": 0.01, "lr_decay": lr_decay, "validation_fraction": None}, horizon=2)
+    schedule = {"lr_schedule": lr_schedule, "lr_decay": lr_decay}
+    f = AarenForecaster(**{**TINY, "lr": 0.01, **schedule, "validation_fraction": None}, horizon=2)
     f.fit(y)
     assert f.net_.optimizer_.param_groups[0]["lr"] == pytest.approx(0.01 * factor)
     # the epochs' learning rates are what skorch's LRScheduler recorded
-    if lr_decay is not None and lr_decay < 1:
+    decays = lr_schedule == "exponential" and lr_decay < 1
+    if decays:
         assert f.net_.history[:, "event_lr"] == pytest.approx([0.01, 0.005])
     # fine-tuning in update(update_params=True) goes on from the decayed rate
     f.update(_series(80)[60:], update_params=True)
-    assert f.net_.optimizer_.param_groups[0]["lr"] == pytest.approx(0.01 * factor * (lr_decay or 1.0))
+    after_update = 0.01 * factor * (lr_decay if decays else 1.0)
+    assert f.net_.optimizer_.param_groups[0]["lr"] == pytest.approx(after_update)
+
+
+def test_cosine_schedule_is_shared_with_the_classifier():
+    params = {"lr": 0.01, "lr_schedule": "cosine", "max_epochs": 2, "validation_fraction": None}
+    f = AarenForecaster(**{**TINY, **params})
+    f.fit(_series(60), fh=[1, 2])
+    assert f.net_.history[:, "event_lr"] == pytest.approx([0.01, 0.005])  # cos(pi/2) halfway
 
 
 @pytest.mark.parametrize("lr_decay", [0.0, 1.5, -0.2])

@@ -1,0 +1,286 @@
+"""What both estimators do alike: check parameters, run torch, build the skorch net, scale, save.
+
+:class:`AarenEstimatorMixin` sits before sktime's base class in each estimator's bases. It holds no
+state of its own; it turns the constructor parameters the estimators share (see
+:data:`~aaren_ts.estimators._params.SHARED_CONSTRAINTS` and the docs' parameter table) into the
+objects training needs, in the same way for both:
+
+* :meth:`~AarenEstimatorMixin._validate_params` checks the estimator's parameter table;
+* :meth:`~AarenEstimatorMixin._torch_context` runs a block with the estimator's torch threads and seed;
+* :meth:`~AarenEstimatorMixin._build_net` makes the skorch net (optimizer, learning rate, batches,
+  device, callbacks: learning-rate schedule, early stopping, progress bar, the user's own);
+* :func:`standardization` computes per-channel scaling statistics;
+* :meth:`~AarenEstimatorMixin.save` / :meth:`~AarenEstimatorMixin.load` write and read a fitted
+  estimator without pickle, through two hooks each estimator implements: ``_fitted_attributes()``
+  (plain data: fitted attributes and stream state) and ``_restore_fitted(attributes, state_dict)``.
+
+The estimators keep what differs: what they predict and how they stream.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
+from sktime.exceptions import NotFittedError as _SktimeNotFittedError
+
+from aaren_ts.estimators._params import Constraint, validate_params
+from aaren_ts.estimators._persistence import load_archive, save_archive
+from aaren_ts.estimators._skorch import (
+    make_callbacks,
+    num_threads,
+    resolve_device,
+    resolve_optimizer,
+    savable_params,
+    seeded,
+    torch_seed,
+)
+from aaren_ts.nn import EncoderConfig
+
+__all__ = ["AarenEstimatorMixin", "NotFittedError", "standardization"]
+
+#: A channel whose standard deviation is below this (relative to its mean's magnitude) is constant:
+#: it is centred but not divided, so it never blows up.
+_SCALE_FLOOR = 1e-8
+_MISSING = object()
+
+
+class NotFittedError(_SklearnNotFittedError, _SktimeNotFittedError):
+    """Raised when a method needs a fitted estimator: scikit-learn's and sktime's ``NotFittedError``
+    at once (both are ``ValueError`` and ``AttributeError``), so either library's handlers catch it."""
+
+
+def standardization(values: np.ndarray, enabled: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Per-channel mean and standard deviation of ``values`` ``(n_points, n_channels)``.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n_points, n_channels)
+        Training observations.
+    enabled : bool, default=True
+        ``False`` returns the identity scaling (mean 0, scale 1).
+
+    Returns
+    -------
+    mean, scale : ndarray of shape (n_channels,), float64
+        A (nearly) constant channel gets scale 1.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    n_channels = values.shape[-1]
+    if not enabled:
+        return np.zeros(n_channels), np.ones(n_channels)
+    mean = values.mean(axis=0)
+    scale = values.std(axis=0)
+    scale[~(scale > _SCALE_FLOOR * np.maximum(1.0, np.abs(mean)))] = 1.0
+    return mean, scale
+
+
+class AarenEstimatorMixin:
+    """Shared machinery of :class:`~aaren_ts.AarenClassifier` and :class:`~aaren_ts.AarenForecaster`.
+
+    Subclasses define ``_parameter_constraints`` (their whole parameter table) and the persistence
+    hooks ``_fitted_attributes`` and ``_restore_fitted``.
+    """
+
+    _parameter_constraints: ClassVar[dict[str, Constraint]] = {}
+
+    # Public override kept: sktime's reset deletes every attribute that is not a parameter, including
+    # the callback context a scikit-learn meta-estimator (a Pipeline) attaches while it fits this
+    # estimator; losing it breaks that meta-estimator. Everything else is sktime's reset.
+    def reset(self) -> Any:
+        """Return to the unfitted state (sktime's ``reset``), keeping a scikit-learn meta-estimator's
+        callback context if one is attached."""
+        ctx = self.__dict__.get("_parent_callback_ctx", _MISSING)
+        super().reset()
+        if ctx is not _MISSING:
+            self._parent_callback_ctx = ctx
+        return self
+
+    # Public override kept: sktime raises its own NotFittedError, which scikit-learn's checks and
+    # meta-estimators do not recognise; this one is both libraries' exception.
+    def check_is_fitted(self, method_name: str | None = None) -> None:
+        """Raise :class:`NotFittedError` (scikit-learn's and sktime's) if the estimator is not fitted.
+
+        Parameters
+        ----------
+        method_name : str, optional
+            The method that needs a fitted estimator, named in the message.
+        """
+        if not getattr(self, "_is_fitted", False):
+            raise NotFittedError(
+                f"This {type(self).__name__} instance has not been fitted yet; call 'fit' with appropriate "
+                "arguments before using this estimator"
+                + (f" (method {method_name!r})" if method_name else "")
+            )
+
+    # ------------------------------------------------------------------ parameters
+    def _validate_params(self) -> None:
+        """Check every constructor parameter; raise ``ValueError``/``TypeError`` naming a bad one."""
+        params = self.get_params(deep=False)
+        validate_params(params, self._parameter_constraints, type(self).__name__)
+        if self.d_model % self.n_heads:
+            raise ValueError(
+                f"{type(self).__name__}: n_heads ({self.n_heads}) must divide d_model ({self.d_model})"
+            )
+        resolve_optimizer(self.optimizer)
+        resolve_device(self.device)
+        torch_seed(self.random_state)
+
+    def _encoder_config(self) -> EncoderConfig:
+        """The encoder's kind and sizes from the constructor parameters."""
+        return EncoderConfig(
+            backbone=self.backbone,
+            d_model=int(self.d_model),
+            n_heads=int(self.n_heads),
+            n_layers=int(self.n_layers),
+            d_ff=int(self.d_ff),
+            dropout=float(self.dropout),
+        )
+
+    # ------------------------------------------------------------------ running torch
+    @contextlib.contextmanager
+    def _torch_context(self, seed: bool = False) -> Iterator[None]:
+        """Run a block with ``num_threads`` torch threads and, with ``seed``, torch's RNG seeded from
+        ``random_state`` (forked: the caller's global RNG is left alone)."""
+        device = resolve_device(self.device)
+        with num_threads(self.num_threads), seeded(torch_seed(self.random_state) if seed else None, device):
+            yield
+
+    # ------------------------------------------------------------------ skorch
+    def _lr_scheduler(self) -> Any:
+        """skorch's ``LRScheduler`` for ``lr_schedule`` (stepped once per epoch), or ``None``."""
+        from skorch.callbacks import LRScheduler
+
+        if self.lr_schedule == "cosine":
+            return LRScheduler(policy="CosineAnnealingLR", T_max=int(self.max_epochs))
+        if self.lr_schedule == "exponential" and float(self.lr_decay) < 1.0:
+            return LRScheduler(policy="ExponentialLR", gamma=float(self.lr_decay))
+        return None
+
+    def _build_net(
+        self,
+        net_class: type,
+        module: type[torch.nn.Module],
+        module_params: dict[str, Any],
+        train_split: Any = None,
+        with_callbacks: bool = True,
+        **net_params: Any,
+    ) -> Any:
+        """The skorch net of this estimator (not yet initialised or trained).
+
+        Parameters
+        ----------
+        net_class : type
+            ``skorch.NeuralNet`` or a subclass.
+        module : type
+            The torch module class.
+        module_params : dict
+            Its constructor arguments (without the ``module__`` prefix).
+        train_split : skorch train split or None
+            The validation hold-out; early stopping is used only with one.
+        with_callbacks : bool, default=True
+            ``False`` builds the net without callbacks (to load saved weights into).
+        **net_params
+            Estimator-specific net parameters (``criterion``, ...); they override the shared ones.
+        """
+        callbacks = None
+        if with_callbacks:
+            callbacks = make_callbacks(
+                verbose=int(self.verbose),
+                early_stopping=bool(self.early_stopping) and train_split is not None,
+                patience=int(self.patience),
+                lr_scheduler=self._lr_scheduler(),
+                user_callbacks=self.callbacks,
+            )
+        params: dict[str, Any] = {
+            "module": module,
+            **{f"module__{name}": value for name, value in module_params.items()},
+            "optimizer": resolve_optimizer(self.optimizer),
+            "optimizer__weight_decay": float(self.weight_decay),
+            "lr": float(self.lr),
+            "batch_size": int(self.batch_size),
+            "max_epochs": int(self.max_epochs),
+            "train_split": train_split,
+            "callbacks": callbacks,
+            "iterator_train__shuffle": True,
+            "device": resolve_device(self.device),
+            "verbose": int(self.verbose),
+        }
+        return net_class(**{**params, **net_params})
+
+    # ------------------------------------------------------------------ persistence
+    def _fitted_attributes(self) -> dict[str, Any]:
+        """Everything besides the weights and parameters that a fitted estimator needs (plain data)."""
+        raise NotImplementedError
+
+    def _restore_fitted(self, attributes: dict[str, Any], state_dict: dict[str, torch.Tensor]) -> None:
+        """Rebuild the fitted estimator from :meth:`_fitted_attributes` output and the weights."""
+        raise NotImplementedError
+
+    def _check_savable(self) -> None:
+        """Raise if there is no trained network to save (sktime's ``check_is_fitted`` by default)."""
+        self.check_is_fitted()
+
+    def save(self, path: str | os.PathLike | None = None, serialization_format: str = "safe") -> Any:
+        """Write the fitted estimator to a ``.zip`` file whose load never runs code from the file.
+
+        The archive holds the weights, the constructor parameters, the fitted attributes and the
+        ongoing stream state in an entry read with ``torch.load(weights_only=True)``, which refuses
+        anything but tensors and plain data. :meth:`load` reads only that entry, so loading a file from
+        an untrusted source cannot execute code. The archive also has the ``_metadata`` entry through
+        which :func:`sktime.base.load` finds the class: that function *unpickles* it, so use it only
+        on files you trust. skorch callbacks are not stored; an optimizer class is stored by its
+        ``torch.optim`` name (another class needs ``serialization_format="pickle"``).
+
+        Parameters
+        ----------
+        path : str or path-like or None
+            Destination; ``".zip"`` is appended unless present (as in sktime: ``save("model")`` writes
+            ``model.zip``). ``None`` returns sktime's in-memory pickle ``(cls, bytes)`` instead.
+        serialization_format : {"safe", "pickle", "cloudpickle"}, default="safe"
+            ``"safe"`` writes the format above; the others are sktime's pickle-based formats.
+
+        Returns
+        -------
+        pathlib.Path or object
+            The file written (``"safe"``), or what sktime's ``save`` returns.
+        """
+        if path is None or serialization_format != "safe":
+            fmt = "pickle" if serialization_format == "safe" else serialization_format
+            return super().save(path, serialization_format=fmt)
+        self._check_savable()
+        params = savable_params(self.get_params(deep=False))
+        state_dict = self.net_.module_.state_dict()
+        return save_archive(path, type(self), params, state_dict, self._fitted_attributes())
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> Any:
+        """Read an estimator written by :meth:`save`; nothing in the file is unpickled or executed.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The file, with or without its ``.zip`` suffix.
+
+        Returns
+        -------
+        estimator
+            Fitted, on the device its ``device`` parameter names (``"auto"``: CUDA if present), with
+            its streams where they were when saved.
+        """
+        payload = load_archive(path, cls)
+        est = cls(**payload["params"])
+        est._restore_fitted(payload["attributes"], payload["state_dict"])
+        est._is_fitted = True
+        return est
+
+    @classmethod
+    def load_from_path(cls, serial: Any) -> Any:
+        """sktime's hook behind :func:`sktime.base.load` (which unpickles the archive's ``_metadata``
+        entry to find this class first); reads the payload as :meth:`load` does."""
+        return cls.load(serial)

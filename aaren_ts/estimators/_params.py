@@ -1,0 +1,170 @@
+"""Declarative checks of constructor parameters: one table per estimator, checked at ``fit``.
+
+Each estimator lists its parameters in a ``_parameter_constraints`` dict (as scikit-learn's estimators
+do) mapping a name to a :class:`Constraint`; :func:`validate_params` checks every entry and raises one
+``ValueError`` naming the parameter, what it must be and what it got. The parameters both estimators
+share are in :data:`SHARED_CONSTRAINTS`, so a shared concept is checked in one place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "SHARED_CONSTRAINTS",
+    "Constraint",
+    "Flag",
+    "Interval",
+    "Optional",
+    "Options",
+    "PositiveInt",
+    "validate_params",
+]
+
+
+class Constraint:
+    """What a parameter must be: :meth:`check` returns whether ``value`` is acceptable."""
+
+    description = "valid"
+
+    def check(self, value: Any) -> bool:
+        raise NotImplementedError
+
+    def __str__(self) -> str:
+        return self.description
+
+
+@dataclass(frozen=True)
+class Interval(Constraint):
+    """A real number (``integer=True``: an integer) between ``low`` and ``high`` (``None``: unbounded)."""
+
+    low: float | None = None
+    high: float | None = None
+    closed: str = "both"  # "both", "left", "right" or "neither"
+    integer: bool = False
+
+    def check(self, value: Any) -> bool:
+        kind = Integral if self.integer else Real
+        if isinstance(value, bool) or not isinstance(value, kind) or np.isnan(float(value)):
+            return False
+        low_ok = self.low is None or (
+            value >= self.low if self.closed in ("both", "left") else value > self.low
+        )
+        high_ok = self.high is None or (
+            value <= self.high if self.closed in ("both", "right") else value < self.high
+        )
+        return low_ok and high_ok
+
+    def __str__(self) -> str:
+        kind = "an integer" if self.integer else "a number"
+        if self.low is not None and self.high is not None:
+            left = "[" if self.closed in ("both", "left") else "("
+            right = "]" if self.closed in ("both", "right") else ")"
+            return f"{kind} in {left}{self.low}, {self.high}{right}"
+        if self.low is not None:
+            return f"{kind} {'>=' if self.closed in ('both', 'left') else '>'} {self.low}"
+        return kind
+
+
+@dataclass(frozen=True)
+class Options(Constraint):
+    """One of a fixed set of values (strings, ``None``, ...)."""
+
+    values: tuple[Any, ...]
+
+    def check(self, value: Any) -> bool:
+        return any(value is v or (isinstance(value, str) and value == v) for v in self.values)
+
+    def __str__(self) -> str:
+        return "one of " + ", ".join(repr(v) for v in self.values)
+
+
+@dataclass(frozen=True)
+class Optional(Constraint):
+    """``None`` or what ``inner`` accepts."""
+
+    inner: Constraint
+
+    def check(self, value: Any) -> bool:
+        return value is None or self.inner.check(value)
+
+    def __str__(self) -> str:
+        return f"None or {self.inner}"
+
+
+@dataclass(frozen=True)
+class Flag(Constraint):
+    """A boolean."""
+
+    def check(self, value: Any) -> bool:
+        return isinstance(value, bool | np.bool_)
+
+    def __str__(self) -> str:
+        return "True or False"
+
+
+@dataclass(frozen=True)
+class _Anything(Constraint):
+    """Checked elsewhere (``optimizer``, ``device``, ``random_state``, ``callbacks``)."""
+
+    def check(self, value: Any) -> bool:
+        return True
+
+
+PositiveInt = Interval(1, None, integer=True)
+_Fraction = Interval(0.0, 1.0, closed="left")
+
+#: Parameters both estimators have, with one meaning and one check.
+SHARED_CONSTRAINTS: dict[str, Constraint] = {
+    "backbone": Options(("aaren", "transformer")),
+    "d_model": PositiveInt,
+    "n_heads": PositiveInt,
+    "n_layers": PositiveInt,
+    "d_ff": PositiveInt,
+    "dropout": _Fraction,
+    "normalization": Options(("standard", None)),
+    "optimizer": _Anything(),  # a name or a class: resolve_optimizer explains what is wrong
+    "lr": Interval(0.0, None, closed="neither"),
+    "weight_decay": Interval(0.0, None),
+    "lr_schedule": Options(("cosine", "exponential", None)),
+    "lr_decay": Interval(0.0, 1.0, closed="right"),
+    "batch_size": PositiveInt,
+    "max_epochs": PositiveInt,
+    "validation_fraction": Optional(_Fraction),
+    "early_stopping": Flag(),
+    "patience": PositiveInt,
+    "device": _Anything(),  # resolve_device explains what is wrong
+    "random_state": _Anything(),  # sklearn's check_random_state explains what is wrong
+    "verbose": Interval(0, None, integer=True),
+    "callbacks": _Anything(),
+    "num_threads": Optional(PositiveInt),
+}
+
+
+def validate_params(params: Mapping[str, Any], constraints: Mapping[str, Constraint], owner: str) -> None:
+    """Check every parameter in ``constraints`` against ``params``.
+
+    Parameters
+    ----------
+    params : mapping
+        The estimator's parameters (``get_params(deep=False)``).
+    constraints : mapping
+        ``{name: Constraint}``; every name must be in ``params``.
+    owner : str
+        The estimator's class name, for the message.
+
+    Raises
+    ------
+    ValueError
+        For the first parameter that does not satisfy its constraint, naming it, what it must be and
+        the value it got.
+    """
+    for name, constraint in constraints.items():
+        value = params[name]
+        if not constraint.check(value):
+            raise ValueError(f"{owner}: {name} must be {constraint}, got {value!r}")
