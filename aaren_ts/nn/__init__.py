@@ -1,7 +1,7 @@
 """Neural-network building blocks: Aaren attention, encoders and the Transformer baseline."""
 
 from aaren_ts.nn import functional
-from aaren_ts.nn._native import fused_step_available
+from aaren_ts.nn._native import FusedStepFallbackWarning, fused_step_available
 from aaren_ts.nn.aaren import Aaren
 from aaren_ts.nn.config import EncoderConfig
 from aaren_ts.nn.encoder import AarenEncoder
@@ -17,6 +17,7 @@ __all__ = [
     "CausalSelfAttention",
     "CausalTransformerEncoder",
     "EncoderConfig",
+    "FusedStepFallbackWarning",
     "KVCache",
     "functional",
     "fused_step_available",

@@ -15,6 +15,10 @@
  * vectorise without reassociating sums. The Aaren state (m, c, a) is float64, as in the Python path.
  * The inputs are never written: the new state goes to separate buffers (states are values).
  *
+ * It repeats, for speed, what the PyTorch code defines once (aaren_ts.nn.functional.aaren_step for the
+ * update, aaren_ts.nn.blocks.pre_norm_residual for the block); tests/nn/test_fused_step.py checks it
+ * against that general path on random weights and states.
+ *
  * Built on first use by aaren_ts/nn/_native.py with the system C compiler and called through ctypes.
  */
 #include <math.h>

@@ -6,7 +6,9 @@ file's header). It is compiled with the system C compiler the first time it is n
 ``$XDG_CACHE_HOME/aaren_ts`` or ``~/.cache/aaren_ts``), keyed by the source, the compiler and the
 processor, so a cached build is never used on a machine it was not built for. Everything here is
 optional: without a compiler, when the build fails, or with ``AAREN_TS_NATIVE=0`` in the environment,
-:func:`load_fused_step` returns ``None`` and the encoder uses its PyTorch step (same results).
+:func:`load_fused_step` returns ``None`` and the encoder uses its PyTorch step (same results, slower).
+Except for that deliberate opt-out, the fallback is announced once per process with a
+:class:`FusedStepFallbackWarning` naming the cause.
 """
 
 from __future__ import annotations
@@ -22,9 +24,10 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import warnings
 from pathlib import Path
 
-__all__ = ["AarenLayer", "fused_step_available", "load_fused_step"]
+__all__ = ["AarenLayer", "FusedStepFallbackWarning", "fused_step_available", "load_fused_step"]
 
 logger = logging.getLogger(__name__)
 
@@ -32,6 +35,25 @@ SOURCE = Path(__file__).with_name("_fused_step.c")
 ABI = 1
 _FLAGS = ("-O3", "-fPIC", "-shared", "-std=gnu11")
 _FLAG_SETS = (("-march=native",), ())  # tuned for this processor first, portable otherwise
+_fallback_warned = False  # the fallback warning is given once per process
+
+
+class FusedStepFallbackWarning(RuntimeWarning):
+    """The fused C step could not be had; the encoder steps through PyTorch operations instead."""
+
+
+def _fall_back(cause: str) -> None:
+    """Log and, the first time in this process, warn that the fused step is unavailable and why."""
+    global _fallback_warned
+    message = (
+        f"aaren_ts: the fused C inference step is unavailable ({cause}); AarenEncoder.step uses "
+        "PyTorch operations instead: the same results, just slower. Set AAREN_TS_NATIVE=0 to opt out "
+        "of the fused step (and of this warning)."
+    )
+    logger.info(message)
+    if not _fallback_warned:
+        _fallback_warned = True
+        warnings.warn(message, FusedStepFallbackWarning, stacklevel=3)
 
 
 class AarenLayer(ctypes.Structure):
@@ -88,7 +110,7 @@ def _build(compiler: str, target: Path) -> bool:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
         except (OSError, subprocess.SubprocessError) as err:
             proc = None
-            logger.info("fused step: %s failed: %s", cmd, err)
+            logger.info("fused step: %s failed: %s", " ".join(cmd), err)
         if proc is not None and proc.returncode == 0:
             os.replace(tmp, target)  # atomic: concurrent builders each publish a complete file
             return True
@@ -109,14 +131,18 @@ def load_fused_step() -> ctypes.CDLL | None:
         build, a platform without ``ctypes`` shared libraries, or ``AAREN_TS_NATIVE=0``).
     """
     if os.environ.get("AAREN_TS_NATIVE", "1").strip().lower() in {"0", "false", "no", "off"}:
+        return None  # a deliberate opt-out: no warning
+    if sys.platform == "win32":
+        _fall_back("not built on Windows")
         return None
     compiler = _compiler()
-    if compiler is None or sys.platform == "win32":
-        logger.info("fused step: no C compiler found; using the PyTorch step")
+    if compiler is None:
+        _fall_back("no C compiler found; set CC to one")
         return None
     try:
         version = subprocess.run([compiler, "--version"], capture_output=True, text=True, timeout=30).stdout
-    except (OSError, subprocess.SubprocessError):
+    except (OSError, subprocess.SubprocessError) as err:
+        _fall_back(f"the C compiler {compiler} does not run: {err}")
         return None
     key = hashlib.sha256()
     for part in (SOURCE.read_bytes(), compiler.encode(), version.encode(), _processor_id().encode()):
@@ -126,12 +152,14 @@ def load_fused_step() -> ctypes.CDLL | None:
     target = _cache_dir() / f"fused_step-{key.hexdigest()[:16]}.so"
     try:
         if not target.is_file() and not _build(compiler, target):
+            _fall_back(f"compiling it with {compiler} failed; {__name__} logs the compiler's messages")
             return None
         lib = ctypes.CDLL(str(target))  # releases the GIL while the step runs
     except OSError as err:  # unwritable cache, or a library that does not load
-        logger.info("fused step: cannot build or load %s: %s", target, err)
+        _fall_back(f"cannot build or load {target}: {err}")
         return None
     if lib.aaren_fused_step_abi() != ABI:
+        _fall_back(f"{target} was built for another version of aaren_ts")
         return None
     ptr = ctypes.c_void_p
     ptrs = ctypes.POINTER(ctypes.c_void_p)

@@ -7,6 +7,7 @@ import math
 import torch
 from torch import nn
 
+from aaren_ts.nn.blocks import head_dim
 from aaren_ts.nn.functional import AarenState, aaren_attention, aaren_step
 
 __all__ = ["Aaren"]
@@ -45,14 +46,7 @@ class Aaren(nn.Module):
 
     def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True) -> None:
         super().__init__()
-        if d_model <= 0 or n_heads <= 0 or d_model % n_heads:
-            raise ValueError(
-                f"n_heads must be a positive divisor of d_model; got d_model={d_model}, "
-                f"n_heads={n_heads}"
-            )
-        self.d_model = d_model
-        self.n_heads = n_heads
-        self.head_dim = d_model // n_heads
+        self.d_model, self.n_heads, self.head_dim = d_model, n_heads, head_dim(d_model, n_heads)
         self.query = nn.Parameter(torch.randn(n_heads, self.head_dim) / math.sqrt(self.head_dim))
         self.key = nn.Linear(d_model, d_model, bias=bias)
         self.value = nn.Linear(d_model, d_model, bias=bias)
@@ -100,9 +94,7 @@ class Aaren(nn.Module):
         state.pop("_folded_cache", None)  # derived; never pickled
         return state
 
-    def init_state(
-        self, batch_size: int, device: torch.device | str | None = None
-    ) -> AarenState:
+    def init_state(self, batch_size: int, device: torch.device | str | None = None) -> AarenState:
         """State before any token for ``batch_size`` sequences (float64 accumulators)."""
         if device is None:
             device = self.out.weight.device

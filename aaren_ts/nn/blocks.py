@@ -4,18 +4,82 @@ A block is ``x + mixer(norm(x))`` followed by ``x + feed_forward(norm(x))``; the
 that looks across time. Any mixer with ``forward(x, mask, state) -> (y, state)``,
 ``step(x_t, state, mask_t) -> (y_t, state)`` and ``init_state(batch_size, device)`` can be stacked, so
 the Aaren encoder and its Transformer baseline share everything else.
+
+The block and the stack are each written once, as functions (:func:`pre_norm_residual` and
+:func:`run_stack`) that take the mixer as a callable: the parallel forward, the general token step and
+:class:`~aaren_ts.nn.AarenEncoder`'s lean inference step all run them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
-__all__ = ["FeedForward", "ResidualBlock", "StackedEncoder"]
+from aaren_ts.nn.config import EncoderConfig
+
+__all__ = [
+    "FeedForward",
+    "HeadedEncoder",
+    "ResidualBlock",
+    "StackedEncoder",
+    "head_dim",
+    "layer_norm",
+    "pre_norm_residual",
+    "run_stack",
+]
+
+Mix = Callable[[torch.Tensor], tuple[torch.Tensor, Any]]
+"""A sequence mixer bound to its state (and mask): normalised tokens in, ``(output, new state)`` out."""
+
+
+def head_dim(d_model: int, n_heads: int) -> int:
+    """Size of each head, after checking that ``n_heads`` is a positive divisor of ``d_model``."""
+    if d_model <= 0 or n_heads <= 0 or d_model % n_heads:
+        raise ValueError(
+            f"n_heads must be a positive divisor of d_model; got d_model={d_model}, n_heads={n_heads}"
+        )
+    return d_model // n_heads
+
+
+def layer_norm(x: torch.Tensor, norm: nn.LayerNorm) -> torch.Tensor:
+    """``norm(x)`` as a functional call (module-call overhead matters at one token per call)."""
+    return F.layer_norm(x, norm.normalized_shape, norm.weight, norm.bias, norm.eps)
+
+
+def pre_norm_residual(
+    x: torch.Tensor,
+    mix: Mix,
+    norm_mixer: nn.LayerNorm,
+    norm_ff: nn.LayerNorm,
+    feed_forward: Callable[[torch.Tensor], torch.Tensor],
+) -> tuple[torch.Tensor, Any]:
+    """The block, written once: ``x + mix(norm_mixer(x))``, then ``x + feed_forward(norm_ff(x))``.
+
+    ``x`` is ``(..., d_model)``: whole sequences or one token per sequence, as ``mix`` expects.
+    Returns the block's output and the mixer's new state.
+    """
+    h, state = mix(layer_norm(x, norm_mixer))
+    x = x + h
+    return x + feed_forward(layer_norm(x, norm_ff)), state
+
+
+def run_stack(
+    x: torch.Tensor,
+    layers: Sequence[Any],
+    states: Sequence[Any],
+    block: Callable[[Any, torch.Tensor, Any], tuple[torch.Tensor, Any]],
+    final_norm: nn.LayerNorm,
+) -> tuple[torch.Tensor, list[Any]]:
+    """The stack, written once: ``x, state_l = block(layer_l, x, state_l)`` per layer, then the final norm."""
+    new_states = []
+    for layer, layer_state in zip(layers, states, strict=True):
+        x, layer_state = block(layer, x, layer_state)
+        new_states.append(layer_state)
+    return layer_norm(x, final_norm), new_states
 
 
 class FeedForward(nn.Module):
@@ -49,7 +113,7 @@ class FeedForward(nn.Module):
 
 
 class ResidualBlock(nn.Module):
-    """``x + mixer(LayerNorm(x))`` then ``x + FeedForward(LayerNorm(x))``."""
+    """``x + mixer(LayerNorm(x))`` then ``x + FeedForward(LayerNorm(x))`` (see :func:`pre_norm_residual`)."""
 
     def __init__(self, mixer: nn.Module, d_model: int, d_ff: int, dropout: float = 0.0) -> None:
         super().__init__()
@@ -62,21 +126,17 @@ class ResidualBlock(nn.Module):
         self, x: torch.Tensor, mask: torch.Tensor | None = None, state: Any = None
     ) -> tuple[torch.Tensor, Any]:
         """Whole sequences ``x`` ``(batch, N, d_model)``."""
-        h, state = self.mixer(self.norm_mixer(x), mask, state)
-        x = x + h
-        return x + self.feed_forward(self.norm_ff(x)), state
+        return self.apply_block(x, lambda h: self.mixer(h, mask, state))
 
     def step(
         self, x_t: torch.Tensor, state: Any, mask_t: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, Any]:
         """One token per sequence, ``x_t`` ``(batch, d_model)``."""
-        # Functional layer norms: module-call overhead matters at one token per call.
-        n1, n2 = self.norm_mixer, self.norm_ff
-        h = F.layer_norm(x_t, n1.normalized_shape, n1.weight, n1.bias, n1.eps)
-        h, state = self.mixer.step(h, state, mask_t)
-        x_t = x_t + h
-        h = F.layer_norm(x_t, n2.normalized_shape, n2.weight, n2.bias, n2.eps)
-        return x_t + self.feed_forward.forward(h), state
+        return self.apply_block(x_t, lambda h: self.mixer.step(h, state, mask_t))
+
+    def apply_block(self, x: torch.Tensor, mix: Mix) -> tuple[torch.Tensor, Any]:
+        """:func:`pre_norm_residual` with this block's norms and feed-forward and the given mixer call."""
+        return pre_norm_residual(x, mix, self.norm_mixer, self.norm_ff, self.feed_forward.forward)
 
 
 class StackedEncoder(nn.Module):
@@ -84,28 +144,23 @@ class StackedEncoder(nn.Module):
 
     Parameters
     ----------
+    config : EncoderConfig
+        Sizes of the stack (``d_model``, ``n_layers``, ``d_ff``, ``dropout``; the mixer reads the rest).
     make_mixer : callable
-        Called once per layer with no arguments; returns the layer's sequence mixer.
-    d_model, n_layers, d_ff, dropout
-        Sizes of the stack.
+        Called once per layer with ``config``; returns the layer's sequence mixer.
     """
 
-    def __init__(
-        self,
-        make_mixer: Callable[[], nn.Module],
-        d_model: int,
-        n_layers: int,
-        d_ff: int,
-        dropout: float = 0.0,
-    ) -> None:
+    def __init__(self, config: EncoderConfig, make_mixer: Callable[[EncoderConfig], nn.Module]) -> None:
         super().__init__()
-        if n_layers < 1:
-            raise ValueError(f"n_layers must be at least 1, got {n_layers}")
-        self.d_model = d_model
+        if config.n_layers < 1:
+            raise ValueError(f"n_layers must be at least 1, got {config.n_layers}")
+        self.config = config
+        self.d_model = config.d_model
         self.layers = nn.ModuleList(
-            ResidualBlock(make_mixer(), d_model, d_ff, dropout) for _ in range(n_layers)
+            ResidualBlock(make_mixer(config), config.d_model, config.d_ff, config.dropout)
+            for _ in range(config.n_layers)
         )
-        self.norm = nn.LayerNorm(d_model)
+        self.norm = nn.LayerNorm(config.d_model)
 
     def init_state(self, batch_size: int, device: torch.device | str | None = None) -> list[Any]:
         """State before any token: one per layer."""
@@ -128,19 +183,48 @@ class StackedEncoder(nn.Module):
         states = state if state is not None else [None] * len(self.layers)
         if len(states) != len(self.layers):
             raise ValueError(f"state has {len(states)} layers, the encoder {len(self.layers)}")
-        new_states = []
-        for layer, layer_state in zip(self.layers, states, strict=True):
-            x, layer_state = layer(x, mask, layer_state)
-            new_states.append(layer_state)
-        return self.norm(x), new_states
+        return run_stack(x, self.layers, states, lambda layer, h, st: layer(h, mask, st), self.norm)
 
     def step(
         self, x_t: torch.Tensor, state: list[Any], mask_t: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, list[Any]]:
         """Encode one more token per sequence, ``x_t`` ``(batch, d_model)``."""
-        new_states = []
-        for layer, layer_state in zip(self.layers, state, strict=True):
-            x_t, layer_state = layer.step(x_t, layer_state, mask_t)
-            new_states.append(layer_state)
-        norm = self.norm
-        return F.layer_norm(x_t, norm.normalized_shape, norm.weight, norm.bias, norm.eps), new_states
+        return run_stack(x_t, self.layers, state, lambda layer, h, st: layer.step(h, st, mask_t), self.norm)
+
+
+class HeadedEncoder(StackedEncoder):
+    """A :class:`StackedEncoder` of one multi-head mixer class: the constructor the encoders share.
+
+    Subclasses name their ``backbone`` (as in :class:`EncoderConfig`) and their ``mixer_class``, built
+    per layer as ``mixer_class(d_model, n_heads, dropout=dropout, bias=bias)``.
+
+    Parameters
+    ----------
+    d_model, n_heads, n_layers, d_ff, dropout, bias
+        Sizes of the stack: the fields of :class:`~aaren_ts.nn.EncoderConfig` of the same names
+        (:meth:`from_config` takes that object itself).
+    """
+
+    backbone: ClassVar[str]
+    mixer_class: ClassVar[type[nn.Module]]
+
+    def __init__(
+        self,
+        d_model: int,
+        n_heads: int,
+        n_layers: int,
+        d_ff: int,
+        dropout: float = 0.0,
+        bias: bool = True,
+    ) -> None:
+        config = EncoderConfig(self.backbone, d_model, n_heads, n_layers, d_ff, dropout, bias)
+        super().__init__(config, self._make_mixer)
+
+    @classmethod
+    def _make_mixer(cls, config: EncoderConfig) -> nn.Module:
+        return cls.mixer_class(config.d_model, config.n_heads, dropout=config.dropout, bias=config.bias)
+
+    @classmethod
+    def from_config(cls, config: EncoderConfig) -> HeadedEncoder:
+        """The encoder with the sizes of ``config`` (of this class's backbone, whatever ``config`` names)."""
+        return cls(**config.sizes())

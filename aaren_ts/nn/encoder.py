@@ -5,15 +5,16 @@ from __future__ import annotations
 import ctypes
 import threading
 from operator import attrgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
+from torch import nn
 from torch.nn import functional as F
 
 from aaren_ts.nn._native import AarenLayer, load_fused_step
 from aaren_ts.nn.aaren import Aaren
-from aaren_ts.nn.blocks import StackedEncoder
-from aaren_ts.nn.functional import AarenState
+from aaren_ts.nn.blocks import HeadedEncoder, pre_norm_residual, run_stack
+from aaren_ts.nn.functional import AarenState, aaren_step
 
 __all__ = ["AarenEncoder"]
 
@@ -21,7 +22,7 @@ _DATA_PTR = torch.Tensor.data_ptr
 _VERSION = attrgetter("_version")
 
 
-class AarenEncoder(StackedEncoder):
+class AarenEncoder(HeadedEncoder):
     """Stacked Aaren blocks; the whole stack is an RNN.
 
     Trained in parallel on whole sequences (:meth:`forward`), it then consumes one token at a time
@@ -30,18 +31,10 @@ class AarenEncoder(StackedEncoder):
 
     Parameters
     ----------
-    d_model : int
-        Size of the token vectors.
-    n_heads : int
-        Heads per Aaren layer.
-    n_layers : int
-        Number of blocks.
-    d_ff : int
-        Hidden size of the feed-forward layers.
-    dropout : float, default=0.0
-        Dropout on each residual branch.
-    bias : bool, default=True
-        Biases in the attention projections.
+    d_model, n_heads, n_layers, d_ff, dropout, bias
+        Sizes of the stack (``dropout=0.0`` and ``bias=True`` by default): the fields of
+        :class:`~aaren_ts.nn.EncoderConfig` of the same names. :meth:`from_config` builds the encoder
+        from that object.
 
     Examples
     --------
@@ -56,23 +49,8 @@ class AarenEncoder(StackedEncoder):
     True
     """
 
-    def __init__(
-        self,
-        d_model: int,
-        n_heads: int,
-        n_layers: int,
-        d_ff: int,
-        dropout: float = 0.0,
-        bias: bool = True,
-    ) -> None:
-        super().__init__(
-            lambda: Aaren(d_model, n_heads, dropout=dropout, bias=bias),
-            d_model=d_model,
-            n_layers=n_layers,
-            d_ff=d_ff,
-            dropout=dropout,
-        )
-        self.register_load_state_dict_post_hook(_drop_step_plan)
+    backbone = "aaren"
+    mixer_class = Aaren
 
     def step(
         self, x_t: torch.Tensor, state: list[Any], mask_t: torch.Tensor | None = None
@@ -98,50 +76,105 @@ class AarenEncoder(StackedEncoder):
         state.pop("_step_plan", None)  # derived from the weights; never pickled
         return state
 
+    def _load_from_state_dict(self, *args: Any, **kwargs: Any) -> None:
+        # load_state_dict may swap the parameter objects themselves (assign=True): rebuild the plan
+        self.__dict__.pop("_step_plan", None)
+        super()._load_from_state_dict(*args, **kwargs)
+
 
 def _drop_step_plan(module: AarenEncoder, incompatible_keys: Any) -> None:
-    """After ``load_state_dict`` (which may swap parameter objects, ``assign=True``) rebuild the plan."""
+    """Former load-state-dict hook, kept so that encoders pickled with it registered still unpickle."""
     module.__dict__.pop("_step_plan", None)
+
+
+class _PlanLayer(NamedTuple):
+    """One block's weights in a :class:`_StepPlan`: its norms, and its projections input-major.
+
+    Projections are stored "in x out" (the transpose of :class:`torch.nn.Linear`'s weight), ready for
+    ``addmm`` and for the fused C kernel, which reads them through :meth:`native_fields`.
+    """
+
+    norm_mixer: nn.LayerNorm
+    w_sv: torch.Tensor  # (d_model, n_heads + d_model): folded scores, then values
+    b_sv: torch.Tensor
+    w_out: torch.Tensor
+    b_out: torch.Tensor
+    norm_ff: nn.LayerNorm
+    w_1: torch.Tensor
+    b_1: torch.Tensor
+    w_2: torch.Tensor
+    b_2: torch.Tensor
+    n_heads: int
+    head_dim: int
+
+    @classmethod
+    def of(cls, block: nn.Module) -> _PlanLayer:
+        """The weights of ``block``, a :class:`~aaren_ts.nn.blocks.ResidualBlock` of :class:`Aaren`."""
+        mixer, ff = block.mixer, block.feed_forward
+        w_sv, b_sv = mixer._fold_score_value()
+        if b_sv is None:
+            b_sv = w_sv.new_zeros(w_sv.shape[0])
+        b_out = mixer.out.bias if mixer.out.bias is not None else b_sv.new_zeros(mixer.d_model)
+        return cls(
+            norm_mixer=block.norm_mixer,
+            w_sv=w_sv.t().contiguous(),
+            b_sv=b_sv.contiguous(),
+            w_out=mixer.out.weight.t().contiguous(),
+            b_out=b_out,
+            norm_ff=block.norm_ff,
+            w_1=ff.hidden.weight.t().contiguous(),
+            b_1=ff.hidden.bias,
+            w_2=ff.output.weight.t().contiguous(),
+            b_2=ff.output.bias,
+            n_heads=mixer.n_heads,
+            head_dim=mixer.head_dim,
+        )
+
+    def mix(self, h: torch.Tensor, state: AarenState) -> tuple[torch.Tensor, AarenState]:
+        """:meth:`Aaren.step` without a mask, on these weights."""
+        batch = h.shape[0]
+        s, v = torch.addmm(self.b_sv, h, self.w_sv).split([self.n_heads, h.shape[1]], dim=-1)
+        o, state = aaren_step(state, s, v.view(batch, self.n_heads, self.head_dim))
+        return torch.addmm(self.b_out, o.view(batch, -1), self.w_out), state
+
+    def feed_forward(self, h: torch.Tensor) -> torch.Tensor:
+        """:class:`~aaren_ts.nn.blocks.FeedForward` in inference, on these weights."""
+        return torch.addmm(self.b_2, F.gelu(torch.addmm(self.b_1, h, self.w_1)), self.w_2)
+
+    def block(self, x: torch.Tensor, state: AarenState) -> tuple[torch.Tensor, AarenState]:
+        """The residual block (:func:`~aaren_ts.nn.blocks.pre_norm_residual`) on these weights."""
+        mix = lambda h: self.mix(h, state)  # noqa: E731
+        return pre_norm_residual(x, mix, self.norm_mixer, self.norm_ff, self.feed_forward)
+
+    def native_fields(self) -> dict[str, torch.Tensor | None]:
+        """The tensors behind the pointer fields of the C struct :class:`~aaren_ts.nn._native.AarenLayer`."""
+        n1, n2 = self.norm_mixer, self.norm_ff
+        return {
+            "ln1_w": n1.weight, "ln1_b": n1.bias, "w_sv": self.w_sv, "b_sv": self.b_sv,
+            "w_out": self.w_out, "b_out": self.b_out, "ln2_w": n2.weight, "ln2_b": n2.bias,
+            "w_1": self.w_1, "b_1": self.b_1, "w_2": self.w_2, "b_2": self.b_2,
+        }  # fmt: skip
 
 
 class _StepPlan:
     """Pre-transposed weights of an :class:`AarenEncoder` for lean token-by-token inference.
 
     At batch size 1 a step is a few dozen tiny operations, so dispatch overhead, not arithmetic, sets its
-    cost. The plan holds each layer's weights ready for ``addmm`` (and, on CPU in float32, for the fused
-    C kernel of :mod:`aaren_ts.nn._native`), and is rebuilt whenever any parameter changes (its storage
-    or in-place version counter), so it never serves stale weights.
+    cost. The plan holds each layer's weights ready for ``addmm`` (:class:`_PlanLayer`) and, on CPU in
+    float32, for the fused C kernel of :mod:`aaren_ts.nn._native`; it is rebuilt whenever any parameter
+    changes (its storage or in-place version counter), so it never serves stale weights. Its PyTorch step
+    runs the same block and stack functions as the general path, with :meth:`_PlanLayer.mix` as mixer.
     """
 
     def __init__(self, encoder: AarenEncoder) -> None:
         self.params = list(encoder.parameters())
         self.key = self._key(self.params)
-        self.layers = []
         with torch.no_grad():
-            for layer in encoder.layers:
-                mixer, ff = layer.mixer, layer.feed_forward
-                w_sv, b_sv = mixer._fold_score_value()
-                zeros = torch.zeros(w_sv.shape[0], dtype=w_sv.dtype, device=w_sv.device)
-                self.layers.append(
-                    (
-                        layer.norm_mixer,
-                        w_sv.t().contiguous(),
-                        b_sv.contiguous() if b_sv is not None else zeros,
-                        [mixer.n_heads, mixer.d_model],
-                        (mixer.n_heads, mixer.head_dim),
-                        mixer.out.weight.t().contiguous(),
-                        mixer.out.bias if mixer.out.bias is not None else zeros[: mixer.d_model],
-                        layer.norm_ff,
-                        ff.hidden.weight.t().contiguous(),
-                        ff.hidden.bias,
-                        ff.output.weight.t().contiguous(),
-                        ff.output.bias,
-                    )
-                )
+            self.layers = [_PlanLayer.of(block) for block in encoder.layers]
         self.norm = encoder.norm
-        first = encoder.layers[0].mixer
-        self.d_model, self.n_heads, self.head_dim = first.d_model, first.n_heads, first.head_dim
-        self.d_ff = encoder.layers[0].feed_forward.hidden.out_features
+        first = self.layers[0]
+        self.d_model, self.n_heads, self.head_dim = encoder.d_model, first.n_heads, first.head_dim
+        self.d_ff = first.w_1.shape[1]
         self.native = self._native_layers()
         self.state_shapes: dict[int, list[torch.Size]] = {}
 
@@ -153,19 +186,15 @@ class _StepPlan:
     def is_current(self) -> bool:
         """Whether every parameter still has the storage and version the plan was built from.
 
-        (``load_state_dict``, which may swap the parameter objects themselves, drops the plan through
-        a hook registered by :class:`AarenEncoder`.)
+        (``load_state_dict``, which may swap the parameter objects themselves, drops the plan: see
+        :meth:`AarenEncoder._load_from_state_dict`.)
         """
         return self.key == self._key(self.params)
 
     def _native_layers(self) -> Any:
         """ctypes descriptions of the weights for the fused C step, or ``None`` where it does not apply."""
-        # per layer, in the order of the fields of AarenLayer (then its two eps)
-        per_layer = [
-            (n1.weight, n1.bias, w_sv, b_sv, w_out, b_out, n2.weight, n2.bias, w_1, b_1, w_2, b_2)
-            for n1, w_sv, b_sv, _, _, w_out, b_out, n2, w_1, b_1, w_2, b_2 in self.layers
-        ]
-        tensors = [self.norm.weight, self.norm.bias, *(t for weights in per_layer for t in weights)]
+        fields = [layer.native_fields() for layer in self.layers]
+        tensors = [self.norm.weight, self.norm.bias, *(t for f in fields for t in f.values())]
         usable = all(
             t is not None and t.device.type == "cpu" and t.dtype == torch.float32 and t.is_contiguous()
             for t in tensors
@@ -174,10 +203,10 @@ class _StepPlan:
         if lib is None:
             return None
         structs = (AarenLayer * len(self.layers))()
-        for struct, weights, layer in zip(structs, per_layer, self.layers, strict=True):
-            for (name, _), t in zip(AarenLayer._fields_[: len(weights)], weights, strict=True):
+        for struct, named, layer in zip(structs, fields, self.layers, strict=True):
+            for name, t in named.items():
                 setattr(struct, name, t.data_ptr())
-            struct.ln1_eps, struct.ln2_eps = layer[0].eps, layer[7].eps
+            struct.ln1_eps, struct.ln2_eps = layer.norm_mixer.eps, layer.norm_ff.eps
         pointer_arrays = [(ctypes.c_void_p * len(self.layers))() for _ in range(6)]
         return lib, structs, pointer_arrays, threading.Lock()
 
@@ -235,20 +264,5 @@ class _StepPlan:
         return shapes
 
     def _step_torch(self, x: torch.Tensor, state: list[AarenState]) -> tuple[torch.Tensor, list[AarenState]]:
-        batch = x.shape[0]
-        new_state = []
-        for (n1, w_sv, b_sv, sizes, heads, w_out, b_out, n2, w_1, b_1, w_2, b_2), st in zip(
-            self.layers, state, strict=True
-        ):
-            h = F.layer_norm(x, n1.normalized_shape, n1.weight, n1.bias, n1.eps)
-            s, v = torch.addmm(b_sv, h, w_sv).split(sizes, dim=-1)
-            s = s.to(st.m.dtype)
-            m = torch.logaddexp(st.m, s)
-            alpha = torch.exp(s - m)
-            a = torch.lerp(st.a, v.view(batch, *heads).to(st.a.dtype), alpha.unsqueeze(-1))
-            new_state.append(AarenState(m, torch.maximum(st.c, alpha), a))
-            x = x + torch.addmm(b_out, a.view(batch, -1).to(x.dtype), w_out)
-            h = F.layer_norm(x, n2.normalized_shape, n2.weight, n2.bias, n2.eps)
-            x = x + torch.addmm(b_2, F.gelu(torch.addmm(b_1, h, w_1)), w_2)
-        n = self.norm
-        return F.layer_norm(x, n.normalized_shape, n.weight, n.bias, n.eps), new_state
+        """The step through PyTorch operations: the general stack and block on the plan's weights."""
+        return run_stack(x, self.layers, state, _PlanLayer.block, self.norm)

@@ -3,20 +3,20 @@
 
 from __future__ import annotations
 
-from aaren_ts.nn.blocks import StackedEncoder
+from aaren_ts.nn.blocks import HeadedEncoder
 from aaren_ts.nn.config import EncoderConfig
 from aaren_ts.nn.encoder import AarenEncoder
 from aaren_ts.nn.transformer import CausalTransformerEncoder
 
 __all__ = ["BACKBONES", "make_encoder"]
 
-BACKBONES: dict[str, type[StackedEncoder]] = {
+BACKBONES: dict[str, type[HeadedEncoder]] = {
     "aaren": AarenEncoder,
     "transformer": CausalTransformerEncoder,
 }
 
 
-def make_encoder(config: EncoderConfig) -> StackedEncoder:
+def make_encoder(config: EncoderConfig) -> HeadedEncoder:
     """Return an :class:`AarenEncoder` (``config.backbone="aaren"``) or a KV-cached
     :class:`CausalTransformerEncoder` (``"transformer"``) with the sizes of ``config``.
 
@@ -31,4 +31,4 @@ def make_encoder(config: EncoderConfig) -> StackedEncoder:
         raise ValueError(
             f"unknown backbone {config.backbone!r}; expected one of {sorted(BACKBONES)}"
         ) from None
-    return cls(**config.sizes())
+    return cls.from_config(config)

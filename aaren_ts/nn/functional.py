@@ -144,6 +144,10 @@ def aaren_step(
 ) -> tuple[torch.Tensor, AarenState]:
     """Consume one token: ``O(D)`` time and memory whatever the history length.
 
+    This is the one definition of the token update: :meth:`~aaren_ts.nn.Aaren.step` and the lean
+    inference step of :class:`~aaren_ts.nn.AarenEncoder` both call it (the fused C kernel of that step
+    repeats it in C and is tested against it).
+
     Parameters
     ----------
     state : AarenState

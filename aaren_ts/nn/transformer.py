@@ -13,7 +13,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from aaren_ts.nn.blocks import StackedEncoder
+from aaren_ts.nn.blocks import HeadedEncoder, head_dim
 
 __all__ = ["CausalSelfAttention", "CausalTransformerEncoder", "KVCache"]
 
@@ -104,26 +104,13 @@ class CausalSelfAttention(nn.Module):
 
     Parameters
     ----------
-    d_model : int
-        Size of the token vectors.
-    n_heads : int
-        Number of heads; must divide ``d_model``.
-    dropout : float, default=0.0
-        Dropout applied to the layer's output.
-    bias : bool, default=True
-        Whether the projections have biases.
+    d_model, n_heads, dropout, bias
+        As for :class:`~aaren_ts.nn.Aaren`.
     """
 
     def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True) -> None:
         super().__init__()
-        if d_model <= 0 or n_heads <= 0 or d_model % n_heads:
-            raise ValueError(
-                f"n_heads must be a positive divisor of d_model; got d_model={d_model}, "
-                f"n_heads={n_heads}"
-            )
-        self.d_model = d_model
-        self.n_heads = n_heads
-        self.head_dim = d_model // n_heads
+        self.d_model, self.n_heads, self.head_dim = d_model, n_heads, head_dim(d_model, n_heads)
         self.qkv = nn.Linear(d_model, 3 * d_model, bias=bias)
         self.out = nn.Linear(d_model, d_model, bias=bias)
         self.dropout = nn.Dropout(dropout)
@@ -180,32 +167,19 @@ class CausalSelfAttention(nn.Module):
         return self.dropout(self.out(o.flatten(1))), cache
 
 
-class CausalTransformerEncoder(StackedEncoder):
+class CausalTransformerEncoder(HeadedEncoder):
     """Pre-norm causal Transformer encoder with the interface of :class:`~aaren_ts.nn.AarenEncoder`.
 
     Parameters
     ----------
     d_model, n_heads, n_layers, d_ff, dropout, bias
-        As for :class:`~aaren_ts.nn.AarenEncoder`.
+        As for :class:`~aaren_ts.nn.AarenEncoder`; :meth:`from_config` builds it from an
+        :class:`~aaren_ts.nn.EncoderConfig`.
 
     Notes
     -----
     The state of :meth:`step` is one :class:`KVCache` per layer; it grows with every token.
     """
 
-    def __init__(
-        self,
-        d_model: int,
-        n_heads: int,
-        n_layers: int,
-        d_ff: int,
-        dropout: float = 0.0,
-        bias: bool = True,
-    ) -> None:
-        super().__init__(
-            lambda: CausalSelfAttention(d_model, n_heads, dropout=dropout, bias=bias),
-            d_model=d_model,
-            n_layers=n_layers,
-            d_ff=d_ff,
-            dropout=dropout,
-        )
+    backbone = "transformer"
+    mixer_class = CausalSelfAttention

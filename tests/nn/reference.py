@@ -5,9 +5,7 @@ from __future__ import annotations
 import torch
 
 
-def attention_reference(
-    s: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None = None
-) -> torch.Tensor:
+def attention_reference(s: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
     """``o_k = softmax(s_{<=k}) @ v_{<=k}`` in float64 with an explicit ``N x N`` causal matrix.
 
     Positions with no real token yet give 0.
@@ -29,5 +27,5 @@ def attention_reference(
 
 def relative_error(actual: torch.Tensor, expected: torch.Tensor) -> float:
     """Largest absolute deviation divided by the largest magnitude of ``expected``."""
-    scale = expected.abs().max().clamp_min(1e-30)
-    return float((actual.to(torch.float64) - expected).abs().max() / scale)
+    scale = expected.detach().abs().max().clamp_min(1e-30)
+    return float((actual.detach().to(torch.float64) - expected.detach()).abs().max() / scale)

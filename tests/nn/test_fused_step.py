@@ -1,17 +1,26 @@
-"""The fused C step of AarenEncoder: same results as the PyTorch step and the parallel forward."""
+"""The fused C step of AarenEncoder: same results as the one PyTorch definition of the step.
+
+The reference throughout is the general path, :meth:`StackedEncoder.step` (``ResidualBlock.step`` with
+``Aaren.step``, i.e. :func:`~aaren_ts.nn.blocks.pre_norm_residual` and
+:func:`~aaren_ts.nn.functional.aaren_step`), not the lean step plan.
+"""
 
 from __future__ import annotations
 
 import copy
 import os
+import shutil
 import subprocess
 import sys
+import warnings
 
 import pytest
 import torch
 
-from aaren_ts.nn import AarenEncoder, fused_step_available
+from aaren_ts.nn import AarenEncoder, AarenState, FusedStepFallbackWarning, _native, fused_step_available
 from aaren_ts.nn._native import load_fused_step
+from aaren_ts.nn.blocks import StackedEncoder
+from aaren_ts.nn.encoder import _StepPlan
 
 needs_fused = pytest.mark.skipif(
     not fused_step_available(), reason="the fused step could not be built here (no C compiler?)"
@@ -22,6 +31,11 @@ def _plan(enc: AarenEncoder):
     with torch.inference_mode():
         enc.step(torch.zeros(1, enc.d_model, dtype=enc.norm.weight.dtype), enc.init_state(1))
     return enc.__dict__["_step_plan"]
+
+
+def _general(enc: AarenEncoder):
+    """The general step (the single PyTorch definition), bypassing the plan."""
+    return lambda x_t, state: StackedEncoder.step(enc, x_t, state)
 
 
 def _stream(step, x: torch.Tensor, state: list) -> tuple[torch.Tensor, list]:
@@ -48,7 +62,7 @@ def test_fused_step_equals_forward_and_pytorch_step(
     with torch.no_grad():
         expected, final = enc(x)
     fused, fused_state = _stream(enc.step, x, enc.init_state(batch))
-    ops, ops_state = _stream(plan._step_torch, x, enc.init_state(batch))
+    ops, ops_state = _stream(_general(enc), x, enc.init_state(batch))
     torch.testing.assert_close(fused, expected, rtol=1e-5, atol=1e-5)
     torch.testing.assert_close(fused, ops, rtol=1e-5, atol=1e-5)
     for got, want, ops_st in zip(fused_state, final, ops_state, strict=True):
@@ -57,6 +71,66 @@ def test_fused_step_equals_forward_and_pytorch_step(
         torch.testing.assert_close(got.c, ops_st.c)
         torch.testing.assert_close(got.a, ops_st.a, rtol=1e-5, atol=1e-5)
         torch.testing.assert_close(got.normalised().a, want.normalised().a, rtol=1e-5, atol=1e-5)
+
+
+def _randomise(enc: AarenEncoder, gen: torch.Generator) -> None:
+    """Random weights everywhere, norms included (their defaults, ones and zeros, hide mistakes)."""
+    with torch.no_grad():
+        for name, p in enc.named_parameters():
+            noise = torch.randn(p.shape, generator=gen)
+            if "norm" in name and name.endswith("weight"):
+                p.copy_(1.0 + 0.3 * noise)
+            else:
+                p.add_(0.3 * noise if "norm" in name or "query" in name else 0.05 * noise)
+
+
+def _random_states(enc: AarenEncoder, batch: int, gen: torch.Generator) -> list[AarenState]:
+    """Random normalised states; some heads of some rows have seen no token yet."""
+    states = []
+    for st in enc.init_state(batch):
+        m = 3.0 * torch.randn(st.m.shape, generator=gen, dtype=torch.float64)
+        fresh = torch.rand(st.m.shape, generator=gen) < 0.2
+        a = torch.randn(st.a.shape, generator=gen, dtype=torch.float64).masked_fill(fresh.unsqueeze(-1), 0)
+        states.append(AarenState(m.masked_fill(fresh, float("-inf")), (~fresh).double(), a))
+    return states
+
+
+def _assert_same_stream(step, reference, x: torch.Tensor, start: list, tol: float) -> None:
+    """``step`` and ``reference`` give the same outputs and states over the stream ``x`` from ``start``."""
+    got, got_state = _stream(step, x, start)
+    want, want_state = _stream(reference, x, start)
+    torch.testing.assert_close(got, want, rtol=tol, atol=tol)
+    for got_layer, want_layer in zip(got_state, want_state, strict=True):
+        for g, w in zip(got_layer, want_layer, strict=True):  # m, c, a
+            torch.testing.assert_close(g, w, rtol=tol, atol=tol)
+
+
+@needs_fused
+@pytest.mark.parametrize("batch", [1, 7])
+@pytest.mark.parametrize(("d_model", "n_heads", "n_layers", "d_ff"), [(16, 4, 3, 40), (24, 2, 2, 24)])
+def test_fused_step_equals_the_general_step_on_random_weights_and_states(
+    batch: int, d_model: int, n_heads: int, n_layers: int, d_ff: int
+) -> None:
+    gen = torch.Generator().manual_seed(10 * batch + n_layers)
+    enc = AarenEncoder(d_model, n_heads, n_layers, d_ff).eval()
+    _randomise(enc, gen)
+    assert _plan(enc).native is not None
+    x = torch.randn(batch, 200, d_model, generator=gen)
+    start = _random_states(enc, batch, gen)
+    _assert_same_stream(enc.step, _general(enc), x, start, tol=1e-5)
+
+
+def test_plan_step_is_the_general_step_on_the_plan_weights() -> None:
+    # The PyTorch step of the plan runs the same block, stack and recurrence functions as the general
+    # path: the same operations on the same (pre-transposed) weights, so the same numbers.
+    gen = torch.Generator().manual_seed(11)
+    enc = AarenEncoder(16, 4, 3, 40).eval()
+    _randomise(enc, gen)
+    x = torch.randn(3, 50, 16, generator=gen)
+    start = _random_states(enc, 3, gen)
+    with torch.inference_mode():
+        plan = _StepPlan(enc)
+    _assert_same_stream(plan._step_torch, _general(enc), x, start, tol=1e-6)
 
 
 @needs_fused
@@ -103,7 +177,7 @@ def test_fused_step_matches_a_float64_reference_at_extreme_score_scales(score_sc
     with torch.no_grad():
         expected, _ = reference(x.double())
     fused, _ = _stream(enc.step, x, enc.init_state(2))
-    ops, _ = _stream(_plan(enc)._step_torch, x, enc.init_state(2))
+    ops, _ = _stream(_general(enc), x, enc.init_state(2))
     assert torch.isfinite(fused).all()
     err_fused = (fused.double() - expected).abs().max().item()
     err_ops = (ops.double() - expected).abs().max().item()
@@ -132,7 +206,7 @@ def test_fused_step_falls_back_for_states_it_does_not_handle() -> None:
     assert plan._step_native(x_t, state32) is None
     with torch.inference_mode():
         y, _ = enc.step(x_t, state32)  # still steps, through PyTorch operations
-        expected, _ = plan._step_torch(x_t, enc.init_state(1))
+        expected, _ = _general(enc)(x_t, enc.init_state(1))
     torch.testing.assert_close(y, expected, rtol=1e-5, atol=1e-5)
     assert plan._step_native(torch.randn(2, 16), enc.init_state(1)) is None  # batch mismatch
     assert plan._step_native(torch.randn(1, 15), enc.init_state(1)) is None  # wrong width: never read by C
@@ -211,3 +285,61 @@ def test_bias_free_encoder_steps_like_its_forward(fused: bool, monkeypatch) -> N
     stepped, _ = _stream(enc.step, x, enc.init_state(2))
     assert (_plan(enc).native is not None) == fused
     torch.testing.assert_close(stepped, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.fixture
+def fresh_native(monkeypatch, tmp_path):
+    """``load_fused_step`` with an empty cache and no fallback warning given yet in this process."""
+    monkeypatch.setenv("AAREN_TS_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("AAREN_TS_NATIVE", raising=False)
+    monkeypatch.setattr(_native, "_fallback_warned", False)
+    load_fused_step.cache_clear()
+    yield monkeypatch
+    monkeypatch.undo()
+    load_fused_step.cache_clear()  # later tests load the real build again
+
+
+def _fallback_warnings(load_twice_and_step) -> list[warnings.WarningMessage]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        load_twice_and_step()
+    return [w for w in caught if issubclass(w.category, FusedStepFallbackWarning)]
+
+
+def _two_loads_and_a_step() -> None:
+    assert load_fused_step() is None
+    load_fused_step.cache_clear()  # a second load in the same process
+    assert load_fused_step() is None
+    enc = AarenEncoder(8, 2, 1, 16).eval()
+    x = torch.randn(2, 6, 8)
+    with torch.no_grad():
+        expected, _ = enc(x)
+    stepped, _ = _stream(enc.step, x, enc.init_state(2))  # the PyTorch step: the same results
+    assert _plan(enc).native is None
+    torch.testing.assert_close(stepped, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("failure", ["no compiler", "missing compiler", "failing build"])
+def test_fallback_warns_once_per_process(fresh_native, failure: str) -> None:
+    if failure == "no compiler":
+        fresh_native.setattr(_native, "_compiler", lambda: None)
+    elif failure == "missing compiler":
+        fresh_native.setattr(_native, "_compiler", lambda: "/nonexistent/bin/cc")
+    else:
+        false = shutil.which("false")
+        if false is None:
+            pytest.skip("no `false` program to stand in for a failing compiler")
+        fresh_native.setenv("CC", false)
+        fresh_native.setattr(_native.sysconfig, "get_config_var", lambda name: None)
+    caught = _fallback_warnings(_two_loads_and_a_step)
+    assert len(caught) == 1, [str(w.message) for w in caught]
+    message = str(caught[0].message)
+    assert "same results" in message and "slower" in message
+    if failure == "no compiler":
+        assert "no C compiler" in message
+
+
+def test_switching_the_fused_step_off_does_not_warn(fresh_native) -> None:
+    fresh_native.setenv("AAREN_TS_NATIVE", "0")
+    fresh_native.setattr(_native, "_compiler", lambda: None)  # would warn, were it consulted
+    assert _fallback_warnings(_two_loads_and_a_step) == []

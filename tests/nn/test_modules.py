@@ -36,11 +36,8 @@ def test_aaren_layer_is_attention_with_a_learned_query() -> None:
     assert relative_error(y, layer.out(o)) < 1e-10
 
 
-@pytest.mark.parametrize("cls", ENCODERS)
-def test_step_equals_forward(cls: type) -> None:
-    torch.manual_seed(0)
-    enc = cls(d_model=16, n_heads=4, n_layers=3, d_ff=32).eval()
-    x, mask = _batch()
+def _assert_steps_equal_forward(enc, x: torch.Tensor, mask: torch.Tensor, tol: float) -> None:
+    """Stepping ``enc`` through ``x`` token by token gives its parallel outputs at the real tokens."""
     with torch.no_grad():
         y, _ = enc(x, mask)
         state = enc.init_state(x.shape[0])
@@ -48,8 +45,15 @@ def test_step_equals_forward(cls: type) -> None:
         for t in range(x.shape[1]):
             y_t, state = enc.step(x[:, t], state, mask[:, t])
             steps.append(y_t)
-    stepped = torch.stack(steps, dim=1)
-    torch.testing.assert_close(stepped[mask], y[mask], rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(torch.stack(steps, 1)[mask], y[mask], rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("cls", ENCODERS)
+def test_step_equals_forward(cls: type) -> None:
+    torch.manual_seed(0)
+    enc = cls(d_model=16, n_heads=4, n_layers=3, d_ff=32).eval()
+    x, mask = _batch()
+    _assert_steps_equal_forward(enc, x, mask, tol=1e-5)
 
 
 @pytest.mark.parametrize("cls", ENCODERS)
@@ -127,6 +131,44 @@ def test_make_encoder_and_errors() -> None:
         AarenEncoder(8, 2, 0, 16)
 
 
+@pytest.mark.parametrize("cls", ENCODERS)
+def test_public_constructors_and_from_config(cls: type) -> None:
+    # The positional constructor is a documented contract; from_config and make_encoder build the same.
+    import inspect
+
+    params = list(inspect.signature(cls).parameters.values())
+    assert [p.name for p in params] == ["d_model", "n_heads", "n_layers", "d_ff", "dropout", "bias"]
+    assert [p.default for p in params[4:]] == [0.0, True]
+    config = EncoderConfig(cls.backbone, d_model=8, n_heads=2, n_layers=3, d_ff=16, dropout=0.1, bias=False)
+    torch.manual_seed(0)
+    positional = cls(8, 2, 3, 16, 0.1, False)
+    torch.manual_seed(0)
+    built = cls.from_config(config)
+    torch.manual_seed(0)
+    made = make_encoder(config)
+    assert positional.config == built.config == made.config == config
+    assert type(made) is cls and len(made.layers) == 3 and made.layers[0].mixer.out.bias is None
+    assert made.layers[0].feed_forward.p == 0.1
+    for a, b in zip(positional.state_dict().values(), made.state_dict().values(), strict=True):
+        assert torch.equal(a, b)
+    mixer = Aaren(8, 2, dropout=0.1, bias=False)
+    assert mixer.head_dim == 4 and mixer.out.bias is None
+
+
+def test_lean_step_uses_the_one_recurrence(monkeypatch) -> None:
+    # The PyTorch step of the plan runs functional.aaren_step, once per layer and token.
+    import aaren_ts.nn.encoder as encoder_module
+    from aaren_ts.nn.functional import aaren_step
+
+    calls = []
+    monkeypatch.setattr(encoder_module, "aaren_step", lambda *a: calls.append(1) or aaren_step(*a))
+    monkeypatch.setattr(encoder_module, "load_fused_step", lambda: None)
+    enc = AarenEncoder(d_model=8, n_heads=2, n_layers=3, d_ff=16).eval()
+    with torch.inference_mode():
+        enc.step(torch.randn(1, 8), enc.init_state(1))
+    assert len(calls) == 3
+
+
 def test_encoder_pickles() -> None:
     enc = AarenEncoder(d_model=8, n_heads=2, n_layers=1, d_ff=16).eval()
     clone = pickle.loads(pickle.dumps(enc))
@@ -140,14 +182,7 @@ def test_cuda_step_equals_forward(cls: type) -> None:
     torch.manual_seed(0)
     enc = cls(d_model=16, n_heads=4, n_layers=2, d_ff=32).eval().cuda()
     x, mask = (t.cuda() for t in _batch())
-    with torch.no_grad():
-        y, _ = enc(x, mask)
-        state = enc.init_state(x.shape[0])
-        steps = []
-        for t in range(x.shape[1]):
-            y_t, state = enc.step(x[:, t], state, mask[:, t])
-            steps.append(y_t)
-    torch.testing.assert_close(torch.stack(steps, 1)[mask], y[mask], rtol=1e-4, atol=1e-4)
+    _assert_steps_equal_forward(enc, x, mask, tol=1e-4)
 
 
 def test_lean_inference_step_equals_forward_and_follows_weight_updates() -> None:
