@@ -20,6 +20,7 @@ The estimators keep what differs: what they predict and how they stream.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import os
 from collections.abc import Iterator
 from typing import Any, ClassVar
@@ -100,6 +101,13 @@ class AarenEstimatorMixin:
         if ctx is not _MISSING:
             self._parent_callback_ctx = ctx
         return self
+
+    def _store_init_params(self, arguments: dict[str, Any]) -> None:
+        """Store every constructor argument, unchanged, as the attribute of the same name (what
+        scikit-learn requires of ``__init__``); call it with ``locals()`` first thing in ``__init__``."""
+        for name in inspect.signature(type(self).__init__).parameters:
+            if name != "self":
+                setattr(self, name, arguments[name])
 
     # Public override kept: sktime raises its own NotFittedError, which scikit-learn's checks and
     # meta-estimators do not recognise; this one is both libraries' exception.

@@ -47,35 +47,8 @@ def to_plain(value: Any) -> Any:
     return value
 
 
-def save_payload(
-    path: str | os.PathLike,
-    estimator: str,
-    params: dict[str, Any],
-    state_dict: dict[str, torch.Tensor],
-    attributes: dict[str, Any],
-) -> None:
-    """Write one fitted estimator to ``path``.
-
-    Parameters
-    ----------
-    path : str or path-like
-        Destination file.
-    estimator : str
-        Class name, checked on load.
-    params : dict
-        Constructor parameters (``get_params(deep=False)``); values must be plain Python data.
-    state_dict : dict
-        The network's weights.
-    attributes : dict
-        Fitted attributes needed to predict (``classes_``, scaling statistics, ...).
-    """
-    payload = {
-        "format_version": FORMAT_VERSION,
-        "estimator": estimator,
-        "params": to_plain(params),
-        "state_dict": {k: v.detach().cpu() for k, v in state_dict.items()},
-        "attributes": to_plain(attributes),
-    }
+def save_payload(path: str | os.PathLike, payload: dict[str, Any]) -> None:
+    """Write ``payload`` (plain data and tensors, see :func:`save_archive`) to ``path``."""
     torch.save(payload, os.fspath(path))
 
 
@@ -112,7 +85,7 @@ def save_archive(
 ) -> Path:
     """Write a fitted estimator to a ``.zip`` archive that sktime's ``load`` also reads.
 
-    The archive holds the :func:`save_payload` file (read back with ``weights_only`` loading) and the
+    The archive holds the payload file (read back with ``weights_only`` loading) and the
     ``_metadata`` entry through which :func:`sktime.base.load` finds the class (a pickled reference to
     the class, which :func:`load_archive` never reads).
 
@@ -121,9 +94,13 @@ def save_archive(
     path : str or path-like
         Destination; ``".zip"`` is appended unless present, as sktime does.
     estimator_cls : type
-        The estimator's class.
-    params, state_dict, attributes
-        As for :func:`save_payload`.
+        The estimator's class; its name is checked on load.
+    params : dict
+        Constructor parameters (``get_params(deep=False)``); values must be plain Python data.
+    state_dict : dict
+        The network's weights.
+    attributes : dict
+        Fitted attributes needed to predict (``classes_``, scaling statistics, stream state, ...).
 
     Returns
     -------
@@ -135,7 +112,14 @@ def save_archive(
         target = target.with_name(target.name + ".zip")
     with tempfile.TemporaryDirectory() as tmp:
         payload_file = Path(tmp) / PAYLOAD_ENTRY
-        save_payload(payload_file, estimator_cls.__name__, params, state_dict, attributes)
+        payload = {
+            "format_version": FORMAT_VERSION,
+            "estimator": estimator_cls.__name__,
+            "params": to_plain(params),
+            "state_dict": {k: v.detach().cpu() for k, v in state_dict.items()},
+            "attributes": to_plain(attributes),
+        }
+        save_payload(payload_file, payload)
         with zipfile.ZipFile(target, "w") as archive:
             archive.writestr("_metadata", pickle.dumps(estimator_cls))
             archive.write(payload_file, PAYLOAD_ENTRY)

@@ -288,31 +288,7 @@ class AarenClassifier(AarenEstimatorMixin, BaseClassifier):
         callbacks: list | None = None,
         num_threads: int | None = None,
     ) -> None:
-        self.d_model = d_model
-        self.n_heads = n_heads
-        self.n_layers = n_layers
-        self.d_ff = d_ff
-        self.dropout = dropout
-        self.readout = readout
-        self.backbone = backbone
-        self.kernel_size = kernel_size
-        self.normalization = normalization
-        self.optimizer = optimizer
-        self.lr = lr
-        self.weight_decay = weight_decay
-        self.label_smoothing = label_smoothing
-        self.lr_schedule = lr_schedule
-        self.lr_decay = lr_decay
-        self.batch_size = batch_size
-        self.max_epochs = max_epochs
-        self.validation_fraction = validation_fraction
-        self.early_stopping = early_stopping
-        self.patience = patience
-        self.device = device
-        self.random_state = random_state
-        self.verbose = verbose
-        self.callbacks = callbacks
-        self.num_threads = num_threads
+        self._store_init_params(locals())
         super().__init__()
         # sktime's BaseClassifier.__init__ pre-sets these fitted attributes; sklearn's
         # check_no_attributes_set_in_init requires that only parameters exist before fit.
@@ -416,8 +392,6 @@ class AarenClassifier(AarenEstimatorMixin, BaseClassifier):
         return self
 
     def _fit(self, X: Any, y: np.ndarray) -> AarenClassifier:
-        from skorch import NeuralNetClassifier
-
         panel = to_panel(X)
         self.n_channels_ = panel.n_channels
         mean, scale = standardization(panel.values[panel.mask()], self.normalization == "standard")
@@ -426,16 +400,7 @@ class AarenClassifier(AarenEstimatorMixin, BaseClassifier):
         values, lengths = self._scaled(panel)
         codes = np.searchsorted(self.classes_, y).astype(np.int64)
         split = make_train_split(codes, self.validation_fraction, torch_seed(self.random_state))
-        self.net_ = self._build_net(
-            NeuralNetClassifier,
-            ClassifierModule,
-            self._module_params(),
-            train_split=split,
-            criterion=torch.nn.CrossEntropyLoss,
-            criterion__label_smoothing=float(self.label_smoothing),
-            batch_size=int(min(self.batch_size, panel.n_instances)),
-            classes=np.arange(self.n_classes_),
-        )
+        self.net_ = self._build_classifier_net(split, batch_size=min(int(self.batch_size), panel.n_instances))
         with self._torch_context(seed=True):
             self.net_.fit({"x": values, "lengths": lengths}, codes)
         self.net_.module_.eval()
@@ -443,14 +408,29 @@ class AarenClassifier(AarenEstimatorMixin, BaseClassifier):
         self.n_streams_ = 0
         return self
 
-    def _module_params(self) -> dict[str, Any]:
-        return {
+    def _build_classifier_net(
+        self, train_split: Any = None, with_callbacks: bool = True, batch_size: int | None = None
+    ) -> Any:
+        from skorch import NeuralNetClassifier
+
+        module_params = {
             "n_channels": int(self.n_channels_),
             "n_classes": int(self.n_classes_),
             "encoder": self._encoder_config(),
             "readout": self.readout,
             "kernel_size": int(self.kernel_size),
         }
+        return self._build_net(
+            NeuralNetClassifier,
+            ClassifierModule,
+            module_params,
+            train_split=train_split,
+            with_callbacks=with_callbacks,
+            criterion=torch.nn.CrossEntropyLoss,
+            criterion__label_smoothing=float(self.label_smoothing),
+            batch_size=int(batch_size or self.batch_size),
+            classes=np.arange(self.n_classes_),
+        )
 
     # ================================================================== prediction
     def _require_network(self, what: str) -> None:
@@ -655,8 +635,6 @@ class AarenClassifier(AarenEstimatorMixin, BaseClassifier):
         }
 
     def _restore_fitted(self, attributes: dict[str, Any], state_dict: dict[str, torch.Tensor]) -> None:
-        from skorch import NeuralNetClassifier
-
         classes = attributes["classes"]
         classes = classes.numpy() if isinstance(classes, torch.Tensor) else np.asarray(classes)
         if attributes["classes_kind"] == "O":
@@ -668,14 +646,7 @@ class AarenClassifier(AarenEstimatorMixin, BaseClassifier):
         self.channel_mean_ = attributes["channel_mean"].numpy()
         self.channel_scale_ = attributes["channel_scale"].numpy()
         self.fit_time_ = attributes["fit_time"]
-        self.net_ = self._build_net(
-            NeuralNetClassifier,
-            ClassifierModule,
-            self._module_params(),
-            with_callbacks=False,
-            criterion=torch.nn.CrossEntropyLoss,
-            classes=np.arange(self.n_classes_),
-        ).initialize()
+        self.net_ = self._build_classifier_net(with_callbacks=False).initialize()
         self.net_.module_.load_state_dict(state_dict)
         self.net_.module_.eval()
         self.n_streams_ = int(attributes["n_streams"])

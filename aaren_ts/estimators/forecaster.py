@@ -224,35 +224,7 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         callbacks: Sequence[Any] | None = None,
         num_threads: int | None = None,
     ) -> None:
-        self.context_length = context_length
-        self.horizon = horizon
-        self.backbone = backbone
-        self.d_model = d_model
-        self.n_heads = n_heads
-        self.n_layers = n_layers
-        self.d_ff = d_ff
-        self.dropout = dropout
-        self.channel_independent = channel_independent
-        self.channel_embedding = channel_embedding
-        self.local_norm = local_norm
-        self.normalization = normalization
-        self.segment_length = segment_length
-        self.optimizer = optimizer
-        self.lr = lr
-        self.weight_decay = weight_decay
-        self.lr_schedule = lr_schedule
-        self.lr_decay = lr_decay
-        self.batch_size = batch_size
-        self.max_epochs = max_epochs
-        self.early_stopping = early_stopping
-        self.patience = patience
-        self.validation_fraction = validation_fraction
-        self.update_epochs = update_epochs
-        self.device = device
-        self.random_state = random_state
-        self.verbose = verbose
-        self.callbacks = callbacks
-        self.num_threads = num_threads
+        self._store_init_params(locals())
         super().__init__()
         # sktime keeps these only when the user opts in with set_config(remember_data=True)
         self._y = None
