@@ -1,10 +1,22 @@
-"""The ``aaren-ts`` console command: ``aaren-ts classify`` and ``aaren-ts forecast``."""
+"""The ``aaren-ts`` console command: ``aaren-ts classify`` and ``aaren-ts forecast``.
+
+Both jobs take the same common options (``aaren_ts/jobs/_common.py``): ``--dataset``, ``--data-home``,
+``--random-state``, ``--device``, ``--threads``, ``--max-epochs``, ``--backbone``, ``--verbose``/``--quiet``
+and ``--no-download``; training progress is shown unless ``--quiet``.
+"""
 
 from __future__ import annotations
 
 import argparse
 import importlib
 from collections.abc import Sequence
+
+_DESCRIPTION = """\
+Aaren (attention as an RNN) for time series: train and evaluate an estimator on a benchmark dataset.
+
+Both jobs take the same common options (--dataset, --data-home, --random-state, --device, --threads,
+--max-epochs, --backbone, --verbose/--quiet, --no-download); training progress is shown unless --quiet.
+Run 'aaren-ts JOB --help' for a job's options."""
 
 # Each job module defines ``add_arguments(parser)`` and ``run(args) -> int``.
 _JOBS = {
@@ -15,7 +27,9 @@ _JOBS = {
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``aaren-ts`` with one sub-command per job."""
-    parser = argparse.ArgumentParser(prog="aaren-ts", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="aaren-ts", description=_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = parser.add_subparsers(dest="job", required=True)
     for name, (module, help_text) in _JOBS.items():
         job_parser = sub.add_parser(name, help=help_text, description=help_text)

@@ -1,8 +1,10 @@
 """Long-horizon forecasting benchmark: AarenForecaster vs its Transformer twin, DLinear and the last value.
 
-Protocol (DESIGN §4): input 96, T in {96, 192, 336, 720}, train-only StandardScaler, every stride-1 test
-window (evaluated in batches through the networks), MSE/MAE on the scaled data. AarenForecaster is fitted
-on train+validation with the validation part as its early-stopping tail. Also measured:
+Protocol (``aaren_ts.datasets.protocol``, described in the documentation's dataset guide): input 96, T in
+{96, 192, 336, 720}, train-only StandardScaler, every stride-1 test window (evaluated in batches through the
+networks), MSE/MAE on the scaled data; the paper's figures come from ``aaren_ts.datasets.reference``.
+AarenForecaster is fitted on train+validation with the validation part as its early-stopping tail. Also
+measured:
 
 * streaming: the forecasts AarenForecaster makes while streaming through the test period from its fitted
   state (thousands of steps past the end of training) against the fresh-window forecasts;
@@ -43,15 +45,10 @@ import numpy as np
 import pandas as pd
 import torch
 
+from aaren_ts.datasets import DEFAULT_HORIZONS, DEFAULT_INPUT_LENGTH, load_series, sliding_windows
+from aaren_ts.datasets.reference import PAPER_MSE, paper_mse
 from aaren_ts.estimators._skorch import resolve_device
-from aaren_ts.jobs.forecast import (
-    INPUT_LENGTH,
-    PAPER_MSE,
-    _plot,
-    _protocol_data,
-    evaluate_protocol,
-    protocol_test_windows,
-)
+from aaren_ts.jobs.forecast import LAST_VALUE, evaluate_protocol, plot_protocol_example
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -60,16 +57,18 @@ def dlinear_scores(name: str, horizon: int, data_home: str | None, epochs: int) 
     """sktime's LTSFDLinearForecaster trained on the training part; all test windows through its network."""
     from sktime.forecasting.ltsf import LTSFDLinearForecaster
 
-    scaled, borders, _ = _protocol_data(name, data_home)
+    data, borders = load_series(name, data_home=data_home, download_if_missing=False)
+    scaled = data.to_numpy()
     train = pd.DataFrame(scaled[: borders["train"][1]])
     model = LTSFDLinearForecaster(
-        INPUT_LENGTH, horizon, num_epochs=epochs, batch_size=32, in_channels=scaled.shape[1], lr=0.005
+        DEFAULT_INPUT_LENGTH, horizon, num_epochs=epochs, batch_size=32, in_channels=scaled.shape[1], lr=0.005
     )
     start = time.perf_counter()
     torch.manual_seed(0)
     model.fit(train, fh=list(range(1, horizon + 1)))
     fit_seconds = time.perf_counter() - start
-    histories, targets = protocol_test_windows(scaled, borders, horizon)
+    start, stop = borders["test"]
+    histories, targets = sliding_windows(scaled[start:stop], DEFAULT_INPUT_LENGTH, horizon)
     net = model.network.eval()
     with torch.no_grad():
         pred = np.concatenate(
@@ -141,7 +140,7 @@ def _table(rows: list[tuple], stream_rows: list[str], device: str, window_stride
         else f"every {window_stride}th stride-1 test window: a screening estimate, not the protocol"
     )
     lines = [
-        f"# Long-horizon forecasting (input 96, {windows}, scaled data)",
+        f"# Long-horizon forecasting (input {DEFAULT_INPUT_LENGTH}, {windows}, scaled data)",
         "",
         f"AarenForecaster device: {device}.",
         "",
@@ -149,7 +148,7 @@ def _table(rows: list[tuple], stream_rows: list[str], device: str, window_stride
         "|---|---|---|---|---|---|---|",
     ]
     for name, horizon, model, mse, mae, notes in rows:
-        paper = PAPER_MSE.get(name, {}).get(horizon)
+        paper = paper_mse(name, horizon)
         paper_s = f"{paper:.2f}" if paper is not None else "–"
         lines.append(f"| {name} | {horizon} | {model} | {mse:.4f} | {mae:.4f} | {paper_s} | {notes} |")
     if not stream_rows:  # nothing streamed (a screening run with --window-stride)
@@ -159,7 +158,8 @@ def _table(rows: list[tuple], stream_rows: list[str], device: str, window_stride
         "## Streaming vs fresh windows (AarenForecaster, aaren backbone)",
         "",
         "Forecasts made from the state after streaming through validation and test (one step per",
-        "observation, from the end of training) vs forecasts from a fresh window of 96 values.",
+        "observation, from the end of training) vs forecasts from a fresh window of "
+        f"{DEFAULT_INPUT_LENGTH} values.",
         "",
         "| dataset | T | fresh-window MSE | streaming MSE | streaming vs fresh | windows |",
         "|---|---|---|---|---|---|",
@@ -234,7 +234,8 @@ def _plot_grid(rows: list[str], path: Path) -> None:
         "AarenForecaster(aaren)": dict(color="tab:red", marker="o"),
         "AarenForecaster(transformer)": dict(color="tab:purple", marker="s", ls="--"),
         "LTSFDLinearForecaster": dict(color="tab:blue", marker="^", ls="-."),
-        "NaiveForecaster(last)": dict(color="0.6", marker=".", ls=":"),
+        LAST_VALUE: dict(color="0.6", marker=".", ls=":"),
+        "NaiveForecaster(last)": dict(color="0.6", marker=".", ls=":"),  # its name in older tables
     }
     for ax, name in zip(axes[0], names, strict=True):
         for model, points in table[name].items():
@@ -246,7 +247,7 @@ def _plot_grid(rows: list[str], path: Path) -> None:
             ax.plot(hs, [paper[h] for h in hs], color="black", marker="x", ls="none", label="paper (Aaren)")
         ax.set_title(name)
         ax.set_xlabel("horizon T")
-        ax.set_xticks([96, 192, 336, 720])
+        ax.set_xticks(DEFAULT_HORIZONS)
     axes[0][0].set_ylabel("test MSE (scaled)")
     axes[0][-1].legend(fontsize=7, loc="best")
     fig.tight_layout()
@@ -387,7 +388,7 @@ def main(argv: list[str] | None = None) -> int:
     extra = dict(_parse_param(item, parser) for item in args.param)
     extra_label = "".join(f", {k}={v!r}" for k, v in extra.items())
     datasets = args.datasets or (["ETTh1"] if args.quick else ["ETTh1", "ETTh2", "ETTm1", "Weather"])
-    horizons = args.horizons or ([96] if args.quick else [96, 192, 336, 720])
+    horizons = args.horizons or (list(DEFAULT_HORIZONS[:1]) if args.quick else list(DEFAULT_HORIZONS))
     RESULTS.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(max(1, torch.get_num_threads()))
     if args.jobs > 1:
@@ -437,9 +438,7 @@ def main(argv: list[str] | None = None) -> int:
                 rows.append((name, horizon, f"AarenForecaster({backbone}{extra_label})", mse, mae, notes))
                 print(rows[-1], flush=True)
                 if backbone == "aaren":
-                    rows.append(
-                        (name, horizon, "NaiveForecaster(last)", result.naive_mse, result.naive_mae, "")
-                    )
+                    rows.append((name, horizon, LAST_VALUE, result.naive_mse, result.naive_mae, ""))
                     if all(r.stream_mse is not None for r in results):
                         stream_mse = float(np.mean([r.stream_mse for r in results]))
                         stream_rows.append(
@@ -447,14 +446,7 @@ def main(argv: list[str] | None = None) -> int:
                             f"{100 * (stream_mse / mse - 1):+.2f} % | {result.n_windows} |"
                         )
                         print(stream_rows[-1], flush=True)
-                    ex = result.example
-                    _plot(
-                        RESULTS / f"forecast_{name}_T{horizon}.png",
-                        f"{name} ({ex['column']}), T={horizon}",
-                        ex["history"],
-                        ex["target"],
-                        ex["pred"],
-                    )
+                    plot_protocol_example(RESULTS / f"forecast_{name}_T{horizon}.png", result)
             if args.window_stride == 1:  # DLinear scores every window: not comparable with a screening run
                 try:
                     mse, mae, fit_s = dlinear_scores(name, horizon, args.data_home, args.dlinear_epochs)

@@ -28,7 +28,6 @@
 
 # %%
 import time
-import warnings
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -39,7 +38,6 @@ from _common import QUICK, save
 from aaren_ts import AarenForecaster
 from aaren_ts.datasets import DatasetNotFoundError, get_split, load_ett
 
-warnings.filterwarnings("ignore", message="The default of config ``remember_data``")
 # These models are small: one thread is as fast, and timings stay meaningful on a busy machine.
 torch.set_num_threads(1)
 print("reduced setting" if QUICK else "full setting")

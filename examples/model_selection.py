@@ -37,7 +37,8 @@ from sklearn.preprocessing import FunctionTransformer
 from aaren_ts import AarenClassifier, AarenForecaster
 from aaren_ts.datasets import load_uea
 
-# sktime announces a future change of a default that does not concern these estimators.
+# sktime's notice about the coming default of its `remember_data` config, raised by its own forecasters
+# (NaiveForecaster and DLinear below; AarenForecaster sets the config and raises none)
 warnings.filterwarnings("ignore", message="The default of config ``remember_data``")
 warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
 

@@ -1,40 +1,63 @@
 """``aaren-ts forecast``: train AarenForecaster and report MSE/MAE beside the paper's figures.
 
-Without ``--dataset`` it runs on sktime's bundled airline series (no download). With an ETT, Weather or
-ECL dataset from a data folder it follows the long-horizon protocol (input 96, train-only scaling,
-stride-1 test windows, MSE/MAE on the scaled data), evaluates every test window in batches, and also
-scores the forecasts the model makes while *streaming* through the validation and test periods (one
-``partial_update``-equivalent step per observation) against the fresh-window forecasts.
+Without ``--dataset`` it runs on sktime's bundled airline series (no download) and compares the forecast
+of the last ``--horizon`` months with the seasonal naive forecast (the value of the same month a year
+earlier, :data:`SEASONAL_NAIVE`). With an ETT, Weather or ECL dataset from a data folder it follows the
+long-horizon protocol of :mod:`aaren_ts.datasets.protocol` (input 96, train-only scaling, stride-1 test
+windows, MSE/MAE on the scaled data), evaluates every test window in batches beside the last-value
+forecast (:data:`LAST_VALUE`) and the paper's figure (:data:`aaren_ts.datasets.reference.PAPER_MSE`), and
+also scores the forecasts the model makes while *streaming* through the validation and test periods
+(one ``partial_update``-equivalent step per observation) against the fresh-window forecasts.
+
+Plots need matplotlib, an optional extra (``aaren_ts[plot]``); without it the job prints its tables and
+says so instead of drawing.
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["PAPER_MSE", "ProtocolResult", "add_arguments", "evaluate_protocol", "run"]
+from ._common import add_common_arguments, estimator_options
 
-# Aaren's MSE in the paper (DESIGN §4), by dataset and horizon.
-PAPER_MSE: dict[str, dict[int, float]] = {
-    "ETTh1": {96: 0.53, 192: 0.59, 336: 0.65},
-    "ETTh2": {96: 0.38, 192: 0.49, 336: 0.57, 720: 0.55},
-    "ETTm1": {96: 0.48, 192: 0.51, 336: 0.54, 720: 0.60},
-    "ETTm2": {96: 0.24, 192: 0.34, 336: 0.41, 720: 0.51},
-    "Weather": {96: 0.18, 192: 0.25, 336: 0.31, 720: 0.40},
-    "ECL": {96: 0.36, 192: 0.37, 336: 0.47, 720: 0.57},
-}
+__all__ = [
+    "AIRLINE_PARAMS",
+    "LAST_VALUE",
+    "SEASONAL_NAIVE",
+    "ProtocolResult",
+    "add_arguments",
+    "evaluate_protocol",
+    "plot_protocol_example",
+    "run",
+]
+
 BUNDLED = ("airline",)
-INPUT_LENGTH = 96
+#: The months of a season of the airline series (monthly data, yearly pattern).
+AIRLINE_SP = 12
+#: Name of the airline baseline: each month forecast by the same month a year earlier.
+SEASONAL_NAIVE = f"seasonal naive (sp={AIRLINE_SP})"
+#: Name of the protocol's baseline: every step of the horizon forecast by the window's last value.
+LAST_VALUE = "last value"
+#: Model parameters of the airline run, in one place (on top of the common options). 132 months make one
+#: or two training segments, so an epoch is a single step: a batch of 8 and a constant learning rate
+#: (a per-epoch decay would stop the fit before it has learned much). The forecaster's defaults are being
+#: changed so that ``batch_size`` and ``lr_schedule`` can be dropped from here.
+AIRLINE_PARAMS: dict[str, Any] = {"context_length": 24, "batch_size": 8, "lr_schedule": None}
+PLOT_HINT = "install aaren_ts[plot] for the plot"
 
 
 @dataclass
 class ProtocolResult:
-    """Scores of one dataset/horizon run of the long-horizon protocol (on the scaled data)."""
+    """Scores of one dataset/horizon run of the long-horizon protocol (on the scaled data).
+
+    ``naive_mse`` and ``naive_mae`` score the last-value forecast (:data:`LAST_VALUE`).
+    """
 
     dataset: str
     horizon: int
@@ -51,24 +74,30 @@ class ProtocolResult:
     example: dict[str, Any] = field(default_factory=dict)
 
 
-def _protocol_data(name: str, data_home: str | None) -> tuple[np.ndarray, dict[str, tuple[int, int]], list]:
-    """The scaled series (train-only StandardScaler), the protocol's borders and the column names."""
-    from aaren_ts.datasets import fit_scaler, load_forecasting, split_borders
+def _protocol_data(
+    name: str, data_home: str | None, download_if_missing: bool = False
+) -> tuple[np.ndarray, dict[str, tuple[int, int]], list]:
+    """The scaled series (train-only scaling), the protocol's borders and the column names.
 
-    frame = load_forecasting(name, data_home=data_home, download_if_missing=False)
-    borders = split_borders(name, INPUT_LENGTH, n_rows=len(frame))
-    scaled = fit_scaler(frame, name).transform(frame.to_numpy(dtype=np.float64))
-    return scaled, borders, list(frame.columns)
+    A thin layer over :func:`aaren_ts.datasets.load_series` (with a ``RangeIndex``).
+    """
+    from aaren_ts.datasets import load_series
+
+    frame, borders = load_series(
+        name, data_home=data_home, download_if_missing=download_if_missing, index="range"
+    )
+    return frame.to_numpy(dtype=np.float64), borders, list(frame.columns)
 
 
 def protocol_test_windows(scaled: np.ndarray, borders: dict[str, tuple[int, int]], horizon: int) -> tuple:
-    """Histories ``(W, L, C)`` and targets ``(W, T, C)`` of every stride-1 window of the test part."""
+    """Histories ``(W, L, C)`` and targets ``(W, T, C)`` of every stride-1 window of the test part.
+
+    :func:`aaren_ts.datasets.sliding_windows` of the test rows, with the protocol's input length.
+    """
+    from aaren_ts.datasets import DEFAULT_INPUT_LENGTH, sliding_windows
+
     start, stop = borders["test"]
-    part = scaled[start:stop]
-    n = len(part) - INPUT_LENGTH - horizon + 1
-    view = np.lib.stride_tricks.sliding_window_view(part, INPUT_LENGTH + horizon, axis=0)  # (n, C, L+T)
-    view = view[:n].transpose(0, 2, 1)
-    return view[:, :INPUT_LENGTH], view[:, INPUT_LENGTH:]
+    return sliding_windows(scaled[start:stop], DEFAULT_INPUT_LENGTH, horizon)
 
 
 def evaluate_protocol(
@@ -77,6 +106,7 @@ def evaluate_protocol(
     data_home: str | None = None,
     stream: bool = True,
     window_stride: int = 1,
+    download_if_missing: bool = False,
     **params: Any,
 ) -> tuple[ProtocolResult, Any]:
     """Fit AarenForecaster on train+validation (validation = early-stopping tail) and score the test part.
@@ -94,8 +124,10 @@ def evaluate_protocol(
     window_stride : int, default=1
         Score every ``window_stride``-th test window only (a cheaper estimate for screening settings;
         the protocol is 1). Streaming is scored only with stride 1.
+    download_if_missing : bool, default=False
+        Download a missing file when upstream offers a direct address (ETT).
     **params
-        AarenForecaster parameters (``context_length`` defaults to 96).
+        AarenForecaster parameters (``context_length`` defaults to the protocol's input length, 96).
 
     Returns
     -------
@@ -104,14 +136,15 @@ def evaluate_protocol(
     import pandas as pd
 
     from aaren_ts import AarenForecaster
+    from aaren_ts.datasets import DEFAULT_INPUT_LENGTH
 
     stride = int(window_stride)
     if stride < 1:
         raise ValueError(f"window_stride must be a positive integer, got {window_stride!r}")
-    scaled, borders, columns = _protocol_data(name, data_home)
+    scaled, borders, columns = _protocol_data(name, data_home, download_if_missing)
     train_stop, val_stop = borders["train"][1], borders["val"][1]
     fit_part = pd.DataFrame(scaled[:val_stop], columns=[str(c) for c in columns])
-    params.setdefault("context_length", INPUT_LENGTH)
+    params.setdefault("context_length", DEFAULT_INPUT_LENGTH)
     forecaster = AarenForecaster(
         horizon=horizon, validation_fraction=(val_stop - train_stop) / val_stop, **params
     )
@@ -123,7 +156,7 @@ def evaluate_protocol(
     start = time.perf_counter()
     pred = forecaster.predict_windows(histories)
     eval_seconds = time.perf_counter() - start
-    naive = np.repeat(histories[:, -1:], horizon, axis=1)
+    naive = np.repeat(histories[:, -1:], horizon, axis=1)  # the last value
     result = ProtocolResult(
         dataset=name,
         horizon=horizon,
@@ -157,50 +190,115 @@ def evaluate_protocol(
     return result, forecaster
 
 
-def _plot(path: Path, title: str, history, target, pred, naive=None) -> None:
+def plotting_available() -> bool:
+    """Whether matplotlib can be imported (the optional extra ``aaren_ts[plot]``)."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _as_series(values: Any, start: int = 0) -> Any:
+    """``values`` as a pandas Series: a Series as it is, an array indexed by step from ``start``."""
+    import pandas as pd
+
+    if isinstance(values, pd.Series):
+        return values
+    values = np.asarray(values)
+    return pd.Series(values, index=pd.RangeIndex(start, start + len(values)))
+
+
+def _plot(
+    path: Path, title: str, history, target, pred, baseline=None, baseline_label: str = LAST_VALUE
+) -> None:
+    """Draw history, truth, AarenForecaster's forecast (and a baseline's) into ``path``.
+
+    Series are drawn against their own index (a ``PeriodIndex`` as timestamps); plain arrays against the
+    step number, the target and forecasts right after the history.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import pandas as pd
 
-    fig, ax = plt.subplots(figsize=(9, 3.5))
+    def x_of(series: pd.Series) -> Any:
+        index = series.index
+        return index.to_timestamp() if isinstance(index, pd.PeriodIndex) else index
+
     n = len(history)
-    ax.plot(range(n), history, color="0.3", label="history")
-    ax.plot(range(n, n + len(target)), target, color="black", label="truth")
-    ax.plot(range(n, n + len(pred)), pred, color="tab:red", label="AarenForecaster")
-    if naive is not None:
-        ax.plot(range(n, n + len(naive)), naive, color="tab:blue", ls="--", label="last value")
+    curves = [
+        (_as_series(history), "history", {"color": "0.3"}),
+        (_as_series(target, n), "truth", {"color": "black"}),
+        (_as_series(pred, n), "AarenForecaster", {"color": "tab:red"}),
+    ]
+    if baseline is not None:
+        curves.append((_as_series(baseline, n), baseline_label, {"color": "tab:blue", "ls": "--"}))
+    fig, ax = plt.subplots(figsize=(9, 3.5))
+    for series, label, style in curves:
+        ax.plot(x_of(series), series.to_numpy(), label=label, **style)
     ax.set_title(title)
+    if getattr(history, "name", None):
+        ax.set_ylabel(str(history.name))
     ax.legend(loc="best", fontsize=8)
+    if isinstance(x_of(curves[0][0]), pd.DatetimeIndex):
+        fig.autofmt_xdate()
+    else:
+        ax.set_xlabel("time step")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
+def plot_protocol_example(path: Path, result: ProtocolResult) -> None:
+    """Plot the example test window of a protocol run: history, truth, forecast and the last value."""
+    ex = result.example
+    _plot(
+        path,
+        f"{result.dataset} ({ex['column']}, scaled), T={result.horizon}: one test window",
+        ex["history"],
+        ex["target"],
+        ex["pred"],
+        np.repeat(ex["history"][-1:], result.horizon),
+        baseline_label=LAST_VALUE,
+    )
+
+
+def _save_plot(args: argparse.Namespace, path: Path, draw: Callable[[Path], None]) -> None:
+    """``draw(path)`` when matplotlib is there, else say how to get it; print the outcome."""
+    if not args.plot:
+        print(f"plot: skipped ({PLOT_HINT})")
+        return
+    draw(path)
+    print(f"plot: {path}")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``aaren-ts forecast``."""
-    parser.add_argument(
-        "--dataset",
-        default="airline",
-        help="'airline' (bundled with sktime, the default) or ETTh1, ETTh2, ETTm1, ETTm2, Weather, ECL",
+    add_common_arguments(
+        parser,
+        dataset="airline",
+        dataset_help="'airline' (ships with sktime, no download) or ETTh1, ETTh2, ETTm1, ETTm2, Weather, ECL",
+        max_epochs=20,
+        output="forecast_output",
+        output_help="folder for the forecast plot(s)",
     )
-    parser.add_argument("--data-home", default=None, help="data folder (default: $AAREN_TS_DATA)")
     parser.add_argument(
         "--horizon",
         type=int,
         nargs="+",
         default=None,
+        metavar="T",
         help="horizon(s) T (default: 12 for airline, 96 192 336 720 otherwise)",
     )
-    parser.add_argument("--max-epochs", type=int, default=20, help="upper bound on training epochs")
-    parser.add_argument("--backbone", choices=["aaren", "transformer"], default="aaren")
-    parser.add_argument("--random-state", type=int, default=0)
-    parser.add_argument("--output", default="forecast_output", help="folder for the forecast plot(s)")
-    parser.add_argument("--verbose", type=int, default=0)
 
 
 def _run_airline(args: argparse.Namespace) -> int:
+    import warnings
+
+    import pandas as pd
     from sktime.datasets import load_airline
     from sktime.forecasting.naive import NaiveForecaster
 
@@ -210,66 +308,86 @@ def _run_airline(args: argparse.Namespace) -> int:
     horizon = (args.horizon or [12])[0]
     train, test = y[:-horizon], y[-horizon:]
     fh = list(range(1, horizon + 1))
-    model = AarenForecaster(
-        context_length=24,
-        horizon=horizon,
-        backbone=args.backbone,
-        # 132 months make one or two training segments, so an epoch is a single step: keep the
-        # learning rate constant (a per-epoch decay would stop the fit before it has learned much)
-        batch_size=8,
-        lr_decay=None,
-        max_epochs=args.max_epochs,
-        random_state=args.random_state,
-        verbose=args.verbose,
-    ).fit(train)
+    model = AarenForecaster(horizon=horizon, **AIRLINE_PARAMS, **estimator_options(args)).fit(train)
     pred = model.predict(fh=fh)
-    naive = NaiveForecaster(strategy="last", sp=12).fit(train).predict(fh=fh)
+    with warnings.catch_warnings():
+        # sktime's FutureWarning about the coming default of its `remember_data` config, raised whenever a
+        # sktime forecaster that keeps the old default is built or reset (NaiveForecaster here, in
+        # __init__ and again in fit; AarenForecaster sets the config itself and raises none)
+        warnings.filterwarnings(
+            "ignore", message="The default of config ``remember_data``", category=FutureWarning
+        )
+        naive = NaiveForecaster(strategy="last", sp=AIRLINE_SP).fit(train).predict(fh=fh)
     truth = test.to_numpy()
-    for label, p in (("AarenForecaster", pred), ("seasonal naive (last, sp=12)", naive)):
+    print(f"airline: last {horizon} months forecast from the {len(train)} before")
+    for label, p in (("AarenForecaster", pred), (SEASONAL_NAIVE, naive)):
         err = p.to_numpy() - truth
-        print(f"airline T={horizon} {label:<30} MSE {np.mean(err**2):10.2f}  MAE {np.mean(np.abs(err)):7.2f}")
-    path = Path(args.output) / f"forecast_airline_{args.backbone}.png"
-    _plot(
-        path,
-        f"airline: {horizon}-month forecast",
-        train.to_numpy()[-48:],
-        truth,
-        pred.to_numpy(),
-        naive.to_numpy(),
+        print(f"airline T={horizon} {label:<24} MSE {np.mean(err**2):10.2f}  MAE {np.mean(np.abs(err)):7.2f}")
+    _save_plot(
+        args,
+        Path(args.output) / f"forecast_airline_{args.backbone}.png",
+        lambda path: _plot(
+            path,
+            f"airline: {horizon}-month forecast",
+            train.iloc[-48:],
+            test,
+            pd.Series(pred.to_numpy(), index=test.index),
+            pd.Series(naive.to_numpy(), index=test.index),
+            baseline_label=SEASONAL_NAIVE,
+        ),
     )
-    print(f"plot: {path}")
     return 0
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the job; returns the exit status."""
+    import torch
+
+    args.plot = plotting_available()
+    if not args.plot:  # said before training, and again where the plot would be
+        print(f"matplotlib is not installed: no plot will be drawn ({PLOT_HINT})", flush=True)
+    # the forecaster gets a num_threads parameter of its own soon; until then the job sets torch's
+    torch.set_num_threads(args.threads)
     if args.dataset.lower() in BUNDLED:
         return _run_airline(args)
-    from aaren_ts.datasets import get_dataset_info
+    from aaren_ts.datasets import DEFAULT_HORIZONS, DEFAULT_INPUT_LENGTH, get_dataset_info
+    from aaren_ts.datasets.reference import paper_mse
 
     name = get_dataset_info(args.dataset).name
-    horizons = args.horizon or [96, 192, 336, 720]
-    print(f"{name}: input {INPUT_LENGTH}, backbone {args.backbone}; MSE/MAE on scaled data, all test windows")
-    print(f"{'T':>4} {'MSE':>7} {'MAE':>7} {'paper MSE':>9} {'stream MSE':>10} {'naive MSE':>9} {'fit s':>6}")
+    horizons = args.horizon or list(DEFAULT_HORIZONS)
+    print(
+        f"{name}: input {DEFAULT_INPUT_LENGTH}, backbone {args.backbone}; MSE/MAE on scaled data, "
+        "all test windows",
+        flush=True,
+    )
+    columns = (
+        ("T", 4),
+        ("MSE", 7),
+        ("MAE", 7),
+        ("paper MSE", 9),
+        ("stream MSE", 10),
+        (f"{LAST_VALUE} MSE", 14),
+    )
+    header = " ".join(f"{title:>{width}}" for title, width in (*columns, ("fit s", 6)))
+    rows: list[str] = []
     for horizon in horizons:
         result, _ = evaluate_protocol(
             name,
             horizon,
             data_home=args.data_home,
-            backbone=args.backbone,
-            max_epochs=args.max_epochs,
-            random_state=args.random_state,
-            verbose=args.verbose,
+            download_if_missing=not args.no_download,
+            **estimator_options(args),
         )
-        paper = PAPER_MSE.get(name, {}).get(horizon)
+        paper = paper_mse(name, horizon)
         paper_s = f"{paper:9.2f}" if paper is not None else f"{'–':>9}"
-        print(
+        rows.append(
             f"{horizon:>4} {result.mse:7.3f} {result.mae:7.3f} {paper_s} {result.stream_mse:10.3f} "
-            f"{result.naive_mse:9.3f} {result.fit_seconds:6.0f}",
-            flush=True,
+            f"{result.naive_mse:14.3f} {result.fit_seconds:6.0f}"
         )
-        ex = result.example
+        # with the training log on, each row comes with its header (the log runs between the rows)
+        print("\n".join([header, rows[-1]] if args.verbose or len(rows) == 1 else rows[-1:]), flush=True)
         path = Path(args.output) / f"forecast_{name}_T{horizon}_{args.backbone}.png"
-        _plot(path, f"{name} ({ex['column']}), T={horizon}", ex["history"], ex["target"], ex["pred"])
-        print(f"     plot: {path}")
+        _save_plot(args, path, lambda path, result=result: plot_protocol_example(path, result))
+    if args.verbose and len(rows) > 1:
+        print("\n".join([f"{name}, all horizons:", header, *rows]))
     return 0

@@ -1,0 +1,135 @@
+"""The ``aaren-ts`` command: common options, help, progress output, and a forecast without matplotlib."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pytest
+
+from aaren_ts.cli import build_parser, main
+
+JOBS = ("classify", "forecast")
+
+#: every common option with a non-default value, and where it lands in the parsed arguments
+COMMON = [
+    "--dataset",
+    "X",
+    "--data-home",
+    "some/folder",
+    "--random-state",
+    "7",
+    "--device",
+    "cpu",
+    "--threads",
+    "2",
+    "--max-epochs",
+    "3",
+    "--backbone",
+    "transformer",
+    "--verbose",
+    "2",
+    "--no-download",
+]
+EXPECTED = {
+    "dataset": "X",
+    "data_home": "some/folder",
+    "random_state": 7,
+    "device": "cpu",
+    "threads": 2,
+    "max_epochs": 3,
+    "backbone": "transformer",
+    "verbose": 2,
+    "no_download": True,
+}
+
+
+def _parse(*argv: str) -> argparse.Namespace:
+    return build_parser().parse_args(list(argv))
+
+
+@pytest.mark.parametrize("job", JOBS)
+def test_both_jobs_take_the_common_options(job: str) -> None:
+    args = _parse(job, *COMMON)
+    assert {key: getattr(args, key) for key in EXPECTED} == EXPECTED
+
+
+def test_the_jobs_agree_on_the_common_defaults() -> None:
+    classify, forecast = (vars(_parse(job)) for job in JOBS)
+    for key in EXPECTED:
+        if key not in ("dataset", "max_epochs"):  # each job has its own dataset and epoch budget
+            assert classify[key] == forecast[key], key
+    assert classify["verbose"] == 1  # progress is shown by default
+    assert classify["random_state"] == 0
+
+
+@pytest.mark.parametrize("job", JOBS)
+def test_quiet_and_the_former_seed_flag(job: str) -> None:
+    assert _parse(job, "--quiet").verbose == 0
+    assert _parse(job, "-q").verbose == 0
+    assert _parse(job, "--seed", "5").random_state == 5  # `aaren-ts classify --seed` still works
+    with pytest.raises(SystemExit):
+        _parse(job, "--quiet", "--verbose", "2")  # one or the other
+
+
+def test_output_only_where_the_job_writes_files() -> None:
+    assert _parse("forecast").output == "forecast_output"
+    assert not hasattr(_parse("classify"), "output")
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["classify", "--help"], ["forecast", "--help"]])
+def test_help(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: aaren-ts")
+    if len(argv) == 2:
+        for flag in ("--random-state", "--threads", "--quiet", "--no-download", "--device"):
+            assert flag in out
+        assert "--seed" not in out  # the former name is accepted, not advertised
+
+
+def _forecast(tmp_path: Path, *extra: str) -> list[str]:
+    return ["forecast", "--max-epochs", "1", "--output", str(tmp_path / "plots"), "--device", "cpu", *extra]
+
+
+def test_forecast_without_matplotlib_finishes_and_names_the_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` raises ImportError
+    assert main(_forecast(tmp_path, "--quiet")) == 0
+    out = capsys.readouterr().out
+    assert "install aaren_ts[plot] for the plot" in out
+    assert "AarenForecaster" in out and "seasonal naive (sp=12)" in out  # the table is still printed
+    assert not (tmp_path / "plots").exists()
+
+
+def test_forecast_shows_progress_by_default_and_plots(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("matplotlib")
+    assert main(_forecast(tmp_path)) == 0
+    out = capsys.readouterr().out
+    assert "train_loss" in out and "valid_loss" in out  # skorch's epoch log
+    assert "seasonal naive (sp=12)" in out
+    assert (tmp_path / "plots" / "forecast_airline_aaren.png").is_file()
+
+
+def test_forecast_quiet_shows_no_progress(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(_forecast(tmp_path, "--quiet")) == 0
+    captured = capsys.readouterr()
+    assert "train_loss" not in captured.out + captured.err
+    assert "airline T=12 AarenForecaster" in captured.out
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_classify_progress(quiet: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["classify", "--max-epochs", "1", "--device", "cpu", "--data-home", str(tmp_path), "--no-download"]
+    assert main(argv + (["--quiet"] if quiet else [])) == 0
+    captured = capsys.readouterr()
+    assert ("train_loss" in captured.out) is not quiet
+    assert "test accuracy" in captured.out and "paper, Aaren: 96.65 %" in captured.out
