@@ -323,14 +323,8 @@ def load_split(
         A forecasting dataset.
     split : {"train", "val", "test"}
         Which part (validation and test start ``input_length`` rows early).
-    input_length : int, default=96
-        The input length ``L``.
-    scale : bool, default=True
-        Standardise every column with the mean and standard deviation of the training rows.
-    data_home : str or path-like, optional
-        The data folder (see :func:`get_data_home`).
-    **load_kwargs
-        Passed to :func:`load_forecasting` (``download_if_missing``, ``index``, ``verify``).
+    input_length, scale, data_home, **load_kwargs
+        As in :func:`load_series` (default: input length 96, scaled with training statistics).
 
     Returns
     -------
