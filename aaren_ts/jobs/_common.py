@@ -107,6 +107,7 @@ def estimator_options(args: argparse.Namespace) -> dict[str, Any]:
         "random_state": args.random_state,
         "device": args.device,
         "verbose": args.verbose,
+        "num_threads": args.threads,
     }
     if args.max_epochs is not None:
         options["max_epochs"] = args.max_epochs

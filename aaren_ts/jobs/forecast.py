@@ -341,13 +341,9 @@ def _run_airline(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Run the job; returns the exit status."""
-    import torch
-
     args.plot = plotting_available()
     if not args.plot:  # said before training, and again where the plot would be
         print(f"matplotlib is not installed: no plot will be drawn ({PLOT_HINT})", flush=True)
-    # the forecaster gets a num_threads parameter of its own soon; until then the job sets torch's
-    torch.set_num_threads(args.threads)
     if args.dataset.lower() in BUNDLED:
         return _run_airline(args)
     from aaren_ts.datasets import DEFAULT_HORIZONS, DEFAULT_INPUT_LENGTH, get_dataset_info
