@@ -14,7 +14,7 @@ from sktime.forecasting.base import BaseForecaster, ForecastingHorizon
 
 from aaren_ts.estimators._base import AarenEstimatorMixin, standardization
 from aaren_ts.estimators._forecast_data import SegmentDataset
-from aaren_ts.estimators._forecast_module import LOCAL_NORMS, ForecastNet, MaskedMSELoss
+from aaren_ts.estimators._forecast_module import LOCAL_NORMS, ForecastNet, MaskedMSELoss, beats_naive
 from aaren_ts.estimators._params import SHARED_CONSTRAINTS, Flag, Interval, Optional, Options, PositiveInt
 from aaren_ts.estimators._skorch import resolve_device
 from aaren_ts.estimators._stream_state import flatten_state, unflatten_state
@@ -36,12 +36,17 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
     per channel with statistics of the training part of the series, fixed after ``fit``.
 
     **Training.** The series is cut into segments of ``segment_length`` steps (a random crop of each
-    stretch of the series, every epoch), each encoded from scratch. Because the encoder outputs a forecast
+    stretch of the series, every epoch; a short series gets at least 32 crops per epoch, so an epoch is
+    several optimizer steps), each encoded from scratch. The untrained network is the last-value forecast
+    (the direct forecast repeats the last value, the encoder's head starts at zero): training learns
+    corrections to it. Because the encoder outputs a forecast
     at every step, the loss is the MSE of the forecasts at *every* step of a segment (each prefix
     forecasts its own next ``horizon`` values), so the model learns to forecast from any history length:
     from one observation (windows padded with the first value) through a fresh window of
     ``context_length`` to ``segment_length`` steps. Early stopping watches the same loss on the last
-    ``validation_fraction`` of the series. The model's inputs do not depend on the history's length
+    ``validation_fraction`` of the series; if the trained network's MSE there is not at least 10 % below
+    the last value's, it is reset to the last-value forecast (nothing reliably learnt, as on a random
+    walk). The model's inputs do not depend on the history's length
     (tokens are local windows relative to their own level; the global scaling is fixed), and an Aaren
     layer's output is a softmax-weighted average over the history, which settles as history grows; so a
     model trained on segments of a few times ``context_length`` keeps forecasting as well after streaming
@@ -110,7 +115,8 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
     batch_size : int, default=4
         Segments per gradient step (each gives ``segment_length`` forecasts per channel).
     max_epochs : int, default=20
-        Upper bound on training epochs (one epoch crops each stretch of the series once).
+        Upper bound on training epochs (one epoch crops each stretch of the series once, at least
+        32 crops in all).
     early_stopping : bool, default=True
         Stop when the validation loss has not improved for ``patience`` epochs and restore the best
         epoch's weights. Needs a validation tail; without one, all ``max_epochs`` run.
@@ -338,15 +344,16 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         with self._torch_context(seed=True):
             generator = torch.Generator().manual_seed(int(torch.randint(2**31 - 1, (1,))))
             train_ds = SegmentDataset(scaled[: len(train_values)], seg_len, self.horizon_, generator)
-            train_split = None
+            train_split = valid_ds = None
             if use_valid:
                 from skorch.helper import predefined_split
 
-                train_split = predefined_split(
-                    SegmentDataset(scaled[len(train_values) :], seg_len, self.horizon_)
-                )
+                valid_ds = SegmentDataset(scaled[len(train_values) :], seg_len, self.horizon_)
+                train_split = predefined_split(valid_ds)
             self.net_ = self._build_forecast_net(train_split)
             self.net_.fit(train_ds, y=None)
+        if valid_ds is not None and not beats_naive(self.net_.module_, valid_ds, self._device):
+            self.net_.module_.reset_to_naive()  # no clear gain over the last value on held-out data
         self.net_.module_.eval()
         self._reset_stream(scaled)
         return self

@@ -27,7 +27,6 @@ import numpy as np
 from ._common import add_common_arguments, estimator_options
 
 __all__ = [
-    "AIRLINE_PARAMS",
     "LAST_VALUE",
     "SEASONAL_NAIVE",
     "ProtocolResult",
@@ -44,11 +43,6 @@ AIRLINE_SP = 12
 SEASONAL_NAIVE = f"seasonal naive (sp={AIRLINE_SP})"
 #: Name of the protocol's baseline: every step of the horizon forecast by the window's last value.
 LAST_VALUE = "last value"
-#: Model parameters of the airline run, in one place (on top of the common options). 132 months make one
-#: or two training segments, so an epoch is a single step: a batch of 8 and a constant learning rate
-#: (a per-epoch decay would stop the fit before it has learned much). The forecaster's defaults are being
-#: changed so that ``batch_size`` and ``lr_schedule`` can be dropped from here.
-AIRLINE_PARAMS: dict[str, Any] = {"context_length": 24, "batch_size": 8, "lr_schedule": None}
 PLOT_HINT = "install aaren_ts[plot] for the plot"
 
 
@@ -308,7 +302,7 @@ def _run_airline(args: argparse.Namespace) -> int:
     horizon = (args.horizon or [12])[0]
     train, test = y[:-horizon], y[-horizon:]
     fh = list(range(1, horizon + 1))
-    model = AarenForecaster(horizon=horizon, **AIRLINE_PARAMS, **estimator_options(args)).fit(train)
+    model = AarenForecaster(horizon=horizon, **estimator_options(args)).fit(train)  # the defaults
     pred = model.predict(fh=fh)
     with warnings.catch_warnings():
         # sktime's FutureWarning about the coming default of its `remember_data` config, raised whenever a
