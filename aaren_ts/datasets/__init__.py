@@ -2,14 +2,15 @@
 
 Loaders
     :func:`load_uea` (UEA multivariate classification archive), :func:`load_ett`, :func:`load_weather`,
-    :func:`load_ecl`, :func:`load_ili`, :func:`load_forecasting`.
+    :func:`load_ecl`, :func:`load_ili`, :func:`load_forecasting`; :func:`load_m4` (the M4 competition's
+    many univariate series as sktime ``pd-multiindex`` panels, an :class:`M4Data`).
 Protocol (long-horizon forecasting, Time-Series-Library)
     :func:`split_borders`, :func:`get_split`, :func:`fit_scaler`, :func:`sliding_windows`,
     :func:`iter_windows`, :func:`n_windows`, :func:`load_series`, :func:`load_split`,
     :func:`load_windows`; for UEA, :func:`train_val_split` (validation from TRAIN only).
 Reference figures
     :mod:`aaren_ts.datasets.reference`: the paper's Aaren accuracy and MSE (``PAPER_ACCURACY``,
-    ``PAPER_MSE``).
+    ``PAPER_MSE``), the published M4 Hourly results (``M4_HOURLY``, ``M4_NAIVE2``).
 sktime benchmarking
     :func:`uea_loader`, :func:`uea_archive_cv`, :func:`forecasting_loader`, :func:`protocol_cv`.
 Registry and files
@@ -27,11 +28,13 @@ from ._registry import (
     ClassificationDataset,
     DataFile,
     ForecastingDataset,
+    PanelDataset,
     get_dataset_info,
     list_datasets,
 )
 from .benchmark import DatasetLoader, forecasting_loader, protocol_cv, uea_archive_cv, uea_loader
 from .forecasting import load_ecl, load_ett, load_forecasting, load_ili, load_weather
+from .m4 import M4_FREQUENCIES, M4Data, load_m4
 from .protocol import (
     DEFAULT_HORIZONS,
     DEFAULT_INPUT_LENGTH,
@@ -52,6 +55,7 @@ __all__ = [
     "DATA_HOME_ENV",
     "DEFAULT_HORIZONS",
     "DEFAULT_INPUT_LENGTH",
+    "M4_FREQUENCIES",
     "SPLITS",
     "ClassificationDataset",
     "DataFile",
@@ -59,6 +63,8 @@ __all__ = [
     "DatasetLoader",
     "DatasetNotFoundError",
     "ForecastingDataset",
+    "M4Data",
+    "PanelDataset",
     "download_file",
     "fit_scaler",
     "forecasting_loader",
@@ -71,6 +77,7 @@ __all__ = [
     "load_ett",
     "load_forecasting",
     "load_ili",
+    "load_m4",
     "load_series",
     "load_split",
     "load_uea",

@@ -11,11 +11,14 @@ from pathlib import Path
 from ._registry import (
     CLASSIFICATION_DATASETS,
     FORECASTING_DATASETS,
+    PANEL_DATASETS,
     ClassificationDataset,
     DataFile,
     ForecastingDataset,
+    PanelDataset,
 )
 from .protocol import DEFAULT_HORIZONS, DEFAULT_INPUT_LENGTH, n_windows, split_borders
+from .reference import M4_NAIVE2
 
 __all__ = ["render_all", "render_card", "render_index"]
 
@@ -33,7 +36,10 @@ def _file_rows(files: list[tuple[str, DataFile]]) -> list[str]:
 
 
 def _opening(
-    info: ForecastingDataset | ClassificationDataset, loader: str, files_title: str, files: list
+    info: ForecastingDataset | ClassificationDataset | PanelDataset,
+    loader: str,
+    files_title: str,
+    files: list,
 ) -> list[str]:
     """A card's first sections: title, description and loader, upstream source, the file table."""
     return [
@@ -141,12 +147,79 @@ def _classification_card(info: ClassificationDataset) -> list[str]:
     return lines
 
 
-def render_card(info: ForecastingDataset | ClassificationDataset) -> str:
+_MEASURES = ("owa", "smape", "mase", "msis")
+_MEASURE_TITLES = {"owa": "OWA", "smape": "sMAPE (%)", "mase": "MASE", "msis": "MSIS (95 %)"}
+
+
+def _panel_card(info: PanelDataset) -> list[str]:
+    lengths = (
+        f"{info.train_length[0]} to {info.train_length[1]} values"
+        if info.train_length is not None
+        else "not yet recorded"
+    )
+    totals = M4_NAIVE2.get(info.frequency)
+    naive2 = (
+        f"Naive2's published totals, the defaults of `aaren_ts.metrics.owa(..., frequency="
+        f"{info.frequency!r})`: sMAPE {totals['smape']:.3f}, MASE {totals['mase']:.3f}."
+        if totals is not None
+        else "Naive2's totals for this frequency are not recorded here: pass them to "
+        "`aaren_ts.metrics.owa(..., naive2=(sMAPE, MASE))`."
+    )
+    loader = (
+        "Forecasting, many univariate series (a panel); load with "
+        f"`aaren_ts.datasets.load_m4({info.frequency!r})`"
+    )
+    lines = [
+        *_opening(info, loader, "Files", [("train", info.train), ("test", info.test)]),
+        "`download_if_missing=True` downloads a missing file from "
+        + " and ".join(f"<{record.url}>" for record in (info.train, info.test))
+        + ".",
+        "",
+        "## Shape",
+        "",
+        f"- {info.n_series} series, ids `{info.id_prefix}1` to `{info.id_prefix}{info.n_series}` "
+        "(kept in this order).",
+        f"- Training series: {lengths}.",
+        f"- Test: the {info.horizon} values after the end of each training series.",
+        "- Loaded as two sktime `pd-multiindex` panels (`y_train`, `y_test`): index levels `series` and "
+        "`time` (the position in the series, the test continuing where the training part ends), one "
+        "float64 column `y`.",
+        "",
+        "## Protocol",
+        "",
+        f"Forecast the {info.horizon} values after the end of each training series (no validation data "
+        "are given: take them from the training part). Score with `aaren_ts.metrics`, per series over "
+        "the horizon, then averaged over the series: sMAPE; MASE scaled by the in-sample seasonal naive "
+        f"error with m = {info.sp}; OWA, the mean of sMAPE and MASE each relative to the Naive2 "
+        f"benchmark; and for 95 % prediction intervals MSIS (m = {info.sp}). {naive2}",
+    ]
+    if info.reference:
+        measures = [m for m in _MEASURES if any(m in row for row in info.reference.values())]
+        lines += [
+            "",
+            "## Published results",
+            "",
+            "| method | " + " | ".join(_MEASURE_TITLES[m] for m in measures) + " |",
+            "| --- | " + " | ".join("---:" for _ in measures) + " |",
+        ]
+        for method, row in info.reference.items():
+            cells = " | ".join(f"{row[m]:.3f}" if m in row else "–" for m in measures)
+            lines.append(f"| {method} | {cells} |")
+        lines += [
+            "",
+            "From the competition's paper (see *Upstream*), in `aaren_ts.datasets.reference`. OWA divides "
+            "by Naive2's totals; the seasonal naive forecast repeats the last "
+            f"{info.sp} training values.",
+        ]
+    return lines
+
+
+def render_card(info: ForecastingDataset | ClassificationDataset | PanelDataset) -> str:
     """The Markdown card of one dataset.
 
     Parameters
     ----------
-    info : ForecastingDataset or ClassificationDataset
+    info : ForecastingDataset or ClassificationDataset or PanelDataset
         The registry record.
 
     Returns
@@ -156,6 +229,8 @@ def render_card(info: ForecastingDataset | ClassificationDataset) -> str:
     """
     if isinstance(info, ForecastingDataset):
         lines = _forecasting_card(info)
+    elif isinstance(info, PanelDataset):
+        lines = _panel_card(info)
     else:
         lines = _classification_card(info)
     if info.notes:
@@ -185,7 +260,8 @@ def render_index() -> str:
         "No data files live here. The loaders read them from the data folder: the `data_home` argument, "
         "else the environment variable `AAREN_TS_DATA`, else `~/aaren_ts_data`, in the upstream layout "
         "(`ETT-small/ETTh1.csv`, `weather/weather.csv`, `electricity/electricity.csv`, "
-        "`illness/national_illness.csv`, `Multivariate_ts/<NAME>/<NAME>_TRAIN.ts`). A missing file raises "
+        "`illness/national_illness.csv`, `Multivariate_ts/<NAME>/<NAME>_TRAIN.ts`, "
+        "`M4/Hourly-train.csv`). A missing file raises "
         "`DatasetNotFoundError` (a `FileNotFoundError`) naming the file, the folder and where upstream "
         "publishes it; a truncated or altered file raises `DatasetIntegrityError` (a `ValueError`).",
         "",
@@ -212,6 +288,18 @@ def render_index() -> str:
             f"| [{c.name}]({c.name}.md) | {c.n_train} / {c.n_test} | {c.n_channels} | {length} | "
             f"{c.n_classes} | {'yes' if c.train.sha256 else 'no'} |"
         )
+    lines += [
+        "",
+        "## Many series (M4 competition)",
+        "",
+        "| card | series | horizon | seasonal period | sha256 recorded |",
+        "| --- | ---: | ---: | ---: | --- |",
+    ]
+    for m in PANEL_DATASETS.values():
+        lines.append(
+            f"| [{m.name}]({m.name}.md) | {m.n_series} | {m.horizon} | {m.sp} | "
+            f"{'yes' if m.train.sha256 else 'no'} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -224,7 +312,11 @@ def render_all() -> dict[str, str]:
         ``README.md`` and one ``<name>.md`` per registered dataset.
     """
     files = {"README.md": render_index()}
-    for info in (*FORECASTING_DATASETS.values(), *CLASSIFICATION_DATASETS.values()):
+    for info in (
+        *FORECASTING_DATASETS.values(),
+        *CLASSIFICATION_DATASETS.values(),
+        *PANEL_DATASETS.values(),
+    ):
         files[f"{info.name}.md"] = render_card(info)
     return files
 

@@ -11,14 +11,17 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from .protocol import DEFAULT_HORIZONS
-from .reference import PAPER_ACCURACY, PAPER_MSE
+from .reference import M4_HOURLY, PAPER_ACCURACY, PAPER_MSE
 
 __all__ = [
     "CLASSIFICATION_DATASETS",
     "FORECASTING_DATASETS",
+    "M4_FREQUENCIES",
+    "PANEL_DATASETS",
     "ClassificationDataset",
     "DataFile",
     "ForecastingDataset",
+    "PanelDataset",
     "get_dataset_info",
     "list_datasets",
 ]
@@ -182,6 +185,62 @@ class ClassificationDataset:
     def equal_length(self) -> bool:
         """Whether all cases have the same length."""
         return isinstance(self.series_length, int)
+
+
+@dataclass(frozen=True)
+class PanelDataset:
+    """A panel of many univariate series, each with its own training part and test horizon (M4).
+
+    Parameters
+    ----------
+    name : str
+        The registry name (``"M4-Hourly"``).
+    title : str
+        One-line description.
+    frequency : str
+        The competition's name of the frequency (``"Hourly"``); :func:`aaren_ts.datasets.load_m4` takes it.
+    train, test : DataFile
+        The training file (one row per series, right-padded) and the test file (``horizon`` values
+        per series).
+    n_series : int
+        Number of series (rows of each file).
+    horizon : int
+        Number of values to forecast after each training series (the test file's width).
+    sp : int
+        Seasonal period the competition's MASE and MSIS use (``m``).
+    id_prefix : str
+        First letter of the series ids (``"H"`` for ``H1``, ``H2``, ...).
+    train_length : tuple of (int, int) or None
+        Shortest and longest training series, when recorded.
+    source : str
+        Where the data come from.
+    published_at : str
+        Where upstream publishes the files.
+    licence : str
+        Licence of the data as stated upstream.
+    reference : dict of str to dict of str to float
+        Published results by method (``{"ES-RNN": {"owa": 0.44, ...}}``), from
+        :mod:`aaren_ts.datasets.reference`; empty when none are recorded.
+    notes : tuple of str
+        Anything else worth knowing.
+    """
+
+    name: str
+    title: str
+    frequency: str
+    train: DataFile
+    test: DataFile
+    n_series: int
+    horizon: int
+    sp: int
+    id_prefix: str
+    train_length: tuple[int, int] | None = None
+    source: str = ""
+    published_at: str = ""
+    licence: str = ""
+    reference: dict[str, dict[str, float]] = field(default_factory=dict, hash=False, compare=False)
+    notes: tuple[str, ...] = ()
+    kind: Literal["panel"] = field(default="panel", init=False)
 
 
 _ETT_COLUMNS = ("HUFL", "HULL", "MUFL", "MULL", "LUFL", "LULL", "OT")
@@ -448,13 +507,94 @@ CLASSIFICATION_DATASETS: dict[str, ClassificationDataset] = {
 # fmt: on
 
 
-def list_datasets(kind: Literal["forecasting", "classification"] | None = None) -> list[str]:
+_M4_URL = "https://raw.githubusercontent.com/Mcompetitions/M4-methods/master/Dataset/{folder}/{file}"
+_M4_PAGE = (
+    "GitHub repository Mcompetitions/M4-methods, folder `Dataset/` (`Train/<Frequency>-train.csv` and "
+    "`Test/<Frequency>-test.csv`; https://github.com/Mcompetitions/M4-methods)"
+)
+_M4_SOURCE = (
+    "the M4 forecasting competition: Makridakis, Spiliotis, Assimakopoulos, 'The M4 Competition: 100,000 "
+    "time series and 61 forecasting methods', International Journal of Forecasting 36(1), 2020"
+)
+_M4_LICENCE = "none stated (published for research use)"
+_M4_FORMAT = (
+    "CSV with a quoted header (`\"V1\"`, `\"V2\"`, ...) and one row per series: the quoted series id, "
+    "then the quoted values in time order; shorter training series are right-padded with empty fields. "
+    "The files carry no dates: the loader indexes each series by its position, the test continuing where "
+    "the training part ends."
+)
+
+
+def _m4(
+    frequency: str,
+    n_series: int,
+    horizon: int,
+    sp: int,
+    *,
+    train: tuple[str, int] | None = None,
+    test: tuple[str, int] | None = None,
+    train_length: tuple[int, int] | None = None,
+    reference: dict[str, dict[str, float]] | None = None,
+) -> PanelDataset:
+    """The record of one M4 frequency; ``train``/``test`` are (sha256, size) where recorded."""
+
+    def record(folder: str, part: str, checked: tuple[str, int] | None) -> DataFile:
+        file = f"{frequency}-{part}.csv"
+        sha, size = checked if checked is not None else (None, None)
+        return DataFile(f"M4/{file}", sha, size, _M4_URL.format(folder=folder, file=file))
+
+    return PanelDataset(
+        name=f"M4-{frequency}",
+        title=f"M4 competition, {frequency.lower()} series: {n_series} univariate series, horizon {horizon}",
+        frequency=frequency,
+        train=record("Train", "train", train),
+        test=record("Test", "test", test),
+        n_series=n_series,
+        horizon=horizon,
+        sp=sp,
+        id_prefix=frequency[0],
+        train_length=train_length,
+        source=_M4_SOURCE,
+        published_at=_M4_PAGE,
+        licence=_M4_LICENCE,
+        reference=reference or {},
+        notes=(_M4_FORMAT,),
+    )
+
+
+#: The M4 competition's frequencies, in the order of its tables.
+M4_FREQUENCIES = ("Yearly", "Quarterly", "Monthly", "Weekly", "Daily", "Hourly")
+
+PANEL_DATASETS: dict[str, PanelDataset] = {
+    d.name: d
+    for d in (
+        _m4("Yearly", 23000, 6, 1),
+        _m4("Quarterly", 24000, 8, 4),
+        _m4("Monthly", 48000, 18, 12),
+        _m4("Weekly", 359, 13, 1),
+        _m4("Daily", 4227, 14, 1),
+        _m4(
+            "Hourly",
+            414,
+            48,
+            24,
+            train=("ea59b7783573c49077a835ab6465c7d66f1474783360f310988a9a737fbca62f", 2347115),
+            test=("71a57fccb15e534d973626ada4fb87febf789e9317715b7cc6dd3b5f90db6f42", 132820),
+            train_length=(700, 960),
+            reference=M4_HOURLY,
+        ),
+    )
+}
+
+
+def list_datasets(kind: Literal["forecasting", "classification", "panel"] | None = None) -> list[str]:
     """Names of the registered datasets.
 
     Parameters
     ----------
-    kind : {"forecasting", "classification"} or None, default=None
-        Restrict to one kind; None lists both (forecasting first).
+    kind : {"forecasting", "classification", "panel"} or None, default=None
+        Restrict to one kind; None lists the paper's benchmarks, forecasting then classification. The
+        many-series panels of the M4 competition (``"M4-Hourly"``, ...) are listed with ``"panel"``.
 
     Returns
     -------
@@ -467,8 +607,10 @@ def list_datasets(kind: Literal["forecasting", "classification"] | None = None) 
     >>> list_datasets("forecasting")
     ['ETTh1', 'ETTh2', 'ETTm1', 'ETTm2', 'Weather', 'ECL', 'ILI']
     """
-    if kind not in (None, "forecasting", "classification"):
-        raise ValueError(f"kind must be 'forecasting', 'classification' or None, got {kind!r}")
+    if kind not in (None, "forecasting", "classification", "panel"):
+        raise ValueError(f"kind must be 'forecasting', 'classification', 'panel' or None, got {kind!r}")
+    if kind == "panel":
+        return list(PANEL_DATASETS)
     names: list[str] = []
     if kind in (None, "forecasting"):
         names += list(FORECASTING_DATASETS)
@@ -488,17 +630,18 @@ def _lookup(name: object, registry: dict, what: str):
     raise ValueError(f"unknown {what} dataset {name!r}; known: {', '.join(registry)}")
 
 
-def get_dataset_info(name: str) -> ForecastingDataset | ClassificationDataset:
+def get_dataset_info(name: str) -> ForecastingDataset | ClassificationDataset | PanelDataset:
     """The registry record of a dataset (its card, as data).
 
     Parameters
     ----------
     name : str
-        A registered name (case-insensitive), see :func:`list_datasets`.
+        A registered name (case-insensitive), see :func:`list_datasets` (the M4 panels are named
+        ``"M4-<Frequency>"``).
 
     Returns
     -------
-    ForecastingDataset or ClassificationDataset
+    ForecastingDataset or ClassificationDataset or PanelDataset
         The frozen record.
 
     Raises
@@ -506,8 +649,8 @@ def get_dataset_info(name: str) -> ForecastingDataset | ClassificationDataset:
     ValueError
         If the name is unknown; the message lists the known names.
     """
-    both = {**FORECASTING_DATASETS, **CLASSIFICATION_DATASETS}
-    return _lookup(name, both, "")
+    every = {**FORECASTING_DATASETS, **CLASSIFICATION_DATASETS, **PANEL_DATASETS}
+    return _lookup(name, every, "")
 
 
 def _forecasting_info(name: str) -> ForecastingDataset:
@@ -516,3 +659,13 @@ def _forecasting_info(name: str) -> ForecastingDataset:
 
 def _classification_info(name: str) -> ClassificationDataset:
     return _lookup(name, CLASSIFICATION_DATASETS, "UEA classification")
+
+
+def _m4_info(frequency: str) -> PanelDataset:
+    """The record of an M4 frequency (``"Hourly"``, case-insensitive)."""
+    if not isinstance(frequency, str):
+        raise TypeError(f"frequency must be a str, got {type(frequency).__name__}")
+    by_frequency = {info.frequency.casefold(): info for info in PANEL_DATASETS.values()}
+    if frequency.casefold() in by_frequency:
+        return by_frequency[frequency.casefold()]
+    raise ValueError(f"unknown M4 frequency {frequency!r}; known: {', '.join(M4_FREQUENCIES)}")
