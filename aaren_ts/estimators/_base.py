@@ -69,14 +69,18 @@ def standardization(values: np.ndarray, enabled: bool = True) -> tuple[np.ndarra
     Returns
     -------
     mean, scale : ndarray of shape (n_channels,), float64
-        A (nearly) constant channel gets scale 1.
+        Over the finite values of each channel (NaN marks a missing one); a (nearly) constant channel
+        gets scale 1, a channel with no finite value mean 0 and scale 1.
     """
     values = np.asarray(values, dtype=np.float64)
     n_channels = values.shape[-1]
     if not enabled:
         return np.zeros(n_channels), np.ones(n_channels)
-    mean = values.mean(axis=0)
-    scale = values.std(axis=0)
+    observed = np.isfinite(values)
+    count = observed.sum(axis=0)
+    filled = np.where(observed, values, 0.0)
+    mean = filled.sum(axis=0) / np.maximum(count, 1)
+    scale = np.sqrt(np.where(observed, (values - mean) ** 2, 0.0).sum(axis=0) / np.maximum(count, 1))
     scale[~(scale > _SCALE_FLOOR * np.maximum(1.0, np.abs(mean)))] = 1.0
     return mean, scale
 

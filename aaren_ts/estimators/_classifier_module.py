@@ -134,9 +134,7 @@ class ClassifierModule(nn.Module):
         return st.output().to(self.head[1].weight.dtype)
 
     # ------------------------------------------------------------------------------- computing
-    def _readout(
-        self, y: torch.Tensor, mask: torch.Tensor, prev: Any
-    ) -> tuple[torch.Tensor, Any]:
+    def _readout(self, y: torch.Tensor, mask: torch.Tensor, prev: Any) -> tuple[torch.Tensor, Any]:
         batch, n, d = y.shape
         if self.readout == "last":
             (z_prev,) = prev

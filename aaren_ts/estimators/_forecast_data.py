@@ -1,11 +1,13 @@
-"""Training data of :class:`~aaren_ts.AarenForecaster`: segments of a series with their future values."""
+"""Training data of :class:`~aaren_ts.AarenForecaster`: segments of series with their future values."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 import torch
 
-__all__ = ["MIN_TRAIN_ITEMS", "SegmentDataset"]
+__all__ = ["MIN_TRAIN_ITEMS", "SegmentDataset", "pad_segments"]
 
 # Random crops an epoch draws at least (training data, i.e. with a generator). A long series is cut into
 # more stretches than this and keeps one crop per stretch (ETTh1's 8640 training steps in segments of
@@ -15,44 +17,94 @@ MIN_TRAIN_ITEMS = 32
 
 
 class SegmentDataset(torch.utils.data.Dataset):
-    """Training segments of one (scaled) series, each with the next ``horizon`` values of every step.
+    """Training segments of (scaled) series, each with the next ``horizon`` values of every step.
 
-    The series is cut into stretches of ``length`` starts: stretch ``k`` covers starts
-    ``[k * length, (k + 1) * length)``. Without a ``generator`` item ``k`` is stretch ``k``'s first start
-    (a fixed segment per stretch). With a ``generator`` (training) there are at least ``min_items``
-    items, item ``i`` belonging to stretch ``i % n_stretches``, and a start is drawn in its stretch at
-    every access (fresh crops each epoch; a short series gets several crops of its few stretches per
-    epoch). An item is ``(x, target)``: ``x`` ``(S, C)`` the segment and ``target`` ``(S, T, C)`` the
-    values after each of its steps, NaN where the series has ended.
+    Every series is cut into stretches of ``length`` starts: stretch ``k`` of a series covers starts
+    ``[k * length, (k + 1) * length)``. Without a ``generator`` there is one item per stretch of every
+    series, its first start (fixed segments). With a ``generator`` (training) there are at least
+    ``min_items`` items, item ``i`` belonging to stretch ``i % n_stretches`` of all series' stretches,
+    and a start is drawn in its stretch at every access (fresh crops each epoch; a short series gets
+    several crops of its few stretches per epoch). An item is ``(x, target)``: ``x`` ``(S, C)`` the
+    segment (NaN where a value is missing) and ``target`` ``(S, T, C)`` the values after each of its
+    steps, NaN where they are missing, where the series has ended, and where a channel has not been
+    observed yet in the segment (nothing to forecast from). Series of fewer than 2 steps give no item.
+
+    Parameters
+    ----------
+    series : ndarray of shape (n, C), or a sequence of them
+        The series (of any lengths, one number of channels).
+    length : int
+        Steps per segment (shorter for a series of ``length`` steps or fewer).
+    horizon : int
+        Number of future values of every step's target.
+    generator : torch.Generator, optional
+        Draws the random crops; ``None`` gives fixed segments.
+    min_items : int, default=MIN_TRAIN_ITEMS
+        Items an epoch has at least, with a ``generator``.
     """
 
     def __init__(
         self,
-        values: np.ndarray,
+        series: np.ndarray | Sequence[np.ndarray],
         length: int,
         horizon: int,
         generator: torch.Generator | None = None,
         min_items: int = MIN_TRAIN_ITEMS,
     ) -> None:
-        n, c = values.shape
-        self.values = torch.from_numpy(np.ascontiguousarray(values, dtype=np.float32))
-        self.padded = torch.cat([self.values, torch.full((horizon, c), float("nan"))])
-        self.length = max(1, min(length, n - 1))
+        if isinstance(series, np.ndarray):
+            series = [series]
         self.horizon = horizon
-        self.max_start = max(0, n - self.length - horizon)
-        self.n_stretches = self.max_start // self.length + 1
-        self.n_items = self.n_stretches if generator is None else max(self.n_stretches, int(min_items))
         self.generator = generator
+        self.padded: list[torch.Tensor] = []
+        self.lengths: list[int] = []
+        self.max_starts: list[int] = []
+        stretches = []  # (series, first start) of every stretch
+        for values in series:
+            n, c = values.shape
+            if n < 2:
+                continue
+            seg = max(1, min(length, n - 1))
+            tensor = torch.from_numpy(np.ascontiguousarray(values, dtype=np.float32))
+            k = len(self.padded)
+            self.padded.append(torch.cat([tensor, torch.full((horizon, c), float("nan"))]))
+            self.lengths.append(seg)
+            max_start = max(0, n - seg - horizon)
+            self.max_starts.append(max_start)
+            stretches.extend((k, j * seg) for j in range(max_start // seg + 1))
+        self.stretches = stretches
+        self.n_stretches = len(stretches)
+        self.n_items = self.n_stretches if generator is None else max(self.n_stretches, int(min_items))
+        if self.n_stretches == 0:
+            self.n_items = 0
 
     def __len__(self) -> int:
         return self.n_items
 
     def __getitem__(self, i: int) -> tuple[torch.Tensor, torch.Tensor]:
-        start = (i % self.n_stretches) * self.length
+        k, start = self.stretches[i % self.n_stretches]
+        seg = self.lengths[k]
         if self.generator is not None:
-            span = min(self.length, self.max_start - start + 1)
+            span = min(seg, self.max_starts[k] - start + 1)
             start += int(torch.randint(span, (1,), generator=self.generator))
-        x = self.values[start : start + self.length]
-        future = self.padded[start + 1 : start + self.length + self.horizon]
+        padded = self.padded[k]
+        x = padded[start : start + seg]
+        future = padded[start + 1 : start + seg + self.horizon]
         target = future.unfold(0, self.horizon, 1).transpose(1, 2)  # (S, T, C)
+        started = torch.isfinite(x).to(torch.int8).cummax(dim=0).values.bool()  # (S, C)
+        target = torch.where(started[:, None, :], target, float("nan"))
         return x, target
+
+
+def pad_segments(items: list[tuple[torch.Tensor, torch.Tensor]]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Collate items of :class:`SegmentDataset` of different lengths, padding the ends with NaN.
+
+    A padded step is a missing observation with no target: the encoder's state carries over it and
+    it adds nothing to the loss, so padding at the end of a segment changes none of its forecasts.
+    """
+    longest = max(x.shape[0] for x, _ in items)
+    xs, targets = [], []
+    for x, target in items:
+        pad = longest - x.shape[0]
+        xs.append(torch.nn.functional.pad(x, (0, 0, 0, pad), value=float("nan")))
+        targets.append(torch.nn.functional.pad(target, (0, 0, 0, 0, 0, pad), value=float("nan")))
+    return torch.stack(xs), torch.stack(targets)

@@ -17,14 +17,14 @@ for Aaren, whatever the stream's length.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 from torch import nn
 
 from aaren_ts.nn import EncoderConfig, make_encoder
 
-__all__ = ["LOCAL_NORMS", "NAIVE_MARGIN", "ForecastNet", "beats_naive", "masked_mse"]
+__all__ = ["LOCAL_NORMS", "NAIVE_MARGIN", "ForecastNet", "WindowHistory", "beats_naive", "masked_mse"]
 
 LOCAL_NORMS = ("last", "mean", "standard", None)
 _STD_EPS = 1e-5  # added to the window variance before the square root (as RevIN does)
@@ -35,6 +35,26 @@ _STD_EPS = 1e-5  # added to the window variance before the square root (as RevIN
 # network kept without the margin mostly streamed 1-17 % worse than the last value on the next 576
 # steps. Real series clear it easily (airline about 0.5, ETTh1 0.49).
 NAIVE_MARGIN = 0.1
+
+
+class WindowHistory(NamedTuple):
+    """The recent values a stream keeps for its next windows.
+
+    Attributes
+    ----------
+    values : torch.Tensor
+        ``(B, H, C)`` values of the last ``H`` steps, missing ones carried forward (NaN only before
+        a series' first observation).
+    observed : torch.Tensor
+        ``(B, H, C)`` bool, True where the value was observed rather than carried.
+    """
+
+    values: torch.Tensor
+    observed: torch.Tensor
+
+    def map(self, fn: Any) -> WindowHistory:
+        """Apply ``fn`` to both tensors (e.g. ``lambda t: t[rows]``)."""
+        return WindowHistory(fn(self.values), fn(self.observed))
 
 
 class ForecastNet(nn.Module):
@@ -84,6 +104,10 @@ class ForecastNet(nn.Module):
         self.c_in = c_in
         d_model = encoder.d_model
         self.embed = nn.Linear(context_length * c_in, d_model)
+        # which window positions hold a carried value instead of an observation (zero at the start,
+        # so without gaps the tokens are the windows' embeddings alone)
+        self.embed_missing = nn.Linear(context_length * c_in, d_model, bias=False)
+        nn.init.zeros_(self.embed_missing.weight)
         self.encoder = make_encoder(encoder)
         self.head = nn.Linear(d_model, horizon * c_in)
         self.skip = nn.Linear(context_length, horizon)
@@ -114,38 +138,87 @@ class ForecastNet(nn.Module):
         rows = batch_size * self.n_channels if self.channel_independent else batch_size
         return self.encoder.init_state(rows, device)
 
-    def _windows(self, x: torch.Tensor, history: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
-        """Windows ``(B, N, C, P)`` of every step of ``x`` ``(B, N, C)`` and the new history.
+    def init_history(self, batch_size: int, device: torch.device | str | None = None) -> WindowHistory:
+        """Window history before any observation, for ``batch_size`` series (nothing observed)."""
+        shape = (batch_size, self.history_length, self.n_channels)
+        nothing = torch.full(shape, float("nan"), device=device)
+        return WindowHistory(nothing, torch.zeros(shape, dtype=torch.bool, device=device))
 
-        ``history`` ``(B, P-1, C)`` holds the values before ``x``; ``None`` means ``x`` starts the series,
-        and the missing values are filled with the first observation (causal edge padding).
+    @property
+    def history_length(self) -> int:
+        """Steps of carried values a stream keeps for the next windows (``max(P - 1, 1)``)."""
+        return max(self.context_length - 1, 1)
+
+    def _carried(
+        self, x: torch.Tensor, history: WindowHistory | None, lengths: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor, WindowHistory]:
+        """Carried values and observed flags of the history followed by ``x``, and the new history.
+
+        Returns ``values`` and ``observed`` of shape ``(B, H + N, C)`` (``H`` = :attr:`history_length`):
+        a missing value is replaced by the last observed one before it, and the values before a
+        series' first observation by that first observation (causal: every step that reads them
+        comes after it); NaN remains only where nothing has been observed yet. Steps at or after
+        ``lengths`` (ragged batches) count as not observed and do not enter the new history, which
+        holds the last ``H`` steps before each series' own end.
         """
-        p = self.context_length
+        batch, n, c = x.shape
         if history is None:
-            history = x[:, :1].expand(-1, p - 1, -1)
-        full = torch.cat([history, x], dim=1)
-        windows = full.unfold(1, p, 1)  # (B, N, C, P)
-        new_history = full[:, full.shape[1] - (p - 1) :]
-        return windows, new_history
+            history = self.init_history(batch, x.device)
+        observed = torch.isfinite(x)
+        if lengths is not None:
+            observed = observed & (torch.arange(n, device=x.device)[None, :, None] < lengths[:, None, None])
+        values = torch.cat([history.values, torch.where(observed, x, float("nan"))], dim=1)
+        observed = torch.cat([history.observed, observed], dim=1)
+        steps = torch.arange(values.shape[1], device=x.device)[None, :, None]
+        known = torch.isfinite(values)
+        last_known = torch.where(known, steps, -1).cummax(dim=1).values
+        first_known = torch.where(known, steps, values.shape[1]).amin(dim=1, keepdim=True)
+        source = torch.where(last_known >= 0, last_known, first_known).clamp_max(values.shape[1] - 1)
+        values = values.gather(1, source)
+        h = self.history_length
+        ends = (lengths if lengths is not None else torch.full((batch,), n, device=x.device)).long()
+        keep = (ends[:, None] + torch.arange(h, device=x.device)[None, :])[..., None].expand(-1, -1, c)
+        new_history = WindowHistory(values.gather(1, keep), observed.gather(1, keep))
+        return values, observed, new_history
+
+    def filled(self, x: torch.Tensor) -> torch.Tensor:
+        """``x`` ``(B, N, C)`` with every missing value carried forward as the windows see it."""
+        values, _, _ = self._carried(x, None, None)
+        return values[:, self.history_length :]
 
     def forward(
         self,
         x: torch.Tensor,
         state: list[Any] | None = None,
-        history: torch.Tensor | None = None,
+        history: WindowHistory | None = None,
         last_only: bool = False,
         return_state: bool = False,
-    ) -> torch.Tensor | tuple[torch.Tensor, list[Any], torch.Tensor]:
+        lengths: torch.Tensor | None = None,
+    ) -> torch.Tensor | tuple[torch.Tensor, list[Any], WindowHistory]:
         """Forecasts at every step of ``x`` ``(B, N, C)``: ``(B, N, T, C)`` (``(B, 1, T, C)`` if
         ``last_only``).
 
-        With ``state``/``history`` (from a previous call with ``return_state=True``) the computation
-        continues that series exactly; ``return_state`` also returns the new state and history.
+        NaN in ``x`` marks a missing observation: its token is not seen by the encoder (the state
+        carries over it), and windows carry the last observed value, with a missing-value indicator
+        per window position embedded beside the values. ``lengths`` ``(B,)`` makes a ragged batch:
+        series ``b`` has ``lengths[b]`` real steps, the rest is padding that changes nothing, and
+        ``last_only`` then reads each series' forecast after its own last step. With
+        ``state``/``history`` (from a previous call with ``return_state=True``) the computation
+        continues those series exactly; ``return_state`` also returns the new state and history.
         """
         batch, n, c = x.shape
-        windows, new_history = self._windows(x, history)
+        p = self.context_length
+        values, observed, new_history = self._carried(x, history, lengths)
+        offset = self.history_length - (p - 1)
+        windows = values[:, offset:].nan_to_num(0.0).unfold(1, p, 1)  # (B, N, C, P)
+        missing = (~observed[:, offset:]).to(x.dtype).unfold(1, p, 1)
+        token_mask = observed[:, self.history_length :]  # (B, N, C)
         if self.channel_independent:
-            windows = windows.permute(0, 2, 1, 3).reshape(batch * c, n, 1, self.context_length)
+            windows = windows.permute(0, 2, 1, 3).reshape(batch * c, n, 1, p)
+            missing = missing.permute(0, 2, 1, 3).reshape(batch * c, n, 1, p)
+            token_mask = token_mask.permute(0, 2, 1).reshape(batch * c, n)
+        else:
+            token_mask = token_mask.any(-1)
         scale = None
         if self.local_norm == "last":
             level = windows[..., -1:]
@@ -158,19 +231,27 @@ class ForecastNet(nn.Module):
         z = windows - level if level is not None else windows
         if scale is not None:
             z = z / scale
-        tokens = self.embed(z.flatten(-2))
+        tokens = self.embed(z.flatten(-2)) + self.embed_missing(missing.flatten(-2))
         if self.channel_embedding is not None:  # rows are (series, channel) pairs, channel fastest
             tokens = tokens + self.channel_embedding.repeat(batch, 1)[:, None, :]
+        all_seen = bool(token_mask.all())
         if n == 1 and state is not None and not self.training and not torch.is_grad_enabled():
-            # one new observation of a stream: the encoder's step (same result, far less overhead)
-            h, state = self.encoder.step(tokens[:, 0], state)
+            # one new observation per stream: the encoder's step (same result, far less overhead)
+            h, state = self.encoder.step(tokens[:, 0], state, None if all_seen else token_mask[:, 0])
             h = h[:, None]
         else:
-            h, state = self.encoder(tokens, None, state)
+            h, state = self.encoder(tokens, None if all_seen else token_mask, state)
         if last_only:
-            h, z = h[:, -1:], z[:, -1:]
-            level = level[:, -1:] if level is not None else None
-            scale = scale[:, -1:] if scale is not None else None
+            rows = h.shape[0]
+            if lengths is None:
+                last = torch.full((rows,), n - 1, dtype=torch.long, device=x.device)
+            else:
+                last = (lengths.long() - 1).clamp_min(0)
+                last = last.repeat_interleave(c) if self.channel_independent else last
+            pick = torch.arange(rows, device=x.device)
+            h, z = h[pick, last][:, None], z[pick, last][:, None]
+            level = level[pick, last][:, None] if level is not None else None
+            scale = scale[pick, last][:, None] if scale is not None else None
             n = 1
         out = self.head(h).unflatten(-1, (self.c_in, self.horizon)) + self.skip(z)  # (B', n, c_in, T)
         if scale is not None:
@@ -207,7 +288,7 @@ def beats_naive(
             valid = torch.isfinite(target)
             truth = torch.nan_to_num(target)
             pred = module(x)
-            naive = x[:, :, None, :].expand_as(target)
+            naive = module.filled(x)[:, :, None, :].expand_as(target)
             err += float(torch.where(valid, pred - truth, 0.0).square().sum())
             naive_err += float(torch.where(valid, naive - truth, 0.0).square().sum())
             count += int(valid.sum())

@@ -82,9 +82,7 @@ def _as_float(a: object, name: str) -> np.ndarray:
 
 def _check_finite(values: np.ndarray, name: str) -> None:
     if np.isnan(values).any():
-        raise ValueError(
-            f"{name} contains NaN (missing values), which is not supported; impute them first"
-        )
+        raise ValueError(f"{name} contains NaN (missing values), which is not supported; impute them first")
     if np.isinf(values).any():
         raise ValueError(f"{name} contains inf or -inf, which is not supported")
 

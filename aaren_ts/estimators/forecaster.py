@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -13,15 +13,17 @@ import torch
 from sktime.forecasting.base import BaseForecaster, ForecastingHorizon
 
 from aaren_ts.estimators._base import AarenEstimatorMixin, standardization
-from aaren_ts.estimators._forecast_data import SegmentDataset
+from aaren_ts.estimators._forecast_data import SegmentDataset, pad_segments
 from aaren_ts.estimators._forecast_module import LOCAL_NORMS, ForecastNet, MaskedMSELoss, beats_naive
+from aaren_ts.estimators._forecast_streams import ForecastStreams
+from aaren_ts.estimators._panel import SeriesPanel, panel_frame, series_label, split_series
 from aaren_ts.estimators._params import SHARED_CONSTRAINTS, Flag, Interval, Optional, Options, PositiveInt
 from aaren_ts.estimators._skorch import resolve_device
-from aaren_ts.estimators._stream_state import flatten_state, unflatten_state
 
 __all__ = ["AarenForecaster"]
 
 _ENCODE_CHUNK = 512  # tokens per block when encoding a long series (bounds attention memory)
+_ENCODE_ROWS = 1024  # series per batch when encoding many series (bounds activation memory)
 
 
 class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
@@ -126,7 +128,11 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         Fraction of the series' end held out for early stopping. ``None`` or ``0`` disables it; it is
         also skipped when the tail would be shorter than ``horizon + 2`` steps.
     update_epochs : int, default=1
-        Epochs of fine-tuning on the new observations in ``update(y, update_params=True)``.
+        Epochs of fine-tuning on the new observations in ``update(y, update_params=True)``, and of
+        further training when ``pretrain`` is called again.
+    fine_tune_epochs : int, default=0
+        After :meth:`pretrain`, epochs of fine-tuning on the series passed to ``fit`` (``0``: ``fit``
+        only conditions the streams on them, with the pretrained weights).
     device : str, default="auto"
         Torch device; ``"auto"`` picks CUDA when available.
     random_state : int, RandomState or None, default=None
@@ -172,13 +178,14 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         "authors": ["aaren_ts developers"],
         "maintainers": ["aaren_ts developers"],
         "python_dependencies": ["torch", "skorch"],
-        "y_inner_mtype": "pd.DataFrame",
+        "y_inner_mtype": ["pd.DataFrame", "pd-multiindex", "pd_multiindex_hier"],
         "X_inner_mtype": "pd.DataFrame",
         "capability:multivariate": True,
         "capability:exogenous": False,
         "capability:insample": False,
         "capability:pred_int": False,
-        "capability:missing_values": False,
+        "capability:missing_values": True,
+        "capability:pretrain": True,
         "capability:update": True,
         "capability:random_state": True,
         "property:randomness": "derandomized",
@@ -196,6 +203,7 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         "local_norm": Options(LOCAL_NORMS),
         "segment_length": Optional(PositiveInt),
         "update_epochs": Interval(0, None, integer=True),
+        "fine_tune_epochs": Interval(0, None, integer=True),
     }
 
     def __init__(
@@ -224,6 +232,7 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         patience: int = 3,
         validation_fraction: float | None = 0.2,
         update_epochs: int = 1,
+        fine_tune_epochs: int = 0,
         device: str = "auto",
         random_state: int | np.random.RandomState | None = None,
         verbose: int = 0,
@@ -258,117 +267,231 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
             train_split=train_split,
             with_callbacks=with_callbacks,
             criterion=MaskedMSELoss,
+            iterator_train__collate_fn=pad_segments,
+            iterator_valid__collate_fn=pad_segments,
         )
 
-    def _values(self, y: pd.DataFrame, where: str) -> np.ndarray:
-        """Validated float values of ``y`` ``(n, C)``; raises ``TypeError``/``ValueError``."""
-        if not isinstance(y, pd.DataFrame):
-            raise TypeError(f"{where}: y must be a pandas Series or DataFrame, got {type(y).__name__}")
+    def _split(self, y: pd.DataFrame, where: str) -> SeriesPanel:
+        """``y`` taken apart into series, checked against what ``fit`` (or ``pretrain``) saw."""
+        panel = split_series(y, where)
         if len(y) == 0:
             raise ValueError(f"{where}: y is empty")
         if hasattr(self, "columns_"):
-            if y.shape[1] != self.n_channels_:
+            if len(panel.columns) != self.n_channels_:
                 raise ValueError(
-                    f"{where}: y has {y.shape[1]} column(s), the forecaster was fitted on {self.n_channels_}"
+                    f"{where}: y has {len(panel.columns)} column(s), the forecaster was fitted on "
+                    f"{self.n_channels_}"
                 )
-            if self.n_channels_ > 1 and not y.columns.equals(self.columns_):
+            # fit after pretrain: the same number of channels, names may differ
+            if self.n_channels_ > 1 and where != "fit" and not panel.columns.equals(self.columns_):
                 raise ValueError(
-                    f"{where}: y's columns {list(y.columns)} differ from those seen in fit "
+                    f"{where}: y's columns {list(panel.columns)} differ from those seen in fit "
                     f"{list(self.columns_)}"
                 )
-        try:
-            values = y.to_numpy(dtype=np.float64)
-        except (TypeError, ValueError) as err:
-            raise TypeError(f"{where}: y must hold numbers ({err})") from err
-        if not np.isfinite(values).all():
-            bad = ~np.isfinite(values)
-            raise ValueError(
-                f"{where}: y contains {int(bad.sum())} NaN or infinite value(s) "
-                f"(first at row {int(np.argwhere(bad)[0, 0])}); the forecaster needs finite values"
-            )
-        if not y.index.is_monotonic_increasing or not y.index.is_unique:
-            raise ValueError(f"{where}: y's index must be strictly increasing")
-        return values
+        streams = getattr(self, "_streams", None)
+        if streams is not None and where != "fit":
+            fitted_levels = self._level_names
+            if (panel.level_names is None) != (fitted_levels is None) or (
+                panel.level_names is not None and len(panel.level_names) != len(fitted_levels)
+            ):
+                raise ValueError(
+                    f"{where}: y has {_describe_levels(panel.level_names)}, the forecaster was fitted on "
+                    f"{_describe_levels(fitted_levels)}"
+                )
+        return panel
 
-    def _scale(self, values: np.ndarray) -> torch.Tensor:
-        scaled = (values - self.mean_) / self.scale_
-        return torch.as_tensor(scaled, dtype=torch.float32, device=self._device)
+    def _standardize(self, parts: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """Per-series ``(mean, scale)`` of shape ``(n_series, C)`` from each series' observed values."""
+        stats = [standardization(v, self.normalization == "standard") for v in parts]
+        return np.stack([m for m, _ in stats]), np.stack([s for _, s in stats])
 
-    def _encode(
-        self, x: torch.Tensor, state: Any, history: torch.Tensor | None
-    ) -> tuple[torch.Tensor, Any, torch.Tensor]:
-        """Advance ``(state, history)`` through ``x`` ``(B, N, C)`` in blocks; return the last forecast."""
+    def _holdout(self, panel: SeriesPanel) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """Each series' training part and validation tail (empty when too short for one)."""
+        train, valid = [], []
+        for values in panel.values:
+            n = len(values)
+            n_valid = math.floor((self.validation_fraction or 0.0) * n)
+            if bool(self.validation_fraction) and n_valid >= self.horizon_ + 2 and n - n_valid >= 2:
+                train.append(values[: n - n_valid])
+                valid.append(values[n - n_valid :])
+            else:
+                train.append(values)
+                valid.append(values[:0])
+        return train, valid
+
+    def _horizon(self, fh: ForecastingHorizon | None, where: str) -> int:
+        steps = None if fh is None else int(self._relative_steps(fh, None).max())
+        horizon = getattr(self, "horizon_", None) or self.horizon
+        if horizon is None:
+            if steps is None:
+                raise ValueError(f"{where}: pass fh, or set the horizon parameter")
+            return steps
+        if steps is not None and steps > horizon:
+            raise ValueError(f"{where}: fh reaches {steps} steps ahead, beyond horizon={horizon}")
+        return int(horizon)
+
+    def _train(self, panel: SeriesPanel, epochs: int | None = None) -> None:
+        """Train the network on ``panel`` (each series scaled by its own training statistics).
+
+        ``epochs=None`` builds and trains a new network with early stopping on the series' tails;
+        an int continues training the current one for that many epochs on whole series.
+        """
+        seg_len = int(self.segment_length or 2 * self.context_length)
+        if epochs is None:
+            train, valid = self._holdout(panel)
+        else:
+            train, valid = panel.values, []
+        mean, scale = self._standardize(train)
+        train = [((v - m) / s).astype(np.float32) for v, m, s in zip(train, mean, scale, strict=True)]
+        valid = [((v - m) / s).astype(np.float32) for v, m, s in zip(valid, mean, scale, strict=False)]
+        with self._torch_context(seed=True):
+            generator = torch.Generator().manual_seed(int(torch.randint(2**31 - 1, (1,))))
+            train_ds = SegmentDataset(train, seg_len, self.horizon_, generator)
+            if len(train_ds) == 0:
+                raise ValueError("fit: y needs a series with at least 2 observations")
+            valid_ds = SegmentDataset(valid, seg_len, self.horizon_) if valid else None
+            if valid_ds is not None and len(valid_ds) == 0:
+                valid_ds = None
+            if epochs is None:
+                from skorch.helper import predefined_split
+
+                train_split = predefined_split(valid_ds) if valid_ds is not None else None
+                self.net_ = self._build_forecast_net(train_split)
+                self.net_.fit(train_ds, y=None)
+            else:
+                if self.net_.train_split is not None:
+                    # fine-tuning trains on the new data only: no validation split, no early stopping
+                    self.net_.set_params(train_split=None)
+                    if "early_stopping" in dict(self.net_.callbacks_):
+                        self.net_.set_params(callbacks__early_stopping=None)
+                        self.net_.initialize_callbacks()
+                self.net_.partial_fit(train_ds, y=None, epochs=int(epochs))
+        if valid_ds is not None and not beats_naive(self.net_.module_, valid_ds, self._device):
+            self.net_.module_.reset_to_naive()  # no clear gain over the last value on held-out data
+        self.net_.module_.eval()
+
+    # ------------------------------------------------------------------ sktime interface
+    def _pretrain(self, y: pd.DataFrame, X: pd.DataFrame | None = None, fh: ForecastingHorizon | None = None):
+        """Train the global network on a panel; ``fit`` then conditions it on a series."""
+        self._validate_params()
+        panel = self._split(y, "pretrain")
+        self.horizon_ = self._horizon(fh, "pretrain")
+        self.n_channels_ = len(panel.columns)
+        self.columns_ = panel.columns.copy()
+        self._device = resolve_device(self.device)
+        self._train(panel)
+        return self
+
+    def _pretrain_update(
+        self, y: pd.DataFrame, X: pd.DataFrame | None = None, fh: ForecastingHorizon | None = None
+    ):
+        """Continue pretraining on more series for ``update_epochs`` epochs."""
+        self._horizon(fh, "pretrain")
+        panel = self._split(y, "pretrain")
+        if self.update_epochs > 0:
+            self._train(panel, epochs=int(self.update_epochs))
+        return self
+
+    def _fit(self, y: pd.DataFrame, X: pd.DataFrame | None = None, fh: ForecastingHorizon | None = None):
+        """Train one network over every series of ``y`` (unless pretrained), then encode each series.
+
+        After :meth:`pretrain` the pretrained network is kept: it is fine-tuned on ``y`` for
+        ``fine_tune_epochs`` epochs (none by default) and the streams are conditioned on ``y``.
+        """
+        self._validate_params()
+        pretrained = getattr(self, "_state", "new") == "pretrained" and hasattr(self, "net_")
+        panel = self._split(y, "fit")
+        self._device = resolve_device(self.device)  # not among the attributes a pretrained clone copies
+        if sum(len(v) for v in panel.values) < 2:
+            raise ValueError(f"fit: y needs at least 2 observations, got {sum(len(v) for v in panel.values)}")
+        if pretrained:
+            self._horizon(fh, "fit")
+            if self.fine_tune_epochs > 0:
+                self._train(panel, epochs=int(self.fine_tune_epochs))
+        else:
+            self.horizon_ = self._horizon(fh, "fit")
+            self.n_channels_ = len(panel.columns)
+            self._train(panel)
+        self.columns_ = panel.columns.copy()
+        self._level_names = panel.level_names
+        module = self.net_.module_
+        self._streams = ForecastStreams.empty(module, self._device)
+        train, _ = self._holdout(panel)
+        mean, scale = self._standardize(train)
+        rows = self._streams.add(panel.ids, mean, scale, module, self._device)
+        self._consume(rows, panel.values, panel.times)
+        return self
+
+    def _consume(self, rows: np.ndarray, parts: Sequence[np.ndarray], times: Sequence[pd.Index]) -> None:
+        """Advance the streams at ``rows`` through their new values ``parts`` (original units)."""
+        lengths = np.array([len(v) for v in parts], dtype=np.int64)
+        if self.backbone == "aaren":
+            groups = np.array_split(np.arange(len(rows)), max(1, -(-len(rows) // _ENCODE_ROWS)))
+        else:  # a KV cache grows for every series at once: one call for them all
+            groups = [np.arange(len(rows))]
+        for group in groups:
+            raw = np.full((len(group), int(lengths[group].max()), self.n_channels_), np.nan)
+            for i, k in enumerate(group):
+                raw[i, : lengths[k]] = parts[k]
+            self._advance_rows(rows[group], raw, lengths[group])
+        streams = self._streams
+        for row, time in zip(rows, times, strict=True):
+            streams.cutoffs[row] = time[-1:]
+            streams.pending[row] = 0
+
+    def _advance_rows(self, rows: np.ndarray, raw: np.ndarray, lengths: np.ndarray | None = None) -> None:
+        """Advance the streams at ``rows`` by ``raw`` ``(R, N, C)`` (original units, NaN = missing).
+
+        Row ``i`` consumes its first ``lengths[i]`` steps (all ``N`` when ``lengths`` is None); the rest
+        is padding. Updates the states, histories, forecasts and counters, not the cutoffs.
+        """
+        streams = self._streams
+        n = raw.shape[1]
+        if lengths is None:
+            lengths = np.full(len(rows), n, dtype=np.int64)
+        if self.backbone != "aaren" and len(rows) < len(streams):
+            # a KV cache: every series in row order, the others with nothing new (padding)
+            full = np.full((len(streams), n, self.n_channels_), np.nan)
+            full[rows] = raw
+            full_lengths = np.zeros(len(streams), dtype=np.int64)
+            full_lengths[rows] = lengths
+            self._advance_rows(np.arange(len(streams)), full, full_lengths)
+            return
+        within = np.arange(n)[None, :] < lengths[:, None]
+        x = (raw - streams.mean[rows, None, :]) / streams.scale[rows, None, :]
+        x = torch.as_tensor(x, dtype=torch.float32, device=self._device)
+        row_t = torch.as_tensor(rows, device=self._device)
+        length_t = torch.as_tensor(lengths, device=self._device)
         module = self.net_.module_
         module.eval()
-        out = None
+        state, history = streams.take(row_t)
+        forecast = streams.forecast[row_t]
         with torch.no_grad(), self._torch_context():
-            for start in range(0, x.shape[1], _ENCODE_CHUNK):
+            for start in range(0, n, _ENCODE_CHUNK):
+                chunk = (length_t - start).clamp(0, _ENCODE_CHUNK)
+                ragged = bool((chunk < min(_ENCODE_CHUNK, n - start)).any())
                 out, state, history = module(
                     x[:, start : start + _ENCODE_CHUNK],
                     state=state,
                     history=history,
                     last_only=True,
                     return_state=True,
+                    lengths=chunk if ragged else None,
                 )
-        return out[:, 0], state, history
+                forecast = (
+                    torch.where((chunk > 0)[:, None, None], out[:, 0], forecast) if ragged else out[:, 0]
+                )
+        streams.put(row_t, state, history)
+        streams.forecast[row_t] = forecast
+        streams.n_seen[rows] += lengths
+        streams.n_observed[rows] += (np.isfinite(raw).any(axis=2) & within).sum(axis=1)
 
-    # ------------------------------------------------------------------ sktime interface
-    def _fit(self, y: pd.DataFrame, X: pd.DataFrame | None = None, fh: ForecastingHorizon | None = None):
-        """Standardise, train the network with skorch, then encode the whole series into the state."""
-        self._validate_params()
-        values = self._values(y, "fit")
-        if len(values) < 2:
-            raise ValueError(f"fit: y needs at least 2 observations, got {len(values)}")
-        horizon = self.horizon
-        if horizon is None:
-            if fh is None:
-                raise ValueError("fit: pass fh, or set the horizon parameter")
-            horizon = int(self._relative_steps(fh).max())
-        elif fh is not None and int(self._relative_steps(fh).max()) > horizon:
-            raise ValueError(
-                f"fit: fh reaches {int(self._relative_steps(fh).max())} steps ahead, beyond horizon={horizon}"
-            )
-        self.horizon_ = int(horizon)
-        self.n_channels_ = int(values.shape[1])
-        self.columns_ = y.columns.copy()
-        self._device = resolve_device(self.device)
-
-        n = len(values)
-        n_valid = math.floor((self.validation_fraction or 0.0) * n)
-        use_valid = bool(self.validation_fraction) and n_valid >= self.horizon_ + 2 and n - n_valid >= 2
-        train_values = values[: n - n_valid] if use_valid else values
-        self.mean_, self.scale_ = standardization(train_values, self.normalization == "standard")
-        scaled = ((values - self.mean_) / self.scale_).astype(np.float32)
-
-        seg_len = int(self.segment_length or 2 * self.context_length)
-        with self._torch_context(seed=True):
-            generator = torch.Generator().manual_seed(int(torch.randint(2**31 - 1, (1,))))
-            train_ds = SegmentDataset(scaled[: len(train_values)], seg_len, self.horizon_, generator)
-            train_split = valid_ds = None
-            if use_valid:
-                from skorch.helper import predefined_split
-
-                valid_ds = SegmentDataset(scaled[len(train_values) :], seg_len, self.horizon_)
-                train_split = predefined_split(valid_ds)
-            self.net_ = self._build_forecast_net(train_split)
-            self.net_.fit(train_ds, y=None)
-        if valid_ds is not None and not beats_naive(self.net_.module_, valid_ds, self._device):
-            self.net_.module_.reset_to_naive()  # no clear gain over the last value on held-out data
-        self.net_.module_.eval()
-        self._reset_stream(scaled)
-        return self
-
-    def _reset_stream(self, scaled: np.ndarray) -> None:
-        x = torch.as_tensor(scaled, dtype=torch.float32, device=self._device)[None]
-        forecast, self.state_, self.history_ = self._encode(x, None, None)
-        self.last_forecast_ = forecast[0]  # (T, C), scaled
-        self.n_seen_ = int(scaled.shape[0])
-
-    def _relative_steps(self, fh: ForecastingHorizon) -> np.ndarray:
+    def _relative_steps(self, fh: ForecastingHorizon, cutoff: pd.Index | None) -> np.ndarray:
         if fh.is_relative:
             steps = np.asarray(fh.to_numpy(), dtype=np.int64)
         else:
-            steps = np.asarray(fh.to_relative(self.cutoff).to_numpy(), dtype=np.int64)
+            reference = cutoff if cutoff is not None else self.cutoff
+            steps = np.asarray(fh.to_relative(reference).to_numpy(), dtype=np.int64)
         if (steps < 1).any():
             raise ValueError(
                 f"fh contains in-sample step(s) {steps[steps < 1].tolist()}; AarenForecaster forecasts only "
@@ -377,117 +500,119 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         return steps
 
     def _predict(self, fh: ForecastingHorizon, X: pd.DataFrame | None = None) -> pd.DataFrame:
-        """Read the forecast at the cutoff for the steps of ``fh``."""
-        steps = self._relative_steps(fh)
-        if steps.max() > self.horizon_:
+        """Read each series' forecast at its own cutoff for the steps of ``fh``."""
+        streams = self._streams
+        self._sync_cutoffs()
+        forecast = streams.forecast.detach().cpu().numpy().astype(np.float64)
+        unseen = np.flatnonzero(streams.n_observed == 0)
+        if len(unseen):
             raise ValueError(
-                f"fh reaches {int(steps.max())} steps ahead, but the forecaster was trained for a horizon of "
-                f"{self.horizon_}; refit with horizon >= {int(steps.max())}"
+                f"predict: {series_label(streams.ids[unseen[0]])} has no observed value yet (all NaN): "
+                "nothing to forecast from" + (f" ({len(unseen)} such series)" if len(unseen) > 1 else "")
             )
-        forecast = self.last_forecast_.detach().cpu().numpy().astype(np.float64)
-        values = forecast[steps - 1] * self.scale_ + self.mean_
-        index = fh.to_absolute_index(self.cutoff)
-        return pd.DataFrame(values, index=index, columns=self.columns_)
+        times, values = [], []
+        for row, cutoff in enumerate(streams.cutoffs):
+            steps = self._relative_steps(fh, cutoff)
+            if steps.max() > self.horizon_:
+                raise ValueError(
+                    f"fh reaches {int(steps.max())} steps ahead of the cutoff of "
+                    f"{series_label(streams.ids[row])}, "
+                    f"but the forecaster was trained for a horizon of {self.horizon_}; refit with "
+                    f"horizon >= {int(steps.max())}"
+                )
+            values.append(forecast[row, steps - 1] * streams.scale[row] + streams.mean[row])
+            times.append(fh.to_absolute_index(cutoff))
+        return panel_frame(streams.ids, times, values, self.columns_, self._level_names)
 
     def _update(self, y: pd.DataFrame, X: pd.DataFrame | None = None, update_params: bool = True):
-        """Advance the stream by the observations of ``y`` after the stream's position.
+        """Advance the streams by the observations of ``y`` after each series' cutoff.
 
-        sktime's ``update`` has already moved the cutoff to ``y``'s end; on bad input it is put back,
-        so the forecaster is left exactly as it was.
+        Observations at or before a series' cutoff are skipped (its state has consumed them). sktime's
+        ``update`` has already moved the cutoff to ``y``'s end; on bad input it is put back, so the
+        forecaster is left exactly as it was.
         """
-        old_cutoff = self._stream_cutoff
+        old_cutoff = self._latest_cutoff()
         try:
-            new = self._new_observations(y, old_cutoff, strict=False, where="update")
-            if new is not None:
-                self._advance(new, update_params)
+            plan = self._plan(y, strict=False, where="update")
+            if update_params and self.update_epochs > 0:
+                fresh = SeriesPanel(plan.ids, plan.times, plan.values, self.columns_, self._level_names)
+                if any(len(v) >= 2 for v in fresh.values):
+                    self._train(fresh, epochs=int(self.update_epochs))
+            self._apply(plan)
         except (TypeError, ValueError):
             self._set_cutoff(old_cutoff)
             raise
-        if new is None:  # nothing after the stream's position: the cutoff stays where the state is
-            self._set_cutoff(old_cutoff)
-        else:
-            self._state_cutoff = self._cutoff
+        self._set_cutoff(self._latest_cutoff())
         return self
 
-    @property
-    def _stream_cutoff(self) -> pd.Index:
-        """Index of the last observation the stream state has consumed."""
-        return self._state_cutoff
+    def _sync_cutoffs(self) -> None:
+        """Bring every series' cutoff, and sktime's ``cutoff``, up to date after array updates."""
+        if self._streams.pending.any():
+            self._set_cutoff(self._latest_cutoff())
 
-    def _new_observations(
-        self, y: pd.DataFrame, cutoff: pd.Index, strict: bool, where: str
-    ) -> pd.DataFrame | None:
-        """The rows of ``y`` after ``cutoff``, checked to continue it without a gap.
+    def _latest_cutoff(self) -> pd.Index:
+        self._streams.sync_cutoffs()
+        cutoffs = [c for c in self._streams.cutoffs if c is not None]
+        return max(cutoffs, key=lambda c: c[0])
 
-        ``strict`` also rejects rows at or before ``cutoff`` (an overlap); otherwise they are skipped (the
-        state has consumed them already; their values cannot be checked, history is not stored).
+    def _plan(self, y: pd.DataFrame, strict: bool, where: str) -> _StreamPlan:
+        """Check ``y`` against every stream and return what to consume; changes nothing.
+
+        Each series' rows after its cutoff must continue it without a gap (``strict``: also no row at or
+        before it); a series id not seen before starts a new stream, scaled by its own observations.
         """
-        self._values(y, where)
-        try:
-            steps = np.asarray(
-                ForecastingHorizon(y.index, is_relative=False, freq=cutoff).to_relative(cutoff).to_numpy(),
-                dtype=np.int64,
-            )
-        except Exception as err:  # index of another type or frequency than the stream's
-            raise ValueError(
-                f"{where}: y's index ({type(y.index).__name__}) cannot be placed after the cutoff "
-                f"{cutoff[0]!r}: {err}"
-            ) from err
-        if strict and steps[0] <= 0:
-            raise ValueError(
-                f"{where}: y overlaps the observations already seen: it starts at {y.index[0]!r}, "
-                f"not after the cutoff {cutoff[0]!r}"
-            )
-        keep = steps > 0
-        if not keep.any():
-            return None
-        steps = steps[keep]
-        expected = np.arange(1, len(steps) + 1)
-        if not np.array_equal(steps, expected):
-            first_bad = int(np.argmax(steps != expected))
-            raise ValueError(
-                f"{where}: y leaves a gap after the cutoff {cutoff[0]!r}: observation "
-                f"{y.index[keep][first_bad]!r} "
-                f"is {int(steps[first_bad])} steps after it, expected {int(expected[first_bad])}"
-            )
-        return y.loc[keep]
+        panel = self._split(y, where)
+        streams = self._streams
+        self._sync_cutoffs()
+        ids, times, values, new = [], [], [], []
+        for series_id, time, part in zip(panel.ids, panel.times, panel.values, strict=True):
+            row = streams.row_of.get(series_id)
+            if row is None:
+                if not panel.is_panel:
+                    raise ValueError(f"{where}: y is not a continuation of the series seen in fit")
+                if not np.isfinite(part).any():
+                    raise ValueError(
+                        f"{where}: {series_label(series_id)} is new and has no observed value to start "
+                        "a stream from"
+                    )
+                new.append(series_id)
+            else:
+                keep = _continuation(time, streams.cutoffs[row], strict, where, series_id)
+                if keep is None:
+                    continue
+                time, part = time[keep], part[keep]
+            ids.append(series_id)
+            times.append(time)
+            values.append(part)
+        return _StreamPlan(ids, times, values, new)
 
-    def _advance(self, y_new: pd.DataFrame, update_params: bool) -> None:
-        values = y_new.to_numpy(dtype=np.float64)
-        x = self._scale(values)[None]
-        if update_params and self.update_epochs > 0 and len(values) >= 2:
-            if self.net_.train_split is not None:
-                # fine-tuning trains on the new data only: no validation split, no early stopping
-                self.net_.set_params(train_split=None)
-                if "early_stopping" in dict(self.net_.callbacks_):
-                    self.net_.set_params(callbacks__early_stopping=None)
-                    self.net_.initialize_callbacks()
-            with self._torch_context(seed=True):
-                self.net_.partial_fit(
-                    SegmentDataset(
-                        x[0].cpu().numpy(), int(self.segment_length or 2 * self.context_length), self.horizon_
-                    ),
-                    y=None,
-                    epochs=int(self.update_epochs),
-                )
-            self.net_.module_.eval()
-        forecast, self.state_, self.history_ = self._encode(x, self.state_, self.history_)
-        self.last_forecast_ = forecast[0]
-        self.n_seen_ += len(values)
+    def _apply(self, plan: _StreamPlan) -> None:
+        if not plan.ids:
+            return
+        streams = self._streams
+        if plan.new:
+            parts = [v for i, v in zip(plan.ids, plan.values, strict=True) if i in set(plan.new)]
+            mean, scale = self._standardize(parts)
+            streams.add(plan.new, mean, scale, self.net_.module_, self._device)
+        rows = np.array([streams.row_of[i] for i in plan.ids], dtype=np.int64)
+        self._consume(rows, plan.values, plan.times)
 
     # ------------------------------------------------------------------ public extensions
     def partial_update(self, y: pd.Series | pd.DataFrame) -> AarenForecaster:
-        """Advance the forecaster by new observations that follow the cutoff, without refitting.
+        """Advance the forecaster by new observations that follow each series' cutoff, without refitting.
 
-        Costs ``O(len(y))`` time and, with ``backbone="aaren"``, ``O(1)`` memory: the recurrent state
-        moves on, history is neither re-encoded nor stored. The forecasts afterwards equal (to float32
-        round-off) those from encoding the whole series at once with the same weights.
+        Costs ``O(len(y))`` time and, with ``backbone="aaren"``, ``O(1)`` memory per series: the
+        recurrent states move on, history is neither re-encoded nor stored. For a panel, every series
+        present in ``y`` advances in one batched computation, each by its own number of observations
+        from its own cutoff; series absent from ``y`` are left as they are, and a series id not seen
+        before starts a new stream (scaled by the observations given). The forecasts afterwards equal
+        (to float32 round-off) those from encoding every whole series at once with the same weights.
 
         Parameters
         ----------
         y : pandas Series or DataFrame
-            The observations right after the cutoff, with the columns seen in ``fit`` and an index
-            continuing the cutoff's (no gap, no overlap).
+            The observations right after the cutoff (for a panel: after each series' cutoff), with the
+            columns seen in ``fit`` and the same index levels; NaN marks a missing observation.
 
         Returns
         -------
@@ -496,33 +621,137 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         Raises
         ------
         TypeError, ValueError
-            On bad input (not pandas, NaN/inf, other columns, a gap or overlap with the observations
-            already seen); the forecaster is then left exactly as it was.
+            On bad input (not pandas, infinite values, other columns or index levels, a gap or overlap
+            with the observations already seen, named by series); the forecaster is then left exactly
+            as it was.
         """
         self.check_is_fitted()
+        frame = self._as_frame(y, "partial_update")
+        if self.get_config()["remember_data"]:
+            return self.update(y, update_params=False)  # the user asked sktime to keep the data
+        # Fast path, same result as update(y, update_params=False) without sktime's per-call conversions.
+        self._apply(self._plan(frame, strict=True, where="partial_update"))
+        self._set_cutoff(self._latest_cutoff())
+        return self
+
+    def partial_update_array(self, y: np.ndarray, series_ids: Sequence[Any] | None = None) -> AarenForecaster:
+        """Advance streams by new observations given as an array: the fast path of :meth:`partial_update`.
+
+        The same computation without pandas: every series given moves on by ``n_steps`` steps of its
+        own frequency from its own cutoff (the time index is implied, so it is not checked). Use it
+        to serve many streams at once; mix it freely with :meth:`partial_update`, :meth:`predict`
+        and :meth:`predict_array`.
+
+        Parameters
+        ----------
+        y : array-like of shape (n_series, n_steps, n_channels) or (n_series, n_channels)
+            New observations of each series (the second form: one step each); NaN marks a missing one.
+        series_ids : sequence, optional
+            Ids of the series, in the order of ``y``'s rows (known ones: a new series needs its time
+            index, so it starts through :meth:`partial_update`); ``None``: every series, in the order
+            of :attr:`series_ids_`.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            On a wrong shape, infinite values, or an unknown or repeated series id; the forecaster is
+            then left exactly as it was.
+        """
+        self.check_is_fitted()
+        rows = self._rows_of(series_ids, "partial_update_array")
+        arr = np.asarray(y, dtype=np.float64)
+        if arr.ndim == 2:
+            arr = arr[:, None, :]
+        if arr.ndim != 3 or arr.shape[0] != len(rows) or arr.shape[2] != self.n_channels_ or arr.shape[1] < 1:
+            raise ValueError(
+                f"partial_update_array: y must have shape ({len(rows)}, n_steps >= 1, {self.n_channels_}) "
+                f"or ({len(rows)}, {self.n_channels_}), got {np.shape(y)}"
+            )
+        if np.isinf(arr).any():
+            bad = self._streams.ids[rows[int(np.argwhere(np.isinf(arr))[0, 0])]]
+            raise ValueError(
+                f"partial_update_array: {series_label(bad)} holds an infinite value; "
+                "use NaN for a missing observation"
+            )
+        groups = np.array_split(np.arange(len(rows)), max(1, -(-len(rows) // _ENCODE_ROWS)))
+        if self.backbone != "aaren":
+            groups = [np.arange(len(rows))]
+        for group in groups:
+            self._advance_rows(rows[group], arr[group])
+        self._streams.pending[rows] += arr.shape[1]
+        return self
+
+    def predict_array(self, series_ids: Sequence[Any] | None = None) -> np.ndarray:
+        """The current forecasts of the streams as an array: the fast path of :meth:`predict`.
+
+        Parameters
+        ----------
+        series_ids : sequence, optional
+            Ids of the series, in the order wanted; ``None``: every series, in the order of
+            :attr:`series_ids_`.
+
+        Returns
+        -------
+        ndarray of shape (n_series, horizon_, n_channels)
+            Each series' forecast of the ``horizon_`` steps after its cutoff, in original units.
+        """
+        self.check_is_fitted()
+        rows = self._rows_of(series_ids, "predict_array")
+        streams = self._streams
+        unseen = rows[streams.n_observed[rows] == 0]
+        if len(unseen):
+            raise ValueError(
+                f"predict_array: {series_label(streams.ids[unseen[0]])} has no observed value yet (all NaN)"
+            )
+        forecast = streams.forecast[torch.as_tensor(rows, device=self._device)].cpu().numpy()
+        return forecast.astype(np.float64) * streams.scale[rows, None, :] + streams.mean[rows, None, :]
+
+    def _rows_of(self, series_ids: Sequence[Any] | None, where: str) -> np.ndarray:
+        streams = self._streams
+        if series_ids is None:
+            return np.arange(len(streams))
+        try:
+            rows = np.fromiter((streams.row_of[i] for i in series_ids), dtype=np.int64)
+        except KeyError as err:
+            raise ValueError(
+                f"{where}: unknown {series_label(err.args[0])}; a new series starts through partial_update"
+            ) from None
+        if len(np.unique(rows)) != len(rows):
+            raise ValueError(f"{where}: series_ids repeats a series")
+        return rows
+
+    @property
+    def cutoff(self) -> pd.Index:
+        """The latest cutoff over all series (sktime's ``cutoff``), including array updates."""
+        if getattr(self, "_streams", None) is not None:
+            self._sync_cutoffs()
+        return super().cutoff
+
+    def _as_frame(self, y: Any, where: str) -> pd.DataFrame:
         if isinstance(y, pd.Series):
             frame = y.to_frame()
             if len(self.columns_) == 1:
                 frame.columns = self.columns_
-        elif isinstance(y, pd.DataFrame):
-            frame = y
-        else:
-            raise TypeError(f"partial_update: y must be a pandas Series or DataFrame, got {type(y).__name__}")
-        new = self._new_observations(frame, self._stream_cutoff, strict=True, where="partial_update")
-        if self.get_config()["remember_data"]:
-            return self.update(y, update_params=False)  # the user asked sktime to keep the data
-        # Fast path, same result as update(y, update_params=False) without sktime's per-call conversions.
-        self._advance(new, update_params=False)
-        self._set_cutoff_from_y(new)
-        self._state_cutoff = self._cutoff
-        return self
+            return frame
+        if isinstance(y, pd.DataFrame):
+            return y
+        raise TypeError(f"{where}: y must be a pandas Series or DataFrame, got {type(y).__name__}")
+
+    def _single_stream(self, where: str) -> None:
+        if self._level_names is not None:
+            raise ValueError(f"{where} works on a forecaster fitted on a single series, not on a panel")
 
     def stream_forecasts(self, y: pd.Series | pd.DataFrame) -> np.ndarray:
         """The forecasts the stream would make after each observation of ``y``, without advancing it.
 
         Continues from the current state exactly as :meth:`partial_update` would (same checks, same
         computation, in blocks), but returns the forecast after every observation and leaves the
-        forecaster unchanged. Used to score streaming forecasts over a long period in one pass.
+        forecaster unchanged. Used to score streaming forecasts over a long period in one pass. For a
+        forecaster fitted on a single series.
 
         Parameters
         ----------
@@ -536,31 +765,31 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
             original units.
         """
         self.check_is_fitted()
-        frame = y.to_frame() if isinstance(y, pd.Series) else y
-        if isinstance(y, pd.Series) and self.n_channels_ == 1:
-            frame.columns = self.columns_
-        if not isinstance(frame, pd.DataFrame):
-            raise TypeError(
-                f"stream_forecasts: y must be a pandas Series or DataFrame, got {type(y).__name__}"
-            )
-        self._new_observations(frame, self._stream_cutoff, strict=True, where="stream_forecasts")
-        x = self._scale(self._values(frame, "stream_forecasts"))[None]
+        self._single_stream("stream_forecasts")
+        frame = self._as_frame(y, "stream_forecasts")
+        plan = self._plan(frame, strict=True, where="stream_forecasts")
+        streams = self._streams
+        x = torch.as_tensor(
+            (plan.values[0] - streams.mean[0]) / streams.scale[0], dtype=torch.float32, device=self._device
+        )[None]
         module = self.net_.module_
         module.eval()
-        state, history, out = self.state_, self.history_, []
+        state, history = streams.take(torch.zeros(1, dtype=torch.long, device=self._device))
+        out = []
         with torch.no_grad(), self._torch_context():
             for start in range(0, x.shape[1], _ENCODE_CHUNK):
                 pred, state, history = module(
                     x[:, start : start + _ENCODE_CHUNK], state=state, history=history, return_state=True
                 )
                 out.append(pred[0].cpu().numpy().astype(np.float64))
-        return np.concatenate(out) * self.scale_ + self.mean_
+        return np.concatenate(out) * streams.scale[0] + streams.mean[0]
 
     def predict_windows(self, windows: np.ndarray, batch_size: int = 256) -> np.ndarray:
         """Forecast after each of many separate histories, encoding each from scratch, in batches.
 
         This is the vectorised path for evaluating many windows (e.g. all stride-1 test windows of a
-        benchmark); it does not touch the stream state.
+        benchmark); it does not touch the stream state. For a forecaster fitted on a single series
+        (the windows are scaled with its statistics).
 
         Parameters
         ----------
@@ -575,6 +804,7 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
             The forecast of the next ``horizon_`` steps after each window, in original units.
         """
         self.check_is_fitted()
+        self._single_stream("predict_windows")
         arr = np.asarray(windows, dtype=np.float64)
         if arr.ndim == 2 and self.n_channels_ == 1:
             arr = arr[..., None]
@@ -584,43 +814,75 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
             )
         if not np.isfinite(arr).all():
             raise ValueError("windows contain NaN or infinite values")
+        mean, scale = self._streams.mean[0], self._streams.scale[0]
         module = self.net_.module_
         module.eval()
         out = []
         with torch.no_grad(), self._torch_context():
             for start in range(0, len(arr), batch_size):
-                x = self._scale(arr[start : start + batch_size])
-                out.append(module(x, last_only=True)[:, 0].cpu().numpy().astype(np.float64))
+                x = torch.as_tensor((arr[start : start + batch_size] - mean) / scale, dtype=torch.float32)
+                out.append(module(x.to(self._device), last_only=True)[:, 0].cpu().numpy().astype(np.float64))
         if not out:
             return np.zeros((0, self.horizon_, self.n_channels_))
-        return np.concatenate(out) * self.scale_ + self.mean_
+        return np.concatenate(out) * scale + mean
 
     def stream_state_tensors(self) -> list[torch.Tensor]:
-        """Copies of every tensor of the stream (encoder state, recent values, current forecast)."""
+        """Copies of every tensor of the streams (encoder states, recent values, current forecasts)."""
         self.check_is_fitted()
-        tensors = flatten_state(self.state_)
-        return [t.detach().clone() for t in [*tensors, self.history_, self.last_forecast_]]
+        return [t.detach().clone() for t in self._streams.tensors()]
 
-    # ------------------------------------------------------------------ sktime plumbing
-    def _set_cutoff_from_y(self, y: Any) -> None:
-        super()._set_cutoff_from_y(y)
-        if not self.is_fitted:
-            # fit: the state will consume all of y
-            self._state_cutoff = self._cutoff
+    # ------------------------------------------------------------------ fitted attributes
+    @property
+    def series_ids_(self) -> list[Any]:
+        """Ids of the series the forecaster streams, in order (``[None]`` for a single series)."""
+        return list(self._streams.ids)
+
+    @property
+    def mean_(self) -> np.ndarray | pd.DataFrame:
+        """Standardisation means: ``(n_channels,)`` for a single series, one row per series of a panel."""
+        return self._per_series(self._streams.mean)
+
+    @property
+    def scale_(self) -> np.ndarray | pd.DataFrame:
+        """Standardisation scales: ``(n_channels,)`` for a single series, one row per series of a panel."""
+        return self._per_series(self._streams.scale)
+
+    @property
+    def n_seen_(self) -> int | pd.Series:
+        """Time steps consumed (``fit`` plus updates): an int, or one per series of a panel."""
+        if self._level_names is None:
+            return int(self._streams.n_seen[0])
+        return pd.Series(self._streams.n_seen, index=self._series_index(), name="n_seen")
+
+    def _series_index(self) -> pd.Index:
+        ids = self._streams.ids
+        names = self._level_names[:-1]
+        if len(names) == 1:
+            return pd.Index(ids, name=names[0])
+        return pd.MultiIndex.from_tuples(ids, names=names)
+
+    def _per_series(self, stats: np.ndarray) -> np.ndarray | pd.DataFrame:
+        if self._level_names is None:
+            return stats[0].copy()
+        return pd.DataFrame(stats, index=self._series_index(), columns=self.columns_)
 
     # ------------------------------------------------------------------ persistence hooks
     def _fitted_attributes(self) -> dict[str, Any]:
+        streams = self._streams
+        self._sync_cutoffs()
         cutoff = self.cutoff
         return {
             "horizon": self.horizon_,
             "n_channels": self.n_channels_,
             "columns": [c if isinstance(c, int | str) else str(c) for c in self.columns_],
-            "mean": self.mean_,
-            "scale": self.scale_,
-            "state": [t.cpu() for t in flatten_state(self.state_)],
-            "history": self.history_.cpu(),
-            "last_forecast": self.last_forecast_.cpu(),
-            "n_seen": self.n_seen_,
+            "level_names": _plain_metadata(self._level_names),
+            "series_ids": [_plain_metadata(i) for i in streams.ids],
+            "series_cutoffs": [_index_to_plain(c) for c in streams.cutoffs],
+            "mean": streams.mean,
+            "scale": streams.scale,
+            "n_seen": streams.n_seen,
+            "n_observed": streams.n_observed,
+            "streams": [t.cpu() for t in streams.tensors()],
             "cutoff": _index_to_plain(cutoff),
             "fh": None if self._fh is None else [int(s) for s in self._fh.to_relative(cutoff).to_numpy()],
             "y_mtype": str(self._y_mtype_last_seen),
@@ -633,19 +895,22 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         self.horizon_ = int(attributes["horizon"])
         self.n_channels_ = int(attributes["n_channels"])
         self.columns_ = pd.Index(attributes["columns"])
-        self.mean_ = attributes["mean"].numpy()
-        self.scale_ = attributes["scale"].numpy()
         self.net_ = self._build_forecast_net(with_callbacks=False).initialize()
         self.net_.module_.load_state_dict(state_dict)
         self.net_.module_.eval()
-        template = self.net_.module_.init_state(1, self._device)
-        self.state_ = unflatten_state(template, [t.to(self._device) for t in attributes["state"]])
-        self.history_ = attributes["history"].to(self._device)
-        self.last_forecast_ = attributes["last_forecast"].to(self._device)
-        self.n_seen_ = int(attributes["n_seen"])
+        levels = attributes["level_names"]
+        self._level_names = None if levels is None else list(levels)
+        ids = [i if not isinstance(i, list) else tuple(i) for i in attributes["series_ids"]]
+        module = self.net_.module_
+        streams = ForecastStreams.empty(module, self._device)
+        streams.add(ids, attributes["mean"].numpy(), attributes["scale"].numpy(), module, self._device)
+        streams.load_tensors(streams.state, [t.to(self._device) for t in attributes["streams"]])
+        streams.n_seen = attributes["n_seen"].numpy().copy()
+        streams.n_observed = attributes["n_observed"].numpy().copy()
+        streams.cutoffs = [_index_from_plain(c) for c in attributes["series_cutoffs"]]
+        self._streams = streams
         cutoff = _index_from_plain(attributes["cutoff"])
         self._set_cutoff(cutoff)
-        self._state_cutoff = cutoff
         if attributes["fh"] is not None:
             self._fh = ForecastingHorizon(attributes["fh"], is_relative=True, freq=cutoff)
         self._y_mtype_last_seen = attributes["y_mtype"]
@@ -747,3 +1012,57 @@ def _metadata_from_plain(meta: dict[str, Any]) -> dict[str, Any]:
         except (ImportError, KeyError):
             pass
     return meta
+
+
+class _StreamPlan(NamedTuple):
+    """What a batch of new observations does to the streams (built before anything changes)."""
+
+    ids: list[Any]
+    times: list[pd.Index]
+    values: list[np.ndarray]
+    new: list[Any]
+
+
+def _describe_levels(level_names: list[Any] | None) -> str:
+    if level_names is None:
+        return "a single series (no MultiIndex)"
+    return f"a MultiIndex of {len(level_names)} levels {list(level_names)}"
+
+
+def _continuation(
+    time: pd.Index, cutoff: pd.Index, strict: bool, where: str, series_id: Any
+) -> np.ndarray | None:
+    """Which steps of ``time`` come after ``cutoff``, checked to continue it without a gap.
+
+    ``strict`` also rejects steps at or before ``cutoff`` (an overlap); otherwise they are skipped (the
+    state has consumed them already; their values cannot be checked, history is not stored). Returns
+    ``None`` when nothing comes after the cutoff.
+    """
+    who = series_label(series_id)
+    try:
+        steps = np.asarray(
+            ForecastingHorizon(time, is_relative=False, freq=cutoff).to_relative(cutoff).to_numpy(),
+            dtype=np.int64,
+        )
+    except Exception as err:  # index of another type or frequency than the stream's
+        raise ValueError(
+            f"{where}: {who}'s index ({type(time).__name__}) cannot be placed after its cutoff "
+            f"{cutoff[0]!r}: {err}"
+        ) from err
+    if strict and steps[0] <= 0:
+        raise ValueError(
+            f"{where}: {who} overlaps the observations already seen: it starts at {time[0]!r}, "
+            f"not after its cutoff {cutoff[0]!r}"
+        )
+    keep = steps > 0
+    if not keep.any():
+        return None
+    expected = np.arange(1, int(keep.sum()) + 1)
+    if not np.array_equal(steps[keep], expected):
+        first_bad = int(np.argmax(steps[keep] != expected))
+        raise ValueError(
+            f"{where}: {who} leaves a gap after its cutoff {cutoff[0]!r}: observation "
+            f"{time[keep][first_bad]!r} is {int(steps[keep][first_bad])} steps after it, expected "
+            f"{int(expected[first_bad])} (mark missing observations with NaN)"
+        )
+    return keep

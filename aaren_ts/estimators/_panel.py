@@ -1,0 +1,122 @@
+"""Panels of time series as lists of per-series arrays, and back to sktime's pandas mtypes.
+
+sktime's ``pd-multiindex`` (Panel) and ``pd_multiindex_hier`` (Hierarchical) mtypes are data frames whose
+row index has one or more *instance* levels followed by one *time* level. :class:`~aaren_ts.AarenForecaster`
+works on each series' values as an array of shape ``(n_i, C)`` with its own time index;
+:func:`split_series` takes a frame apart (keeping the order in which series first appear) and
+:func:`panel_frame` builds one from per-series pieces. A plain (single-series) frame is a panel of one
+series whose id is ``None``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["SeriesPanel", "panel_frame", "series_label", "split_series"]
+
+
+@dataclass
+class SeriesPanel:
+    """The series of a panel, in order of first appearance.
+
+    Attributes
+    ----------
+    ids : list
+        Series ids: the instance level's value (one instance level) or a tuple of the instance levels'
+        values; ``[None]`` for a single series.
+    times : list of pandas.Index
+        Each series' time index.
+    values : list of ndarray
+        Each series' values, float64 ``(n_i, C)``, NaN where missing.
+    columns : pandas.Index
+        The columns (channels).
+    level_names : list or None
+        Names of the index levels (instance levels, then time), ``None`` for a single series.
+    """
+
+    ids: list[Hashable]
+    times: list[pd.Index]
+    values: list[np.ndarray]
+    columns: pd.Index
+    level_names: list[Hashable] | None
+
+    @property
+    def is_panel(self) -> bool:
+        """Whether the data came as a panel or hierarchy (a MultiIndex frame)."""
+        return self.level_names is not None
+
+
+def series_label(series_id: Hashable) -> str:
+    """How errors name a series: ``"series 'H1'"``, or ``"y"`` for the single series."""
+    return "y" if series_id is None else f"series {series_id!r}"
+
+
+def split_series(y: pd.DataFrame, where: str) -> SeriesPanel:
+    """Take ``y`` (a plain or MultiIndex frame) apart into its series.
+
+    Raises
+    ------
+    TypeError
+        If ``y`` is not a data frame or holds non-numbers.
+    ValueError
+        If a series' time index is not strictly increasing, or ``y`` holds infinite values.
+    """
+    if not isinstance(y, pd.DataFrame):
+        raise TypeError(f"{where}: y must be a pandas Series or DataFrame, got {type(y).__name__}")
+    try:
+        values = y.to_numpy(dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"{where}: y must hold numbers ({err})") from err
+    if not isinstance(y.index, pd.MultiIndex):
+        _check_series(y.index, values, None, where)
+        return SeriesPanel([None], [y.index], [values], y.columns, None)
+    instances = y.index.droplevel(-1)
+    codes, uniques = pd.factorize(instances)
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(len(uniques) + 1))
+    time_level = y.index.get_level_values(-1)[order]
+    values = values[order]
+    ids = [u if isinstance(u, tuple) or instances.nlevels == 1 else (u,) for u in uniques]
+    times, parts = [], []
+    for k, series_id in enumerate(ids):
+        times.append(time_level[bounds[k] : bounds[k + 1]])
+        parts.append(values[bounds[k] : bounds[k + 1]])
+        _check_series(times[-1], parts[-1], series_id, where)
+    return SeriesPanel(ids, times, parts, y.columns, list(y.index.names))
+
+
+def _check_series(index: pd.Index, values: np.ndarray, series_id: Hashable, where: str) -> None:
+    if np.isinf(values).any():
+        row = int(np.argwhere(np.isinf(values))[0, 0])
+        raise ValueError(
+            f"{where}: {series_label(series_id)} holds an infinite value (at {index[row]!r}); "
+            "use NaN for a missing observation"
+        )
+    if not index.is_monotonic_increasing or not index.is_unique:
+        raise ValueError(f"{where}: {series_label(series_id)}'s time index must be strictly increasing")
+
+
+def panel_frame(
+    ids: Sequence[Hashable],
+    times: Sequence[pd.Index],
+    values: Sequence[np.ndarray],
+    columns: pd.Index,
+    level_names: list[Hashable] | None,
+) -> pd.DataFrame:
+    """A frame of the given series: plain for a single series (``level_names`` None), else MultiIndex."""
+    if level_names is None:
+        return pd.DataFrame(values[0], index=times[0], columns=columns)
+    n_instance_levels = len(level_names) - 1
+    lengths = [len(t) for t in times]
+    levels = []
+    for k in range(n_instance_levels):
+        labels = [series_id[k] if n_instance_levels > 1 else series_id for series_id in ids]
+        levels.append(pd.Index(labels).repeat(lengths))
+    time = times[0].append(list(times[1:])) if len(times) > 1 else times[0]
+    index = pd.MultiIndex.from_arrays([*levels, time], names=level_names)
+    data = np.concatenate(values) if values else np.zeros((0, len(columns)))
+    return pd.DataFrame(data, index=index, columns=columns)
