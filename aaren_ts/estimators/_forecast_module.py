@@ -17,6 +17,7 @@ for Aaren, whatever the stream's length.
 
 from __future__ import annotations
 
+import copy
 from typing import Any, NamedTuple
 
 import torch
@@ -91,8 +92,12 @@ class ForecastNet(nn.Module):
         channel_independent: bool,
         local_norm: str,
         channel_embedding: bool = False,
+        sp: int = 1,
     ) -> None:
         super().__init__()
+        if not 1 <= sp <= context_length:
+            raise ValueError(f"sp must be in [1, context_length={context_length}], got {sp}")
+        self.sp = sp
         if local_norm not in LOCAL_NORMS:
             raise ValueError(f"local_norm must be one of {LOCAL_NORMS}, got {local_norm!r}")
         self.n_channels = n_channels
@@ -119,16 +124,17 @@ class ForecastNet(nn.Module):
         self.reset_to_naive()
 
     def reset_to_naive(self) -> None:
-        """Make the network the last-value (naive) forecast, as it is at initialisation.
+        """Make the network the (seasonal) naive forecast, as it is at initialisation.
 
-        The skip repeats the window's last value (``z_last * scale + level`` is the last value for every
-        ``local_norm``) and the encoder's head is zero, so training starts from the naive forecast and
-        learns corrections to it. The encoder's own weights are left as they are (they do not reach the
-        output while the head is zero).
+        The skip repeats the window's last ``sp`` values (``sp = 1``: the last value; ``z * scale +
+        level`` gives the values back for every ``local_norm``) and the encoder's head is zero, so
+        training starts from the naive forecast and learns corrections to it. The encoder's own weights
+        are left as they are (they do not reach the output while the head is zero).
         """
         with torch.no_grad():
             self.skip.weight.zero_()
-            self.skip.weight[:, -1] = 1.0
+            steps = torch.arange(self.horizon)
+            self.skip.weight[steps, self.context_length - self.sp + steps % self.sp] = 1.0
             self.skip.bias.zero_()
             self.head.weight.zero_()
             self.head.bias.zero_()
@@ -273,12 +279,17 @@ def beats_naive(
     device: torch.device | str,
     margin: float = NAIVE_MARGIN,
 ) -> bool:
-    """Whether ``module``'s MSE on ``dataset`` (items ``(x, target)``) is ``margin`` below the last value's.
+    """Whether ``module``'s MSE on ``dataset`` (items ``(x, target)``) is ``margin`` below the naive's.
 
-    Both errors are summed over every finite target of every item (one item per forward pass).
+    The naive forecast is the one :meth:`ForecastNet.reset_to_naive` would make of ``module`` (the last
+    value, or the seasonal naive). Both errors are summed over every finite target of every item (one
+    item per forward pass).
     """
+    naive_module = copy.deepcopy(module)
+    naive_module.reset_to_naive()
     was_training = module.training
     module.eval()
+    naive_module.eval()
     err = naive_err = 0.0
     count = 0
     with torch.no_grad():
@@ -287,10 +298,8 @@ def beats_naive(
             x, target = x[None].to(device), target[None].to(device)
             valid = torch.isfinite(target)
             truth = torch.nan_to_num(target)
-            pred = module(x)
-            naive = module.filled(x)[:, :, None, :].expand_as(target)
-            err += float(torch.where(valid, pred - truth, 0.0).square().sum())
-            naive_err += float(torch.where(valid, naive - truth, 0.0).square().sum())
+            err += float(torch.where(valid, module(x) - truth, 0.0).square().sum())
+            naive_err += float(torch.where(valid, naive_module(x) - truth, 0.0).square().sum())
             count += int(valid.sum())
     module.train(was_training)
     return count > 0 and err < (1.0 - margin) * naive_err

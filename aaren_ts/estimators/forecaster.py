@@ -27,7 +27,7 @@ _ENCODE_ROWS = 1024  # series per batch when encoding many series (bounds activa
 
 
 class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
-    """Multi-horizon point forecaster on Aaren, with streaming updates at O(1) cost per observation.
+    """Multi-horizon point forecaster on Aaren: one global network over one or many series, streamed at O(1).
 
     At every time step the network embeds the last ``context_length`` values (standardised by their own
     mean and standard deviation, so tokens do not depend on the series' level or scale; the forecast is
@@ -35,33 +35,53 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
     (:class:`~aaren_ts.nn.AarenEncoder`, or the KV-cached Transformer baseline). The encoder's output at
     step ``t`` summarises the whole history up to ``t``; a linear head forecasts the next ``horizon``
     values from it, added to a direct linear forecast from the token's window. Values are standardised
-    per channel with statistics of the training part of the series, fixed after ``fit``.
+    per series and channel with statistics of the training part of each series, fixed after ``fit``.
 
-    **Training.** The series is cut into segments of ``segment_length`` steps (a random crop of each
-    stretch of the series, every epoch; a short series gets at least 32 crops per epoch, so an epoch is
-    several optimizer steps), each encoded from scratch. The untrained network is the last-value forecast
-    (the direct forecast repeats the last value, the encoder's head starts at zero): training learns
-    corrections to it. Because the encoder outputs a forecast
-    at every step, the loss is the MSE of the forecasts at *every* step of a segment (each prefix
-    forecasts its own next ``horizon`` values), so the model learns to forecast from any history length:
-    from one observation (windows padded with the first value) through a fresh window of
-    ``context_length`` to ``segment_length`` steps. Early stopping watches the same loss on the last
-    ``validation_fraction`` of the series; if the trained network's MSE there is not at least 10 % below
-    the last value's, it is reset to the last-value forecast (nothing reliably learnt, as on a random
-    walk). The model's inputs do not depend on the history's length
-    (tokens are local windows relative to their own level; the global scaling is fixed), and an Aaren
-    layer's output is a softmax-weighted average over the history, which settles as history grows; so a
-    model trained on segments of a few times ``context_length`` keeps forecasting as well after streaming
-    through thousands of steps (measured on ETTh1 in ``benchmarks/forecasting.py``: streaming MSE within
-    1 % of, and slightly below, the MSE from fresh windows).
+    **Many series.** ``y`` may be one series (``pd.Series``/``pd.DataFrame``) or a panel or hierarchy
+    (sktime's ``pd-multiindex`` and ``pd_multiindex_hier``: series of any lengths and start times,
+    with the same columns). One network is trained over all of them (no per-series broadcasting); each
+    series keeps its own scaling, its own stream state and its own cutoff, and ``predict`` returns
+    every series' forecast in the input's format. ``pretrain`` learns on a panel; ``fit`` on
+    another series then conditions the stream on it with the pretrained weights (fine-tuning for
+    ``fine_tune_epochs`` epochs if set).
 
-    **Streaming.** After ``fit`` the forecaster holds the encoder's recurrent state after the whole
-    training series, the last ``context_length - 1`` values and the forecast at the cutoff.
-    :meth:`partial_update` (and ``update(y, update_params=False)``) advances them through new observations
-    in ``O(len(y))`` time and, with ``backbone="aaren"``, ``O(1)`` memory: history is never re-encoded and
-    never stored (sktime's ``remember_data`` config is off, so ``self._y`` is not kept either). The result
-    equals (to float32 round-off) encoding the whole series at once with the same weights. With
-    ``backbone="transformer"`` the state is a KV cache that grows by one entry per observation.
+    **Missing values.** NaN marks a missing observation, in ``fit``, ``update`` and
+    :meth:`partial_update`. It adds nothing to the loss, and its token is not seen by the encoder: the
+    state carries over it, so streaming through gaps equals encoding the whole series with the same
+    gaps. A window that contains a gap sees the last observed value carried forward (values before a
+    series' first observation: that first observation), and the token embeds, beside the window, which
+    of its positions were carried. The forecast at a missing step comes from the state of the
+    observations so far and the carried window, so forecasts after a gap stay finite.
+
+    **Training.** Each series is cut into segments of ``segment_length`` steps (a random crop of each
+    stretch of every series, every epoch; at least 32 crops per epoch, so an epoch is several optimizer
+    steps), each encoded from scratch. The untrained network is the naive forecast (the direct
+    forecast repeats the last value, or the last season with ``sp``; the encoder's head starts at
+    zero): training learns corrections to it. Because the encoder outputs a forecast at every step, the
+    loss is the MSE of the forecasts at *every* step of a segment (each prefix forecasts its own next
+    ``horizon`` values), so the model learns to forecast from any history length: from one
+    observation through a fresh window of ``context_length`` to ``segment_length`` steps. Early
+    stopping watches the same loss on the last ``validation_fraction`` of every series; if the trained
+    network's MSE there is not at least 10 % below the naive forecast's, it is reset to the naive
+    forecast (nothing reliably learnt, as on a random walk). The model's inputs do not depend on the
+    history's length (tokens are local windows relative to their own level; the global scaling is
+    fixed), and an Aaren layer's output is a softmax-weighted average over the history, which settles
+    as history grows; so a model trained on segments of a few times ``context_length`` keeps
+    forecasting as well after streaming through thousands of steps (measured on ETTh1 in
+    ``benchmarks/forecasting.py``: streaming MSE within 1 % of, and slightly below, the MSE from fresh
+    windows).
+
+    **Streaming.** After ``fit`` the forecaster holds, for every series, the encoder's recurrent state
+    after the whole series, its last ``context_length - 1`` values and its forecast at its cutoff.
+    :meth:`partial_update` (and ``update(y, update_params=False)``) advances them through new
+    observations in ``O(len(y))`` time and, with ``backbone="aaren"``, ``O(1)`` memory per series:
+    history is never re-encoded and never stored (sktime's ``remember_data`` config is off, so
+    ``self._y`` is not kept either). A panel's series present in the new data advance in one batched
+    call, each from its own cutoff; a series id not seen before starts a new stream. The result equals
+    (to float32 round-off) encoding every whole series at once with the same weights.
+    :meth:`partial_update_array` and :meth:`predict_array` are the same on arrays, for serving many
+    streams. With ``backbone="transformer"`` the state is a KV cache that grows by one entry per
+    observation.
 
     Parameters
     ----------
@@ -73,6 +93,11 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         Number of steps the network forecasts. ``None``: the largest step of the ``fh`` passed to ``fit``
         (then ``fh`` is required in ``fit``). Predicting further than ``horizon`` raises ``ValueError``;
         refit with a larger ``horizon``.
+    sp : int, default=1
+        Seasonal period (sktime's name; 24 for hourly data with a daily cycle). The untrained network
+        is the seasonal naive forecast with this period (``1``: the last value), training learns
+        corrections to it, and a trained network must beat it on the validation tail to be kept. At
+        most ``context_length``.
     backbone : {"aaren", "transformer"}, default="aaren"
         Sequence mixer of the encoder.
     d_model : int, default=64
@@ -131,7 +156,7 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         Epochs of fine-tuning on the new observations in ``update(y, update_params=True)``, and of
         further training when ``pretrain`` is called again.
     fine_tune_epochs : int, default=0
-        After :meth:`pretrain`, epochs of fine-tuning on the series passed to ``fit`` (``0``: ``fit``
+        After ``pretrain``, epochs of fine-tuning on the series passed to ``fit`` (``0``: ``fit``
         only conditions the streams on them, with the pretrained weights).
     device : str, default="auto"
         Torch device; ``"auto"`` picks CUDA when available.
@@ -204,12 +229,14 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         "segment_length": Optional(PositiveInt),
         "update_epochs": Interval(0, None, integer=True),
         "fine_tune_epochs": Interval(0, None, integer=True),
+        "sp": PositiveInt,
     }
 
     def __init__(
         self,
         context_length: int = 96,
         horizon: int | None = None,
+        sp: int = 1,
         backbone: str = "aaren",
         d_model: int = 64,
         n_heads: int = 4,
@@ -259,6 +286,7 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
             "channel_independent": bool(self.channel_independent),
             "channel_embedding": bool(self.channel_embedding),
             "local_norm": self.local_norm,
+            "sp": int(self.sp),
         }
         return self._build_net(
             NeuralNet,
@@ -395,7 +423,7 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
     def _fit(self, y: pd.DataFrame, X: pd.DataFrame | None = None, fh: ForecastingHorizon | None = None):
         """Train one network over every series of ``y`` (unless pretrained), then encode each series.
 
-        After :meth:`pretrain` the pretrained network is kept: it is fine-tuned on ``y`` for
+        After ``pretrain`` the pretrained network is kept: it is fine-tuned on ``y`` for
         ``fine_tune_epochs`` epochs (none by default) and the streams are conditioned on ``y``.
         """
         self._validate_params()

@@ -343,3 +343,24 @@ def test_switching_the_fused_step_off_does_not_warn(fresh_native) -> None:
     fresh_native.setenv("AAREN_TS_NATIVE", "0")
     fresh_native.setattr(_native, "_compiler", lambda: None)  # would warn, were it consulted
     assert _fallback_warnings(_two_loads_and_a_step) == []
+
+
+def test_many_streams_take_the_pytorch_step_with_the_same_result() -> None:
+    """Above the fused kernel's batch limit the lean step runs PyTorch's matrix products: same outputs."""
+    from aaren_ts.nn.encoder import _NATIVE_MAX_BATCH
+
+    torch.manual_seed(1)
+    enc = AarenEncoder(16, 4, 2, 32).eval()
+    batch = _NATIVE_MAX_BATCH + 9
+    x = torch.randn(batch, 20, 16)
+    with torch.no_grad():
+        expected, _ = enc(x)
+    plan = _plan(enc)
+    if plan.native is not None:  # the fused kernel would not be called at this batch size
+        plan.native = None
+        lean, _ = _stream(enc.step, x, enc.init_state(batch))
+        enc.__dict__.pop("_step_plan")
+    lean_default, _ = _stream(enc.step, x, enc.init_state(batch))
+    torch.testing.assert_close(lean_default, expected, rtol=1e-5, atol=1e-5)
+    if "lean" in locals():
+        torch.testing.assert_close(lean_default, lean, rtol=0, atol=0)

@@ -1,0 +1,279 @@
+"""Many streams, one model: the cost of one new observation for each of 10 000 series.
+
+A global AarenForecaster is fitted on M4 Hourly (one epoch: the cost of a step does not depend on the
+training), then serves ``--streams`` series (M4 Hourly tiled, each started from its last
+``--warmup`` observations). One call advances every stream by one observation and reads every forecast
+(``partial_update_array`` + ``predict_array``; also through the pandas API, ``partial_update`` +
+``predict``). Beside it, in the same run:
+
+* (a) one series at a time through the same estimator (the same calls, one id each);
+* (b) sktime's broadcasting (``ForecastByLevel``: one AarenForecaster per series) and its ``update``;
+* (c) the Transformer twin (the same global forecaster with ``backbone="transformer"``);
+* the floors: the encoder's own step on the same batch, and the GEMM floor of the work (the model's
+  matrix products for one token per stream, as plain sgemms of the same shapes).
+
+Also one series, one observation (a forecaster fitted on one series): ``partial_update`` + ``predict``
+and the array path, against the model's own compute for that step (the network's forward on one token
+from the state, which includes the encoder step and the head). Memory per stream from the state's
+tensors.
+
+Usage::
+
+    python benchmarks/many_streams.py --data-home $AAREN_TS_DATA
+
+Writes ``benchmarks/results/many_streams.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+import torch
+from _common import best_time, markdown_table, results_dir
+
+from aaren_ts import AarenForecaster
+from aaren_ts.datasets import load_m4
+
+SMALL_FIT = {"max_epochs": 1, "device": "cpu", "random_state": 0}
+
+
+def _tile(y: pd.DataFrame, n_streams: int, warmup: int) -> pd.DataFrame:
+    """``n_streams`` series: M4's series repeated under new ids, each its last ``warmup`` steps."""
+    tails = y.groupby(level=0, sort=False).tail(warmup)
+    ids = tails.index.get_level_values(0).unique()
+    pieces = []
+    for k in range(-(-n_streams // len(ids))):
+        piece = tails.copy()
+        piece.index = piece.index.set_levels([f"{i}#{k}" for i in piece.index.levels[0]], level=0)
+        pieces.append(piece)
+    out = pd.concat(pieces)
+    keep = out.index.get_level_values(0).unique()[:n_streams]
+    return out[out.index.get_level_values(0).isin(keep)]
+
+
+def _state_bytes(f: AarenForecaster) -> int:
+    return sum(t.element_size() * t.nelement() for t in f.stream_state_tensors())
+
+
+def _gemm_floor(f: AarenForecaster, rows: int, repeats: int) -> float:
+    """Seconds for the model's matrix products on ``rows`` tokens, as plain sgemms of the same shapes."""
+    shapes = [m.weight.shape for m in f.net_.module_.modules() if isinstance(m, torch.nn.Linear)]
+    mats = [(torch.randn(rows, k), torch.randn(k, n)) for n, k in shapes]
+
+    def run() -> None:
+        for a, b in mats:
+            torch.mm(a, b)
+
+    return best_time(run, repeats=repeats)
+
+
+def _encoder_step_time(f: AarenForecaster, repeats: int) -> float:
+    module = f.net_.module_
+    state = f._streams.state
+    tokens = torch.randn(f._streams.forecast.shape[0] * f._streams.rows_per_series, module.embed.out_features)
+    with torch.no_grad():
+        return best_time(lambda: module.encoder.step(tokens, state), repeats=repeats)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data-home", default=None)
+    parser.add_argument("--streams", type=int, default=10_000)
+    parser.add_argument(
+        "--transformer-streams", type=int, default=2_000, help="streams of the Transformer twin (KV caches)"
+    )
+    parser.add_argument("--warmup", type=int, default=192, help="observations each stream starts from")
+    parser.add_argument("--one-at-a-time", type=int, default=200, help="series timed one call each (a)")
+    parser.add_argument("--broadcast-series", type=int, default=10, help="series of the broadcast peer (b)")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--output", default=None, help="results folder")
+    args = parser.parse_args()
+    warnings.filterwarnings("ignore", message=".*remember_data.*", category=FutureWarning)
+    torch.set_num_threads(args.threads)
+    rng = np.random.default_rng(0)
+
+    data = load_m4("Hourly", data_home=args.data_home)
+    fh = list(range(1, data.horizon + 1))
+    models = {}
+    for backbone in ("aaren", "transformer"):
+        start = time.perf_counter()
+        f = AarenForecaster(horizon=data.horizon, backbone=backbone, **SMALL_FIT).fit(data.y_train)
+        count = args.streams if backbone == "aaren" else args.transformer_streams
+        streams = _tile(data.y_train, count, args.warmup)
+        f.partial_update(streams)  # new series start their streams (no training)
+        models[backbone] = f
+        print(
+            f"{backbone}: fitted, {len(f.series_ids_)} streams started in {time.perf_counter() - start:.0f}s"
+        )
+
+    rows: list[list[object]] = []
+    n = args.streams
+    figures: dict[str, float] = {}
+    for backbone, f in models.items():
+        ids = [i for i in f.series_ids_ if "#" in str(i)]
+
+        def step_all(f=f, ids=ids) -> None:
+            f.partial_update_array(rng.normal(size=(len(ids), 1)), series_ids=ids)
+            f.predict_array(ids)
+
+        t = best_time(step_all, repeats=args.repeats)
+        figures[f"{backbone} all"] = t
+        state_kib = _state_bytes(f) / len(f.series_ids_) / 1024
+        label = "" if backbone == "aaren" else f" (c), {len(ids)} streams"
+        rows.append(
+            [
+                f"global {backbone}: partial_update_array + predict_array, all streams in one call{label}",
+                f"{t / len(ids) * n * 1e3:.1f}" + ("" if backbone == "aaren" else "*"),
+                f"{t / len(ids) * 1e6:.2f}",
+                f"{state_kib:.1f}",
+            ]
+        )
+    f = models["aaren"]
+    ids = [i for i in f.series_ids_ if "#" in str(i)]
+    f._sync_cutoffs()
+    times = [f._streams.cutoffs[f._streams.row_of[i]][0] for i in ids]
+    new = pd.DataFrame(
+        {"y": rng.normal(size=n)},
+        index=pd.MultiIndex.from_arrays([ids, np.asarray(times) + 1], names=["series", "time"]),
+    )
+    start = time.perf_counter()
+    f.partial_update(new)
+    f.predict(fh)
+    t_pandas = time.perf_counter() - start
+    rows.append(
+        [
+            "global aaren: partial_update + predict (pandas panel), all streams in one call",
+            f"{t_pandas * 1e3:.1f}",
+            f"{t_pandas / n * 1e6:.2f}",
+            "",
+        ]
+    )
+
+    subset = ids[: args.one_at_a_time]
+
+    def one_at_a_time() -> None:
+        for i in subset:
+            f.partial_update_array(rng.normal(size=(1, 1)), series_ids=[i])
+            f.predict_array([i])
+
+    t = best_time(one_at_a_time, repeats=1)
+    rows.append(
+        [
+            f"(a) the same, one series per call ({len(subset)} calls)",
+            f"{t / len(subset) * n * 1e3:.1f}*",
+            f"{t / len(subset) * 1e6:.2f}",
+            "",
+        ]
+    )
+
+    from sktime.forecasting.compose import ForecastByLevel
+
+    few = data.y_train[data.y_train.index.get_level_values(0).isin(data.series_ids[: args.broadcast_series])]
+    broadcast = ForecastByLevel(AarenForecaster(horizon=data.horizon, **SMALL_FIT), groupby="local").fit(
+        few, fh=fh
+    )
+    cut = few.groupby(level=0, sort=False).tail(1)
+    nxt = pd.DataFrame(
+        {"y": rng.normal(size=len(cut))},
+        index=pd.MultiIndex.from_arrays(
+            [cut.index.get_level_values(0), cut.index.get_level_values(1) + 1], names=few.index.names
+        ),
+    )
+    start = time.perf_counter()
+    broadcast.update(nxt, update_params=False)
+    broadcast.predict(fh)
+    t = time.perf_counter() - start
+    k = args.broadcast_series
+    rows.append(
+        [
+            f"(b) sktime broadcasting (ForecastByLevel, {k} networks): update + predict",
+            f"{t / k * n * 1e3:.0f}*",
+            f"{t / k * 1e6:.0f}",
+            "",
+        ]
+    )
+
+    t_enc = _encoder_step_time(f, args.repeats)
+    t_gemm = _gemm_floor(f, len(f.series_ids_) * f._streams.rows_per_series, args.repeats)
+    n_all = len(f.series_ids_)
+    rows.append(
+        [f"encoder step alone ({n_all} streams)", f"{t_enc * 1e3:.1f}", f"{t_enc / n_all * 1e6:.2f}", ""]
+    )
+    rows.append(
+        [
+            f"GEMM floor: the model's matrix products as sgemms ({n_all} tokens)",
+            f"{t_gemm * 1e3:.1f}",
+            f"{t_gemm / n_all * 1e6:.2f}",
+            "",
+        ]
+    )
+    ratio_all = figures["aaren all"] / (t_gemm * len(ids) / n_all)
+
+    # one series, one observation
+    single_series = data.y_train.xs(data.series_ids[0], level=0)
+    one = AarenForecaster(horizon=data.horizon, **SMALL_FIT).fit(single_series)
+    position = [int(single_series.index[-1])]
+
+    def pandas_step() -> None:
+        position[0] += 1
+        one.partial_update(pd.DataFrame({"y": [rng.normal()]}, index=[position[0]]))
+        one.predict(fh)
+
+    def array_step() -> None:
+        one.partial_update_array(rng.normal(size=(1, 1)))
+        one.predict_array()
+
+    module = one.net_.module_
+    state, history = one._streams.take(torch.zeros(1, dtype=torch.long))
+    x = torch.randn(1, 1, 1)
+
+    def own_compute() -> None:
+        with torch.no_grad():
+            module(x, state=state, history=history, last_only=True, return_state=True)
+
+    t_pd, t_arr, t_own = (
+        best_time(fn, repeats=args.repeats * 20) for fn in (pandas_step, array_step, own_compute)
+    )
+    single_rows = [
+        ["partial_update + predict (pandas)", f"{t_pd * 1e3:.3f}", f"{t_pd / t_own:.1f}"],
+        ["partial_update_array + predict_array", f"{t_arr * 1e3:.3f}", f"{t_arr / t_own:.1f}"],
+        [
+            "the model's own compute (one token from the state, encoder step + head)",
+            f"{t_own * 1e3:.3f}",
+            "1.0",
+        ],
+    ]
+
+    text = [
+        f"# Many streams: one observation for each of {n} series (M4 Hourly tiled)",
+        "",
+        "Command: `python benchmarks/many_streams.py --data-home $AAREN_TS_DATA`",
+        "",
+        f"Machine: {platform.machine()}, torch {torch.__version__}, {args.threads} thread(s); "
+        "default model sizes (d_model 64, 2 layers), fitted one epoch on M4 Hourly; each stream started "
+        f"from {args.warmup} observations. Best of repeated calls; * extrapolated from the per-series cost.",
+        "",
+        "## All streams",
+        "",
+        markdown_table(["what", f"ms for {n} series", "µs per series", "state KiB per series"], rows),
+        "",
+        f"The batched call (partial_update_array + predict_array, Aaren) costs {ratio_all:.2f}× the same-run "
+        "GEMM floor of its work.",
+        "",
+        "## One series, one observation",
+        "",
+        markdown_table(["call", "ms", "× the model's own compute"], single_rows),
+    ]
+    out = results_dir(args.output)
+    (out / "many_streams.md").write_text("\n".join(text) + "\n")
+    print("\n".join(text))
+
+
+if __name__ == "__main__":
+    main()
