@@ -23,7 +23,7 @@ from aaren_ts.estimators._skorch import resolve_device
 __all__ = ["AarenForecaster"]
 
 _ENCODE_CHUNK = 512  # tokens per block when encoding a long series (bounds attention memory)
-_ENCODE_ROWS = 1024  # series per batch when encoding many series (bounds activation memory)
+_ENCODE_TOKENS = 2**19  # series x steps per batch when encoding many series (bounds activation memory)
 
 
 class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
@@ -453,10 +453,7 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
     def _consume(self, rows: np.ndarray, parts: Sequence[np.ndarray], times: Sequence[pd.Index]) -> None:
         """Advance the streams at ``rows`` through their new values ``parts`` (original units)."""
         lengths = np.array([len(v) for v in parts], dtype=np.int64)
-        if self.backbone == "aaren":
-            groups = np.array_split(np.arange(len(rows)), max(1, -(-len(rows) // _ENCODE_ROWS)))
-        else:  # a KV cache grows for every series at once: one call for them all
-            groups = [np.arange(len(rows))]
+        groups = self._row_groups(len(rows), int(lengths.max()))
         for group in groups:
             raw = np.full((len(group), int(lengths[group].max()), self.n_channels_), np.nan)
             for i, k in enumerate(group):
@@ -466,6 +463,13 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         for row, time in zip(rows, times, strict=True):
             streams.cutoffs[row] = time[-1:]
             streams.pending[row] = 0
+
+    def _row_groups(self, n_rows: int, n_steps: int) -> list[np.ndarray]:
+        """Positions of the rows to advance together (bounding the tokens, hence memory, per call)."""
+        if self.backbone != "aaren":  # a KV cache grows for every series at once: one call for them all
+            return [np.arange(n_rows)]
+        per_group = max(1, _ENCODE_TOKENS // max(1, min(n_steps, _ENCODE_CHUNK)))
+        return np.array_split(np.arange(n_rows), max(1, -(-n_rows // per_group)))
 
     def _advance_rows(self, rows: np.ndarray, raw: np.ndarray, lengths: np.ndarray | None = None) -> None:
         """Advance the streams at ``rows`` by ``raw`` ``(R, N, C)`` (original units, NaN = missing).
@@ -492,8 +496,9 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         length_t = torch.as_tensor(lengths, device=self._device)
         module = self.net_.module_
         module.eval()
+        every = len(rows) == len(streams) and bool((rows == np.arange(len(rows))).all())
         state, history = streams.take(row_t)
-        forecast = streams.forecast[row_t]
+        forecast = streams.forecast if every else streams.forecast[row_t]
         with torch.no_grad(), self._torch_context():
             for start in range(0, n, _ENCODE_CHUNK):
                 chunk = (length_t - start).clamp(0, _ENCODE_CHUNK)
@@ -510,7 +515,10 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
                     torch.where((chunk > 0)[:, None, None], out[:, 0], forecast) if ragged else out[:, 0]
                 )
         streams.put(row_t, state, history)
-        streams.forecast[row_t] = forecast
+        if every:
+            streams.forecast = forecast
+        else:
+            streams.forecast[row_t] = forecast
         streams.n_seen[rows] += lengths
         streams.n_observed[rows] += (np.isfinite(raw).any(axis=2) & within).sum(axis=1)
 
@@ -705,10 +713,7 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
                 f"partial_update_array: {series_label(bad)} holds an infinite value; "
                 "use NaN for a missing observation"
             )
-        groups = np.array_split(np.arange(len(rows)), max(1, -(-len(rows) // _ENCODE_ROWS)))
-        if self.backbone != "aaren":
-            groups = [np.arange(len(rows))]
-        for group in groups:
+        for group in self._row_groups(len(rows), arr.shape[1]):
             self._advance_rows(rows[group], arr[group])
         self._streams.pending[rows] += arr.shape[1]
         return self
@@ -735,7 +740,8 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
             raise ValueError(
                 f"predict_array: {series_label(streams.ids[unseen[0]])} has no observed value yet (all NaN)"
             )
-        forecast = streams.forecast[torch.as_tensor(rows, device=self._device)].cpu().numpy()
+        forecast = streams.forecast if series_ids is None else streams.forecast[torch.as_tensor(rows)]
+        forecast = forecast.cpu().numpy()
         return forecast.astype(np.float64) * streams.scale[rows, None, :] + streams.mean[rows, None, :]
 
     def _rows_of(self, series_ids: Sequence[Any] | None, where: str) -> np.ndarray:
