@@ -280,3 +280,18 @@ def test_array_fast_path_rejects_bad_input_and_changes_nothing():
         with pytest.raises(ValueError, match=pattern):
             f.partial_update_array(values, series_ids=ids)
     _assert_same_snapshot(before, _snapshot(f))
+
+
+def test_sktime_update_on_a_panel_equals_partial_update():
+    full = _panel({"a": 70, "b": 60})
+    f = AarenForecaster(**TINY).fit(full.groupby(level=0).head(40))
+    g = copy.deepcopy(f)
+    new = pd.concat({k: _series(full, k).iloc[40:] for k in ["a", "b"]}, names=["series"])
+    f.update(new, update_params=False)
+    g.partial_update(new)
+    pd.testing.assert_frame_equal(f.predict(fh=[1, 2]), g.predict(fh=[1, 2]))
+    assert f.cutoff.equals(g.cutoff)
+    tuned = copy.deepcopy(g)
+    weights = copy.deepcopy(tuned.net_.module_.state_dict())
+    tuned.update(_panel({"a": 5}, starts={"a": 70}, seed=9), update_params=True)
+    assert any(not torch.equal(v, weights[k]) for k, v in tuned.net_.module_.state_dict().items())
