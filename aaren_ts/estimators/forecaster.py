@@ -557,7 +557,10 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
                     f"horizon >= {int(steps.max())}"
                 )
             values.append(forecast[row, steps - 1] * streams.scale[row] + streams.mean[row])
-            times.append(fh.to_absolute_index(cutoff))
+            if fh.is_relative and _is_integer_index(cutoff):  # plain arithmetic, as sktime's would give
+                times.append(pd.Index(int(cutoff[0]) + steps))
+            else:
+                times.append(fh.to_absolute_index(cutoff))
         return panel_frame(streams.ids, times, values, self.columns_, self._level_names)
 
     def _update(self, y: pd.DataFrame, X: pd.DataFrame | None = None, update_params: bool = True):
@@ -1057,6 +1060,10 @@ class _StreamPlan(NamedTuple):
     new: list[Any]
 
 
+def _is_integer_index(index: pd.Index) -> bool:
+    return not isinstance(index, pd.MultiIndex) and pd.api.types.is_integer_dtype(index.dtype)
+
+
 def _describe_levels(level_names: list[Any] | None) -> str:
     if level_names is None:
         return "a single series (no MultiIndex)"
@@ -1074,10 +1081,13 @@ def _continuation(
     """
     who = series_label(series_id)
     try:
-        steps = np.asarray(
-            ForecastingHorizon(time, is_relative=False, freq=cutoff).to_relative(cutoff).to_numpy(),
-            dtype=np.int64,
-        )
+        if _is_integer_index(time) and _is_integer_index(cutoff):  # plain arithmetic (a panel's usual case)
+            steps = time.to_numpy(dtype=np.int64) - int(cutoff[0])
+        else:
+            steps = np.asarray(
+                ForecastingHorizon(time, is_relative=False, freq=cutoff).to_relative(cutoff).to_numpy(),
+                dtype=np.int64,
+            )
     except Exception as err:  # index of another type or frequency than the stream's
         raise ValueError(
             f"{where}: {who}'s index ({type(time).__name__}) cannot be placed after its cutoff "
