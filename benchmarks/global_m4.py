@@ -60,6 +60,7 @@ def main() -> None:
     parser.add_argument("--broadcast-series", type=int, default=12, help="series fitted one network each")
     parser.add_argument("--param", type=_param, action="append", default=[], metavar="NAME=VALUE")
     parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--skip-defaults", action="store_true", help="only the --param settings")
     parser.add_argument("--output", default=None, help="results folder")
     args = parser.parse_args()
     warnings.filterwarnings("ignore", message=".*remember_data.*", category=FutureWarning)
@@ -93,7 +94,7 @@ def main() -> None:
         record(label, naive.predict(fh), time.perf_counter() - start)
 
     # the defaults first (only horizon), then with the --param settings if any
-    variants = [{"horizon": data.horizon, "device": "cpu"}]
+    variants = [] if args.skip_defaults else [{"horizon": data.horizon, "device": "cpu"}]
     if args.param:
         variants.append(params)
     global_preds = []
