@@ -110,8 +110,10 @@ class ForecastNet(nn.Module):
         d_model = encoder.d_model
         self.embed = nn.Linear(context_length * c_in, d_model)
         # which window positions hold a carried value instead of an observation (zero at the start,
-        # so without gaps the tokens are the windows' embeddings alone)
-        self.embed_missing = nn.Linear(context_length * c_in, d_model, bias=False)
+        # and zero input without gaps: the padding before a series' first value is not a gap)
+        # (skip_init: zeros without drawing random numbers, so the other weights' initialisation, and
+        # with it a seed's result on data without gaps, is what it was before this embedding existed)
+        self.embed_missing = nn.utils.skip_init(nn.Linear, context_length * c_in, d_model, bias=False)
         nn.init.zeros_(self.embed_missing.weight)
         self.encoder = make_encoder(encoder)
         self.head = nn.Linear(d_model, horizon * c_in)
@@ -157,15 +159,17 @@ class ForecastNet(nn.Module):
 
     def _carried(
         self, x: torch.Tensor, history: WindowHistory | None, lengths: torch.Tensor | None
-    ) -> tuple[torch.Tensor, torch.Tensor, WindowHistory]:
-        """Carried values and observed flags of the history followed by ``x``, and the new history.
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, WindowHistory]:
+        """Values the windows see over the history followed by ``x``, and the new history.
 
-        Returns ``values`` and ``observed`` of shape ``(B, H + N, C)`` (``H`` = :attr:`history_length`):
-        a missing value is replaced by the last observed one before it, and the values before a
-        series' first observation by that first observation (causal: every step that reads them
-        comes after it); NaN remains only where nothing has been observed yet. Steps at or after
-        ``lengths`` (ragged batches) count as not observed and do not enter the new history, which
-        holds the last ``H`` steps before each series' own end.
+        Returns ``values``, ``observed`` and ``carried`` of shape ``(B, H + N, C)`` (``H`` =
+        :attr:`history_length`): a missing value is replaced by the last observed one before it
+        (``carried`` marks those), and the values before a series' first observation by that first
+        observation (causal: every step that reads them comes after it; they are padding, not
+        carried); NaN remains only where nothing has been observed yet. Steps at or after ``lengths``
+        (ragged batches) count as not observed and do not enter the new history, which holds the
+        last ``H`` steps before each series' own end (carried values, NaN before the first
+        observation).
         """
         batch, n, c = x.shape
         if history is None:
@@ -176,25 +180,29 @@ class ForecastNet(nn.Module):
             # nothing missing (the common case): no value to carry
             values = torch.cat([history.values, x], dim=1)
             observed = torch.ones_like(values, dtype=torch.bool)
-            return values, observed, WindowHistory(values[:, -h:], observed[:, -h:])
+            carried = torch.zeros_like(observed)
+            return values, observed, carried, WindowHistory(values[:, -h:], observed[:, -h:])
         if lengths is not None:
             observed = observed & (torch.arange(n, device=x.device)[None, :, None] < lengths[:, None, None])
         values = torch.cat([history.values, torch.where(observed, x, float("nan"))], dim=1)
         observed = torch.cat([history.observed, observed], dim=1)
-        steps = torch.arange(values.shape[1], device=x.device)[None, :, None]
+        total = values.shape[1]
+        steps = torch.arange(total, device=x.device)[None, :, None]
         known = torch.isfinite(values)
         last_known = torch.where(known, steps, -1).cummax(dim=1).values
-        first_known = torch.where(known, steps, values.shape[1]).amin(dim=1, keepdim=True)
-        source = torch.where(last_known >= 0, last_known, first_known).clamp_max(values.shape[1] - 1)
-        values = values.gather(1, source)
+        started = last_known >= 0
+        carried_forward = torch.where(started, values.gather(1, last_known.clamp_min(0)), float("nan"))
+        first_known = torch.where(known, steps, total).amin(dim=1, keepdim=True).clamp_max(total - 1)
+        padding = values.gather(1, first_known.expand_as(values))
+        filled = torch.where(started, carried_forward, padding)
         ends = (lengths if lengths is not None else torch.full((batch,), n, device=x.device)).long()
         keep = (ends[:, None] + torch.arange(h, device=x.device)[None, :])[..., None].expand(-1, -1, c)
-        new_history = WindowHistory(values.gather(1, keep), observed.gather(1, keep))
-        return values, observed, new_history
+        new_history = WindowHistory(carried_forward.gather(1, keep), observed.gather(1, keep))
+        return filled, observed, ~observed & started, new_history
 
     def filled(self, x: torch.Tensor) -> torch.Tensor:
         """``x`` ``(B, N, C)`` with every missing value carried forward as the windows see it."""
-        values, _, _ = self._carried(x, None, None)
+        values, _, _, _ = self._carried(x, None, None)
         return values[:, self.history_length :]
 
     def forward(
@@ -219,10 +227,10 @@ class ForecastNet(nn.Module):
         """
         batch, n, c = x.shape
         p = self.context_length
-        values, observed, new_history = self._carried(x, history, lengths)
+        values, observed, carried, new_history = self._carried(x, history, lengths)
         offset = self.history_length - (p - 1)
         windows = values[:, offset:].nan_to_num(0.0).unfold(1, p, 1)  # (B, N, C, P)
-        missing = (~observed[:, offset:]).to(x.dtype).unfold(1, p, 1)
+        missing = carried[:, offset:].to(x.dtype).unfold(1, p, 1)
         token_mask = observed[:, self.history_length :]  # (B, N, C)
         if self.channel_independent:
             windows = windows.permute(0, 2, 1, 3).reshape(batch * c, n, 1, p)
