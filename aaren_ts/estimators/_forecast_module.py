@@ -160,7 +160,7 @@ class ForecastNet(nn.Module):
 
     def _carried(
         self, x: torch.Tensor, history: WindowHistory | None, lengths: torch.Tensor | None
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, WindowHistory]:
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None, WindowHistory]:
         """Values the windows see over the history followed by ``x``, and the new history.
 
         Returns ``values``, ``observed`` and ``carried`` of shape ``(B, H + N, C)`` (``H`` =
@@ -170,7 +170,7 @@ class ForecastNet(nn.Module):
         padding too); NaN remains only where nothing has been observed yet. Steps at or after ``lengths``
         (ragged batches) count as not observed and do not enter the new history, which holds the
         last ``H`` steps before each series' own end (carried values, NaN before the first
-        observation).
+        observation). ``carried`` is ``None`` when nothing is carried or padded.
         """
         batch, n, c = x.shape
         if history is None:
@@ -181,8 +181,7 @@ class ForecastNet(nn.Module):
             # nothing missing (the common case): no value to carry
             values = torch.cat([history.values, x], dim=1)
             observed = torch.ones_like(values, dtype=torch.bool)
-            carried = torch.zeros_like(observed)
-            return values, observed, carried, WindowHistory(values[:, -h:], observed[:, -h:])
+            return values, observed, None, WindowHistory(values[:, -h:], observed[:, -h:])
         if lengths is not None:
             observed = observed & (torch.arange(n, device=x.device)[None, :, None] < lengths[:, None, None])
         values = torch.cat([history.values, torch.where(observed, x, float("nan"))], dim=1)
@@ -231,11 +230,12 @@ class ForecastNet(nn.Module):
         values, observed, carried, new_history = self._carried(x, history, lengths)
         offset = self.history_length - (p - 1)
         windows = values[:, offset:].nan_to_num(0.0).unfold(1, p, 1)  # (B, N, C, P)
-        missing = carried[:, offset:].to(x.dtype).unfold(1, p, 1)
+        missing = None if carried is None else carried[:, offset:].to(x.dtype).unfold(1, p, 1)
         token_mask = observed[:, self.history_length :]  # (B, N, C)
         if self.channel_independent:
             windows = windows.permute(0, 2, 1, 3).reshape(batch * c, n, 1, p)
-            missing = missing.permute(0, 2, 1, 3).reshape(batch * c, n, 1, p)
+            if missing is not None:
+                missing = missing.permute(0, 2, 1, 3).reshape(batch * c, n, 1, p)
             token_mask = token_mask.permute(0, 2, 1).reshape(batch * c, n)
         else:
             token_mask = token_mask.any(-1)
@@ -251,7 +251,9 @@ class ForecastNet(nn.Module):
             # two-pass variance from the centred window (torch's var is several times slower on CPU here)
             scale = ((z * z).mean(-1, keepdim=True) + _STD_EPS).sqrt()
             z = z / scale
-        tokens = self.embed(z.flatten(-2)) + self.embed_missing(missing.flatten(-2))
+        tokens = self.embed(z.flatten(-2))
+        if missing is not None:  # (nothing carried: the embedding of zeros adds nothing)
+            tokens = tokens + self.embed_missing(missing.flatten(-2))
         if self.channel_embedding is not None:  # rows are (series, channel) pairs, channel fastest
             tokens = tokens + self.channel_embedding.repeat(batch, 1)[:, None, :]
         all_seen = bool(token_mask.all())
