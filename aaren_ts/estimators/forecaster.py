@@ -630,7 +630,8 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
             return
         streams = self._streams
         if plan.new:
-            parts = [v for i, v in zip(plan.ids, plan.values, strict=True) if i in set(plan.new)]
+            new_ids = set(plan.new)
+            parts = [v for i, v in zip(plan.ids, plan.values, strict=True) if i in new_ids]
             mean, scale = self._standardize(parts)
             streams.add(plan.new, mean, scale, self.net_.module_, self._device)
         rows = np.array([streams.row_of[i] for i in plan.ids], dtype=np.int64)
