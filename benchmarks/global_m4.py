@@ -2,7 +2,7 @@
 
 Protocol (the M4 competition's): fit on each series' training part, forecast the next 48 hours, score
 sMAPE, MASE (in-sample seasonal naive scale, m = 24) and OWA (relative to Naive2's published totals)
-with :mod:`aaren_ts.metrics`. In the same run: sktime's seasonal naive (``NaiveForecaster(sp=24)``) and
+with :mod:`aaren_ts.metrics`, and the MSIS (m = 24) and empirical coverage of the 95 % intervals. In the same run: sktime's seasonal naive (``NaiveForecaster(sp=24)``) and
 last value on every series, and, for contrast on the first ``--broadcast-series`` series, the same
 AarenForecaster trained per series (sktime's broadcasting of a single-series fit, one network each),
 with the global model's and the seasonal naive's scores on the same series. The global model runs
@@ -32,7 +32,7 @@ from _common import markdown_table, results_dir
 from aaren_ts import AarenForecaster
 from aaren_ts.datasets import load_m4
 from aaren_ts.datasets.reference import M4_HOURLY
-from aaren_ts.metrics import mase, owa, smape
+from aaren_ts.metrics import mase, msis, owa, smape
 
 
 def _param(text: str) -> tuple[str, object]:
@@ -75,13 +75,24 @@ def main() -> None:
     rows: list[dict] = []
 
     def record(
-        name: str, pred: pd.DataFrame, fit_s: float, truth=y_test, train=y_train, scope="all 414"
+        name: str,
+        pred: pd.DataFrame,
+        fit_s: float,
+        truth=y_test,
+        train=y_train,
+        scope="all 414",
+        interval: pd.DataFrame | None = None,
     ) -> None:
         rows.append({"model": name, "series": scope, **_scores(truth, pred, train, sp), "fit_s": fit_s})
         last = rows[-1]
+        if interval is not None:  # the 95 % interval: M4's MSIS (m = 24) and the empirical coverage
+            lower, upper = interval.iloc[:, 0].to_frame("y"), interval.iloc[:, 1].to_frame("y")
+            last["msis"] = msis(truth, lower, upper, y_train=train, sp=sp, alpha=0.05)
+            inside = (truth["y"] >= lower["y"]) & (truth["y"] <= upper["y"])
+            last["cov95"] = 100.0 * float(inside.mean())
         print(
             f"{name:<48} {scope:<10} sMAPE {last['smape']:7.3f} MASE {last['mase']:6.3f} "
-            f"OWA {last['owa']:6.3f} fit {fit_s:7.1f}s",
+            f"OWA {last['owa']:6.3f} MSIS {last.get('msis', float('nan')):7.3f} fit {fit_s:7.1f}s",
             flush=True,
         )
 
@@ -91,7 +102,8 @@ def main() -> None:
     ):
         start = time.perf_counter()
         naive = NaiveForecaster(strategy=strategy, sp=season).fit(y_train)
-        record(label, naive.predict(fh), time.perf_counter() - start)
+        fit_s = time.perf_counter() - start
+        record(label, naive.predict(fh), fit_s, interval=naive.predict_interval(fh, coverage=0.95))
 
     # the defaults first (only horizon), then with the --param settings if any
     variants = [] if args.skip_defaults else [{"horizon": data.horizon, "device": "cpu"}]
@@ -107,7 +119,8 @@ def main() -> None:
             pred = model.predict(fh)
             global_preds.append(pred)
             extra = ", ".join(f"{k}={v}" for k, v in variant.items() if k != "device")
-            record(f"AarenForecaster({extra}) global, seed {seed}", pred, fit_s)
+            interval = model.predict_interval(fh, coverage=0.95)
+            record(f"AarenForecaster({extra}) global, seed {seed}", pred, fit_s, interval=interval)
             print(f"   epochs run: {len(model.net_.history)}", flush=True)
     global_preds = global_preds[-len(args.seeds) :]  # the last variant's, for the contrast and the plot
 
@@ -141,7 +154,7 @@ def main() -> None:
         )
 
     out = results_dir(args.output)
-    header = ["model", "series", "sMAPE", "MASE", "OWA", "fit s"]
+    header = ["model", "series", "sMAPE", "MASE", "OWA", "MSIS (95 %)", "coverage 95 %", "fit s"]
     table = [
         [
             r["model"],
@@ -149,6 +162,8 @@ def main() -> None:
             f"{r['smape']:.3f}",
             f"{r['mase']:.3f}",
             f"{r['owa']:.3f}",
+            f"{r['msis']:.3f}" if "msis" in r else "–",
+            f"{r['cov95']:.1f}" if "cov95" in r else "–",
             f"{r['fit_s']:.1f}",
         ]
         for r in rows
@@ -159,11 +174,12 @@ def main() -> None:
             "all 414",
             f"{v.get('smape', float('nan')):.3f}" if "smape" in v else "–",
             f"{v['mase']:.3f}" if "mase" in v else "–",
-            f"{v['owa']:.3f}",
+            f"{v['owa']:.3f}" if "owa" in v else "–",
+            f"{v['msis']:.3f}" if "msis" in v else "–",
+            "–",
             "–",
         ]
         for name, v in M4_HOURLY.items()
-        if "owa" in v
     ]
     text = [
         "# M4 Hourly: one global AarenForecaster (414 series, horizon 48, m = 24)",
@@ -174,7 +190,8 @@ def main() -> None:
         + "`",
         "",
         f"Machine: {platform.machine()}, torch {torch.__version__}, {torch.get_num_threads()} thread(s); "
-        "sMAPE/MASE/OWA from `aaren_ts.metrics` (OWA against Naive2's published Hourly totals).",
+        "sMAPE/MASE/OWA/MSIS from `aaren_ts.metrics` (OWA against Naive2's published Hourly totals; "
+        "MSIS of the 95 % intervals, m = 24; sktime's NaiveForecaster intervals are its own).",
         "",
         "## This run",
         "",

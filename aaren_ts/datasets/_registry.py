@@ -518,7 +518,7 @@ _M4_SOURCE = (
 )
 _M4_LICENCE = "none stated (published for research use)"
 _M4_FORMAT = (
-    "CSV with a quoted header (`\"V1\"`, `\"V2\"`, ...) and one row per series: the quoted series id, "
+    'CSV with a quoted header (`"V1"`, `"V2"`, ...) and one row per series: the quoted series id, '
     "then the quoted values in time order; shorter training series are right-padded with empty fields. "
     "The files carry no dates: the loader indexes each series by its position, the test continuing where "
     "the training part ends."

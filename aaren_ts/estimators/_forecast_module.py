@@ -9,6 +9,12 @@ a direct linear map of the token's window to the horizon (a per-channel skip sha
 and the local level is added back. The untrained network is the last-value forecast (the skip repeats
 the window's last value, the head is zero).
 
+Beside the mean, a *spread* head gives each forecast's standard deviation (a Gaussian forecast
+distribution): a softplus of a linear map of the encoder's output, in units of the token window's
+standard deviation, plus a softplus floor in the series' standardised units. It reads the encoder's
+output detached and learns from the Gaussian likelihood of the mean forecast's errors, so the mean
+forecast trains exactly as it would without it.
+
 Every position of a sequence produces its own forecast (the encoders are many-to-many), so a training
 segment of ``S`` steps yields ``S`` forecasts, one per history length. Streaming needs only the
 encoder's recurrent state and the last ``P - 1`` values (for the next tokens' windows): bounded memory
@@ -22,13 +28,29 @@ from typing import Any, NamedTuple
 
 import torch
 from torch import nn
+from torch.nn.functional import softplus
 
 from aaren_ts.nn import EncoderConfig, make_encoder
 
-__all__ = ["LOCAL_NORMS", "NAIVE_MARGIN", "ForecastNet", "WindowHistory", "beats_naive", "masked_mse"]
+__all__ = [
+    "LOCAL_NORMS",
+    "NAIVE_MARGIN",
+    "Forecast",
+    "ForecastLoss",
+    "ForecastNet",
+    "WindowHistory",
+    "beats_naive",
+    "gaussian_nll",
+    "masked_mse",
+]
 
 LOCAL_NORMS = ("last", "mean", "standard", None)
 _STD_EPS = 1e-5  # added to the window variance before the square root (as RevIN does)
+# The spread head's raw outputs start at zero; these offsets make the initial standard deviation one
+# window standard deviation (softplus(0.5413) = 1) plus a small floor in the series' standardised units
+# (softplus(-4) = 0.018), so a flat window (a series' first steps) does not give a zero-width forecast.
+_RELATIVE_OFFSET = 0.5413
+_ABSOLUTE_OFFSET = -4.0
 # A trained network is kept only if its validation MSE is at least this fraction below the last-value
 # forecast's; otherwise it is reset to the naive forecast (its initialisation). On a series with nothing
 # to learn the network fits noise that a short validation tail cannot tell from a gain: on 160 random
@@ -56,6 +78,17 @@ class WindowHistory(NamedTuple):
     def map(self, fn: Any) -> WindowHistory:
         """Apply ``fn`` to both tensors (e.g. ``lambda t: t[rows]``)."""
         return WindowHistory(fn(self.values), fn(self.observed))
+
+
+class Forecast(NamedTuple):
+    """A forecast distribution: Gaussian with mean ``loc`` and standard deviation ``scale``.
+
+    Both have the same shape (``(B, N, T, C)`` from :meth:`ForecastNet.forward`), in the units of the
+    network's input (the standardised series).
+    """
+
+    loc: torch.Tensor
+    scale: torch.Tensor
 
 
 class ForecastNet(nn.Module):
@@ -119,6 +152,12 @@ class ForecastNet(nn.Module):
         self.encoder = make_encoder(encoder)
         self.head = nn.Linear(d_model, horizon * c_in)
         self.skip = nn.Linear(context_length, horizon)
+        # standard deviation of every forecast, relative to the window's and absolute: it reads the
+        # encoder's output detached (so the mean forecast trains as without it) and starts at zero
+        # without drawing random numbers (so a seed's mean forecast is what it was before it existed)
+        self.spread = nn.utils.skip_init(nn.Linear, d_model, 2 * horizon * c_in)
+        nn.init.zeros_(self.spread.weight)
+        nn.init.zeros_(self.spread.bias)
         self.channel_embedding = (
             nn.Parameter(torch.zeros(n_channels, d_model))
             if channel_embedding and channel_independent
@@ -213,9 +252,9 @@ class ForecastNet(nn.Module):
         last_only: bool = False,
         return_state: bool = False,
         lengths: torch.Tensor | None = None,
-    ) -> torch.Tensor | tuple[torch.Tensor, list[Any], WindowHistory]:
-        """Forecasts at every step of ``x`` ``(B, N, C)``: ``(B, N, T, C)`` (``(B, 1, T, C)`` if
-        ``last_only``).
+    ) -> Forecast | tuple[Forecast, list[Any], WindowHistory]:
+        """Forecast distributions at every step of ``x`` ``(B, N, C)``: ``loc`` and ``scale`` of shape
+        ``(B, N, T, C)`` (``(B, 1, T, C)`` if ``last_only``).
 
         NaN in ``x`` marks a missing observation: its token is not seen by the encoder (the state
         carries over it), and windows carry the last observed value, with a missing-value indicator
@@ -251,6 +290,10 @@ class ForecastNet(nn.Module):
             # two-pass variance from the centred window (torch's var is several times slower on CPU here)
             scale = ((z * z).mean(-1, keepdim=True) + _STD_EPS).sqrt()
             z = z / scale
+            window_std = scale
+        else:
+            centred = windows - windows.mean(-1, keepdim=True)
+            window_std = ((centred * centred).mean(-1, keepdim=True) + _STD_EPS).sqrt()
         tokens = self.embed(z.flatten(-2))
         if missing is not None:  # (nothing carried: the embedding of zeros adds nothing)
             tokens = tokens + self.embed_missing(missing.flatten(-2))
@@ -274,19 +317,25 @@ class ForecastNet(nn.Module):
             h, z = h[pick, last][:, None], z[pick, last][:, None]
             level = level[pick, last][:, None] if level is not None else None
             scale = scale[pick, last][:, None] if scale is not None else None
+            window_std = window_std[pick, last][:, None]
             n = 1
         out = self.head(h).unflatten(-1, (self.c_in, self.horizon)) + self.skip(z)  # (B', n, c_in, T)
         if scale is not None:
             out = out * scale
         if level is not None:
             out = out + level
-        if self.channel_independent:
-            out = out.reshape(batch, c, n, self.horizon).permute(0, 2, 3, 1)
-        else:
-            out = out.transpose(-1, -2)
+        relative, absolute = self.spread(h.detach()).unflatten(-1, (2, self.c_in, self.horizon)).unbind(-3)
+        spread = softplus(relative + _RELATIVE_OFFSET) * window_std + softplus(absolute + _ABSOLUTE_OFFSET)
+        forecast = Forecast(self._to_output(out, batch, c, n), self._to_output(spread, batch, c, n))
         if return_state:
-            return out, state, new_history
-        return out
+            return forecast, state, new_history
+        return forecast
+
+    def _to_output(self, out: torch.Tensor, batch: int, c: int, n: int) -> torch.Tensor:
+        """``(B', n, c_in, T)`` per token row to ``(B, n, T, C)`` per series."""
+        if self.channel_independent:
+            return out.reshape(batch, c, n, self.horizon).permute(0, 2, 3, 1)
+        return out.transpose(-1, -2)
 
 
 def beats_naive(
@@ -314,8 +363,8 @@ def beats_naive(
             x, target = x[None].to(device), target[None].to(device)
             valid = torch.isfinite(target)
             truth = torch.nan_to_num(target)
-            err += float(torch.where(valid, module(x) - truth, 0.0).square().sum())
-            naive_err += float(torch.where(valid, naive_module(x) - truth, 0.0).square().sum())
+            err += float(torch.where(valid, module(x).loc - truth, 0.0).square().sum())
+            naive_err += float(torch.where(valid, naive_module(x).loc - truth, 0.0).square().sum())
             count += int(valid.sum())
     module.train(was_training)
     return count > 0 and err < (1.0 - margin) * naive_err
@@ -328,8 +377,22 @@ def masked_mse(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     return (diff**2).sum() / valid.sum().clamp_min(1)
 
 
-class MaskedMSELoss(nn.Module):
-    """:func:`masked_mse` as a loss module (skorch's ``criterion``)."""
+def gaussian_nll(loc: torch.Tensor, scale: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """Mean Gaussian negative log-likelihood (without its constant) over the finite entries of ``target``."""
+    valid = torch.isfinite(target)
+    z = torch.where(valid, (torch.nan_to_num(target) - loc) / scale, torch.zeros_like(loc))
+    nll = torch.where(valid, scale.log() + 0.5 * z * z, torch.zeros_like(loc))
+    return nll.sum() / valid.sum().clamp_min(1)
 
-    def forward(self, pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-        return masked_mse(pred, target)
+
+class ForecastLoss(nn.Module):
+    """Training loss of :class:`ForecastNet` (skorch's ``criterion``): the mean forecast's MSE.
+
+    The spread head learns from the Gaussian negative log-likelihood of the errors of the mean forecast
+    (held fixed), added as ``nll - nll.detach()``: its gradient reaches only the spread head, and the
+    loss's value, hence the validation loss early stopping watches, is the mean forecast's MSE alone.
+    """
+
+    def forward(self, pred: Forecast, target: torch.Tensor) -> torch.Tensor:
+        nll = gaussian_nll(pred.loc.detach(), pred.scale, target)
+        return masked_mse(pred.loc, target) + (nll - nll.detach())

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from aaren_ts.estimators._forecast_calibration import Calibration
 from aaren_ts.estimators._forecast_module import ForecastNet, WindowHistory
 from aaren_ts.estimators._stream_state import flatten_state, unflatten_state
 
@@ -48,8 +49,12 @@ class ForecastStreams:
         ``(n_series, H, n_channels)`` recent values for the next windows.
     forecast : torch.Tensor
         ``(n_series, horizon, n_channels)`` forecast at each series' cutoff, standardised.
+    spread : torch.Tensor
+        ``(n_series, horizon, n_channels)`` standard deviation of that forecast, standardised.
     rows_per_series : int
         Encoder state rows per series (the number of channels with channel-independent tokens, else 1).
+    calibration : Calibration or None
+        Each series' interval calibration (adaptive conformal inference), if the forecaster has one.
     """
 
     ids: list[Hashable]
@@ -62,14 +67,18 @@ class ForecastStreams:
     state: list[Any]
     history: WindowHistory
     forecast: torch.Tensor
+    spread: torch.Tensor
     rows_per_series: int
+    calibration: Calibration | None = None
 
     def __post_init__(self) -> None:
         self.row_of = {series_id: i for i, series_id in enumerate(self.ids)}
 
     @classmethod
-    def empty(cls, module: ForecastNet, device: torch.device | str) -> ForecastStreams:
-        """No series yet."""
+    def empty(
+        cls, module: ForecastNet, device: torch.device | str, calibrated: bool = False
+    ) -> ForecastStreams:
+        """No series yet (``calibrated``: with an interval calibration per series)."""
         c = module.n_channels
         return cls(
             ids=[],
@@ -82,7 +91,9 @@ class ForecastStreams:
             state=module.init_state(0, device),
             history=module.init_history(0, device),
             forecast=torch.zeros(0, module.horizon, c, device=device),
+            spread=torch.ones(0, module.horizon, c, device=device),
             rows_per_series=module.n_channels if module.channel_independent else 1,
+            calibration=Calibration.fresh(0, module.horizon, c, device) if calibrated else None,
         )
 
     def __len__(self) -> int:
@@ -112,6 +123,10 @@ class ForecastStreams:
             torch.cat([self.history.observed, history.observed]),
         )
         self.forecast = torch.cat([self.forecast, self.forecast.new_zeros((n, *self.forecast.shape[1:]))])
+        self.spread = torch.cat([self.spread, self.spread.new_ones((n, *self.spread.shape[1:]))])
+        if self.calibration is not None:
+            fresh_calibration = Calibration.fresh(n, module.horizon, module.n_channels, device)
+            self.calibration = self.calibration.cat(fresh_calibration)
         self.ids.extend(ids)
         self.cutoffs.extend([None] * n)
         self.mean = np.concatenate([self.mean, mean])
@@ -162,11 +177,18 @@ class ForecastStreams:
 
     def tensors(self) -> list[torch.Tensor]:
         """Every tensor of every stream (encoder state, history, forecast), for persistence."""
-        return [*flatten_state(self.state), self.history.values, self.history.observed, self.forecast]
+        history = [self.history.values, self.history.observed]
+        calibration = [] if self.calibration is None else self.calibration.tensors()
+        return [*flatten_state(self.state), *history, self.forecast, self.spread, *calibration]
 
     def load_tensors(self, template: list[Any], tensors: list[torch.Tensor]) -> None:
         """Inverse of :meth:`tensors`, given a state of the same structure as ``template``."""
-        *state, values, observed, forecast = tensors
+        tensors = list(tensors)
+        if self.calibration is not None:
+            self.calibration = Calibration(*tensors[-4:])
+            del tensors[-4:]
+        *state, values, observed, forecast, spread = tensors
         self.state = unflatten_state(template, state)
         self.history = WindowHistory(values, observed)
         self.forecast = forecast
+        self.spread = spread

@@ -28,7 +28,7 @@ __all__ = [
     "to_plain",
 ]
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: forecasts carry a spread (forecast intervals)
 
 
 def to_plain(value: Any) -> Any:

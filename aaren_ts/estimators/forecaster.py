@@ -13,8 +13,9 @@ import torch
 from sktime.forecasting.base import BaseForecaster, ForecastingHorizon
 
 from aaren_ts.estimators._base import AarenEstimatorMixin, standardization
+from aaren_ts.estimators._forecast_calibration import gaussian_z
 from aaren_ts.estimators._forecast_data import SegmentDataset, pad_segments
-from aaren_ts.estimators._forecast_module import LOCAL_NORMS, ForecastNet, MaskedMSELoss, beats_naive
+from aaren_ts.estimators._forecast_module import LOCAL_NORMS, ForecastLoss, ForecastNet, beats_naive
 from aaren_ts.estimators._forecast_streams import ForecastStreams
 from aaren_ts.estimators._panel import SeriesPanel, panel_frame, series_label, split_series
 from aaren_ts.estimators._params import SHARED_CONSTRAINTS, Flag, Interval, Optional, Options, PositiveInt
@@ -24,6 +25,8 @@ __all__ = ["AarenForecaster"]
 
 _ENCODE_CHUNK = 512  # tokens per block when encoding a long series (bounds attention memory)
 _ENCODE_TOKENS = 2**19  # series x steps per batch when encoding many series (bounds activation memory)
+_ONE_SIGMA = 0.6826894921370859  # coverage of mean +- one standard deviation of a Gaussian
+_CALIBRATION_VALUES = 2**22  # forecast values per batch when every step's forecast is kept (calibration)
 
 
 class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
@@ -158,6 +161,15 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
     fine_tune_epochs : int, default=0
         After ``pretrain``, epochs of fine-tuning on the series passed to ``fit`` (``0``: ``fit``
         only conditions the streams on them, with the pretrained weights).
+    interval_calibration : {"aci", None}, default="aci"
+        ``"aci"``: every stream re-calibrates its forecast intervals online from the errors it sees
+        through :meth:`partial_update` and ``update`` (adaptive conformal inference, Gibbs and Candes
+        2021), so their coverage holds when the noise level drifts; each stream then keeps its last
+        ``horizon`` forecasts (``horizon**2 * n_channels`` numbers). ``None``: the network's Gaussian
+        intervals as they are.
+    calibration_rate : float, default=0.005
+        Step of the adaptive conformal update (``gamma`` in Gibbs and Candes): larger adapts faster to
+        a change and fluctuates more.
     device : str, default="auto"
         Torch device; ``"auto"`` picks CUDA when available.
     random_state : int, RandomState or None, default=None
@@ -208,7 +220,8 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         "capability:multivariate": True,
         "capability:exogenous": False,
         "capability:insample": False,
-        "capability:pred_int": False,
+        "capability:pred_int": True,
+        "capability:pred_int:insample": False,
         "capability:missing_values": True,
         "capability:pretrain": True,
         "capability:update": True,
@@ -230,6 +243,8 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         "update_epochs": Interval(0, None, integer=True),
         "fine_tune_epochs": Interval(0, None, integer=True),
         "sp": PositiveInt,
+        "interval_calibration": Options(("aci", None)),
+        "calibration_rate": Interval(0.0, 1.0, closed="neither"),
     }
 
     def __init__(
@@ -260,6 +275,8 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         validation_fraction: float | None = 0.2,
         update_epochs: int = 1,
         fine_tune_epochs: int = 0,
+        interval_calibration: str | None = "aci",
+        calibration_rate: float = 0.005,
         device: str = "auto",
         random_state: int | np.random.RandomState | None = None,
         verbose: int = 0,
@@ -294,7 +311,7 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
             module_params,
             train_split=train_split,
             with_callbacks=with_callbacks,
-            criterion=MaskedMSELoss,
+            criterion=ForecastLoss,
             iterator_train__collate_fn=pad_segments,
             iterator_valid__collate_fn=pad_segments,
         )
@@ -443,22 +460,31 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         self.columns_ = panel.columns.copy()
         self._level_names = panel.level_names
         module = self.net_.module_
-        self._streams = ForecastStreams.empty(module, self._device)
+        self._streams = ForecastStreams.empty(module, self._device, self.interval_calibration is not None)
         train, _ = self._holdout(panel)
         mean, scale = self._standardize(train)
         rows = self._streams.add(panel.ids, mean, scale, module, self._device)
-        self._consume(rows, panel.values, panel.times)
+        self._consume(rows, panel.values, panel.times, calibrate=False)
         return self
 
-    def _consume(self, rows: np.ndarray, parts: Sequence[np.ndarray], times: Sequence[pd.Index]) -> None:
-        """Advance the streams at ``rows`` through their new values ``parts`` (original units)."""
+    def _consume(
+        self,
+        rows: np.ndarray,
+        parts: Sequence[np.ndarray],
+        times: Sequence[pd.Index],
+        calibrate: bool = True,
+    ) -> None:
+        """Advance the streams at ``rows`` through their new values ``parts`` (original units).
+
+        ``calibrate=False`` (``fit``'s own series) keeps the interval calibration's levels as they are.
+        """
         lengths = np.array([len(v) for v in parts], dtype=np.int64)
         groups = self._row_groups(len(rows), int(lengths.max()))
         for group in groups:
             raw = np.full((len(group), int(lengths[group].max()), self.n_channels_), np.nan)
             for i, k in enumerate(group):
                 raw[i, : lengths[k]] = parts[k]
-            self._advance_rows(rows[group], raw, lengths[group])
+            self._advance_rows(rows[group], raw, lengths[group], calibrate=calibrate)
         streams = self._streams
         for row, time in zip(rows, times, strict=True):
             streams.cutoffs[row] = time[-1:]
@@ -468,14 +494,22 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         """Positions of the rows to advance together (bounding the tokens, hence memory, per call)."""
         if self.backbone != "aaren":  # a KV cache grows for every series at once: one call for them all
             return [np.arange(n_rows)]
-        per_group = max(1, _ENCODE_TOKENS // max(1, min(n_steps, _ENCODE_CHUNK)))
+        steps = max(1, min(n_steps, _ENCODE_CHUNK))
+        per_group = max(1, _ENCODE_TOKENS // steps)
+        if self._streams.calibration is not None:  # every step's forecast is kept
+            per_group = max(
+                1, min(per_group, _CALIBRATION_VALUES // (steps * self.horizon_ * self.n_channels_))
+            )
         return np.array_split(np.arange(n_rows), max(1, -(-n_rows // per_group)))
 
-    def _advance_rows(self, rows: np.ndarray, raw: np.ndarray, lengths: np.ndarray | None = None) -> None:
+    def _advance_rows(
+        self, rows: np.ndarray, raw: np.ndarray, lengths: np.ndarray | None = None, calibrate: bool = True
+    ) -> None:
         """Advance the streams at ``rows`` by ``raw`` ``(R, N, C)`` (original units, NaN = missing).
 
         Row ``i`` consumes its first ``lengths[i]`` steps (all ``N`` when ``lengths`` is None); the rest
-        is padding. Updates the states, histories, forecasts and counters, not the cutoffs.
+        is padding. Updates the states, histories, forecasts, interval calibrations (their levels only
+        if ``calibrate``) and counters, not the cutoffs.
         """
         streams = self._streams
         n = raw.shape[1]
@@ -487,7 +521,7 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
             full[rows] = raw
             full_lengths = np.zeros(len(streams), dtype=np.int64)
             full_lengths[rows] = lengths
-            self._advance_rows(np.arange(len(streams)), full, full_lengths)
+            self._advance_rows(np.arange(len(streams)), full, full_lengths, calibrate)
             return
         within = np.arange(n)[None, :] < lengths[:, None]
         x = (raw - streams.mean[rows, None, :]) / streams.scale[rows, None, :]
@@ -499,26 +533,43 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         every = len(rows) == len(streams) and bool((rows == np.arange(len(rows))).all())
         state, history = streams.take(row_t)
         forecast = streams.forecast if every else streams.forecast[row_t]
+        spread = streams.spread if every else streams.spread[row_t]
+        calibration = streams.calibration
+        if calibration is not None:
+            calibration = calibration.take(row_t)
+        rate = float(self.calibration_rate) if calibrate else 0.0
         with torch.no_grad(), self._torch_context():
             for start in range(0, n, _ENCODE_CHUNK):
                 chunk = (length_t - start).clamp(0, _ENCODE_CHUNK)
                 ragged = bool((chunk < min(_ENCODE_CHUNK, n - start)).any())
+                x_chunk = x[:, start : start + _ENCODE_CHUNK]
                 out, state, history = module(
-                    x[:, start : start + _ENCODE_CHUNK],
+                    x_chunk,
                     state=state,
                     history=history,
-                    last_only=True,
+                    last_only=calibration is None,
                     return_state=True,
                     lengths=chunk if ragged else None,
                 )
-                forecast = (
-                    torch.where((chunk > 0)[:, None, None], out[:, 0], forecast) if ragged else out[:, 0]
-                )
+                if calibration is not None:  # judge the intervals issued before, keep every new one
+                    calibration = calibration.advance(x_chunk, out.loc, out.scale, chunk, rate)
+                    last = (chunk - 1).clamp_min(0)
+                    pick = torch.arange(len(rows), device=x.device)
+                    out = type(out)(out.loc[pick, last][:, None], out.scale[pick, last][:, None])
+                if ragged:
+                    advanced = (chunk > 0)[:, None, None]
+                    forecast = torch.where(advanced, out.loc[:, 0], forecast)
+                    spread = torch.where(advanced, out.scale[:, 0], spread)
+                else:
+                    forecast, spread = out.loc[:, 0], out.scale[:, 0]
         streams.put(row_t, state, history)
+        if calibration is not None:
+            streams.calibration.put(row_t, calibration)
         if every:
-            streams.forecast = forecast
+            streams.forecast, streams.spread = forecast, spread
         else:
             streams.forecast[row_t] = forecast
+            streams.spread[row_t] = spread
         streams.n_seen[rows] += lengths
         streams.n_observed[rows] += (np.isfinite(raw).any(axis=2) & within).sum(axis=1)
 
@@ -538,30 +589,100 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
     def _predict(self, fh: ForecastingHorizon, X: pd.DataFrame | None = None) -> pd.DataFrame:
         """Read each series' forecast at its own cutoff for the steps of ``fh``."""
         streams = self._streams
+        steps, times = self._forecast_steps(fh, "predict")
+        loc = self._original_units(streams.forecast)
+        values = [loc[row, s - 1] for row, s in enumerate(steps)]
+        return panel_frame(streams.ids, times, values, self.columns_, self._level_names)
+
+    def _predict_quantiles(
+        self, fh: ForecastingHorizon, X: pd.DataFrame | None, alpha: list[float]
+    ) -> pd.DataFrame:
+        """Quantiles of each series' forecast distribution (calibrated if ``interval_calibration``)."""
+        streams = self._streams
+        steps, times = self._forecast_steps(fh, "predict_quantiles")
+        alpha = [float(a) for a in alpha]
+        quantiles = self._quantiles(alpha)
+        frames = []
+        for k in range(len(alpha)):
+            quantile = quantiles[..., k]
+            frames.append(
+                panel_frame(
+                    streams.ids,
+                    times,
+                    [quantile[r, s - 1] for r, s in enumerate(steps)],
+                    self.columns_,
+                    self._level_names,
+                )
+            )
+        columns = self._get_columns(method="predict_quantiles", alpha=alpha)
+        values = np.stack([f.to_numpy() for f in frames], axis=-1)  # (rows, C, len(alpha))
+        return pd.DataFrame(values.reshape(len(frames[0]), -1), index=frames[0].index, columns=columns)
+
+    def _predict_var(
+        self, fh: ForecastingHorizon, X: pd.DataFrame | None = None, cov: bool = False
+    ) -> pd.DataFrame:
+        """Variance of each series' forecast distribution (calibrated if ``interval_calibration``)."""
+        if cov:
+            raise NotImplementedError("AarenForecaster forecasts marginal variances only (cov=False)")
+        streams = self._streams
+        steps, times = self._forecast_steps(fh, "predict_var")
+        std = self._original_units(streams.spread, shift=False) * self._half_widths([_ONE_SIGMA])[:, 0]
+        values = [std[row, s - 1] ** 2 for row, s in enumerate(steps)]
+        return panel_frame(streams.ids, times, values, self.columns_, self._level_names)
+
+    def _quantiles(self, alpha: list[float], rows: np.ndarray | None = None) -> np.ndarray:
+        """Quantiles ``(n_rows, horizon, C, len(alpha))`` of the streams at ``rows`` (all if None)."""
+        streams = self._streams
+        z = self._half_widths([abs(2.0 * a - 1.0) for a in alpha])  # (n_series, len(alpha), T, C)
+        z = z * np.sign(np.asarray(alpha) - 0.5)[None, :, None, None]
+        loc = self._original_units(streams.forecast)
+        spread = self._original_units(streams.spread, shift=False)
+        if rows is not None:
+            z, loc, spread = z[rows], loc[rows], spread[rows]
+        return loc[..., None] + np.moveaxis(z, 1, -1) * spread[..., None]
+
+    def _half_widths(self, coverage: list[float]) -> np.ndarray:
+        """Interval half-widths in standard deviations, ``(n_series, len(coverage), horizon, C)``."""
+        calibration = self._streams.calibration
+        if calibration is not None:
+            return calibration.z(coverage)
+        z = gaussian_z(np.asarray(coverage))
+        return np.broadcast_to(
+            z[None, :, None, None], (len(self._streams), len(z), self.horizon_, self.n_channels_)
+        )
+
+    def _original_units(self, values: torch.Tensor, shift: bool = True) -> np.ndarray:
+        """Standardised ``(n_series, horizon, C)`` values in each series' units (``shift``: add the mean)."""
+        streams = self._streams
+        out = values.detach().cpu().numpy().astype(np.float64) * streams.scale[:, None, :]
+        return out + streams.mean[:, None, :] if shift else out
+
+    def _forecast_steps(self, fh: ForecastingHorizon, where: str) -> tuple[list[np.ndarray], list[pd.Index]]:
+        """For every series: the steps of ``fh`` after its own cutoff and their time index."""
+        streams = self._streams
         self._sync_cutoffs()
-        forecast = streams.forecast.detach().cpu().numpy().astype(np.float64)
         unseen = np.flatnonzero(streams.n_observed == 0)
         if len(unseen):
             raise ValueError(
-                f"predict: {series_label(streams.ids[unseen[0]])} has no observed value yet (all NaN): "
+                f"{where}: {series_label(streams.ids[unseen[0]])} has no observed value yet (all NaN): "
                 "nothing to forecast from" + (f" ({len(unseen)} such series)" if len(unseen) > 1 else "")
             )
-        times, values = [], []
+        steps, times = [], []
         for row, cutoff in enumerate(streams.cutoffs):
-            steps = self._relative_steps(fh, cutoff)
-            if steps.max() > self.horizon_:
+            row_steps = self._relative_steps(fh, cutoff)
+            if row_steps.max() > self.horizon_:
                 raise ValueError(
-                    f"fh reaches {int(steps.max())} steps ahead of the cutoff of "
+                    f"fh reaches {int(row_steps.max())} steps ahead of the cutoff of "
                     f"{series_label(streams.ids[row])}, "
                     f"but the forecaster was trained for a horizon of {self.horizon_}; refit with "
-                    f"horizon >= {int(steps.max())}"
+                    f"horizon >= {int(row_steps.max())}"
                 )
-            values.append(forecast[row, steps - 1] * streams.scale[row] + streams.mean[row])
+            steps.append(row_steps)
             if fh.is_relative and _is_integer_index(cutoff):  # plain arithmetic, as sktime's would give
-                times.append(pd.Index(int(cutoff[0]) + steps))
+                times.append(pd.Index(int(cutoff[0]) + row_steps))
             else:
                 times.append(fh.to_absolute_index(cutoff))
-        return panel_frame(streams.ids, times, values, self.columns_, self._level_names)
+        return steps, times
 
     def _update(self, y: pd.DataFrame, X: pd.DataFrame | None = None, update_params: bool = True):
         """Advance the streams by the observations of ``y`` after each series' cutoff.
@@ -748,6 +869,38 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         forecast = forecast.cpu().numpy()
         return forecast.astype(np.float64) * streams.scale[rows, None, :] + streams.mean[rows, None, :]
 
+    def predict_quantiles_array(
+        self, alpha: Sequence[float], series_ids: Sequence[Any] | None = None
+    ) -> np.ndarray:
+        """Quantiles of the streams' current forecasts as an array: the fast path of ``predict_quantiles``.
+
+        Parameters
+        ----------
+        alpha : sequence of float
+            Probabilities of the quantiles, in [0, 1] (``0.5``: the point forecast).
+        series_ids : sequence, optional
+            Ids of the series, in the order wanted; ``None``: every series, in the order of
+            :attr:`series_ids_`.
+
+        Returns
+        -------
+        ndarray of shape (n_series, horizon_, n_channels, len(alpha))
+            Each series' quantiles of the ``horizon_`` steps after its cutoff, in original units
+            (calibrated online with ``interval_calibration="aci"``).
+        """
+        self.check_is_fitted()
+        probabilities = np.asarray(alpha, dtype=np.float64).ravel()
+        if not np.all((probabilities >= 0.0) & (probabilities <= 1.0)):
+            raise ValueError(f"predict_quantiles_array: alpha must lie in [0, 1], got {list(alpha)}")
+        rows = self._rows_of(series_ids, "predict_quantiles_array")
+        unseen = rows[self._streams.n_observed[rows] == 0]
+        if len(unseen):
+            raise ValueError(
+                f"predict_quantiles_array: {series_label(self._streams.ids[unseen[0]])} has no observed "
+                "value yet (all NaN)"
+            )
+        return self._quantiles(probabilities.tolist(), rows)
+
     def _rows_of(self, series_ids: Sequence[Any] | None, where: str) -> np.ndarray:
         streams = self._streams
         if series_ids is None:
@@ -819,10 +972,12 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
                 pred, state, history = module(
                     x[:, start : start + _ENCODE_CHUNK], state=state, history=history, return_state=True
                 )
-                out.append(pred[0].cpu().numpy().astype(np.float64))
+                out.append(pred.loc[0].cpu().numpy().astype(np.float64))
         return np.concatenate(out) * streams.scale[0] + streams.mean[0]
 
-    def predict_windows(self, windows: np.ndarray, batch_size: int = 256) -> np.ndarray:
+    def predict_windows(
+        self, windows: np.ndarray, batch_size: int = 256, return_std: bool = False
+    ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         """Forecast after each of many separate histories, encoding each from scratch, in batches.
 
         This is the vectorised path for evaluating many windows (e.g. all stride-1 test windows of a
@@ -835,11 +990,16 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
             Histories in the original units (all of one length).
         batch_size : int, default=256
             Windows per forward pass.
+        return_std : bool, default=False
+            Also return the standard deviation of each forecast (the network's, without the online
+            calibration, which belongs to a stream).
 
         Returns
         -------
-        ndarray of shape (n_windows, horizon_, n_channels)
+        mean : ndarray of shape (n_windows, horizon_, n_channels)
             The forecast of the next ``horizon_`` steps after each window, in original units.
+        std : ndarray of shape (n_windows, horizon_, n_channels)
+            Its standard deviation, in original units; only with ``return_std=True``.
         """
         self.check_is_fitted()
         self._single_stream("predict_windows")
@@ -855,14 +1015,18 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         mean, scale = self._streams.mean[0], self._streams.scale[0]
         module = self.net_.module_
         module.eval()
-        out = []
+        locs, stds = [], []
         with torch.no_grad(), self._torch_context():
             for start in range(0, len(arr), batch_size):
                 x = torch.as_tensor((arr[start : start + batch_size] - mean) / scale, dtype=torch.float32)
-                out.append(module(x.to(self._device), last_only=True)[:, 0].cpu().numpy().astype(np.float64))
-        if not out:
-            return np.zeros((0, self.horizon_, self.n_channels_))
-        return np.concatenate(out) * scale + mean
+                pred = module(x.to(self._device), last_only=True)
+                locs.append(pred.loc[:, 0].cpu().numpy().astype(np.float64))
+                stds.append(pred.scale[:, 0].cpu().numpy().astype(np.float64))
+        if not locs:
+            empty = np.zeros((0, self.horizon_, self.n_channels_))
+            return (empty, empty.copy()) if return_std else empty
+        loc = np.concatenate(locs) * scale + mean
+        return (loc, np.concatenate(stds) * scale) if return_std else loc
 
     def stream_state_tensors(self) -> list[torch.Tensor]:
         """Copies of every tensor of the streams (encoder states, recent values, current forecasts)."""
@@ -940,7 +1104,7 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         self._level_names = None if levels is None else list(levels)
         ids = [i if not isinstance(i, list) else tuple(i) for i in attributes["series_ids"]]
         module = self.net_.module_
-        streams = ForecastStreams.empty(module, self._device)
+        streams = ForecastStreams.empty(module, self._device, self.interval_calibration is not None)
         streams.add(ids, attributes["mean"].numpy(), attributes["scale"].numpy(), module, self._device)
         streams.load_tensors(streams.state, [t.to(self._device) for t in attributes["streams"]])
         streams.n_seen = attributes["n_seen"].numpy().copy()

@@ -77,7 +77,7 @@ def test_untrained_network_is_the_last_value_forecast(local_norm, channel_indepe
     net = ForecastNet(3, 8, 5, encoder, channel_independent, local_norm).eval()
     x = torch.randn(2, 20, 3).cumsum(1) + 5.0
     with torch.no_grad():
-        out = net(x)  # (B, N, T, C)
+        out = net(x).loc  # (B, N, T, C)
     torch.testing.assert_close(out, x[:, :, None, :].expand_as(out), rtol=1e-5, atol=1e-4)
 
 

@@ -1,0 +1,159 @@
+"""Forecast intervals of :class:`~aaren_ts.AarenForecaster`, re-calibrated online from realised errors.
+
+The network forecasts a Gaussian (mean and standard deviation) for every step of its horizon; the
+``coverage`` interval is ``mean +- z * std`` with ``z`` the standard normal quantile of ``(1 + coverage)
+/ 2``. With adaptive conformal inference (ACI; Gibbs and Candes, "Adaptive conformal inference under
+distribution shift", NeurIPS 2021) each stream corrects that ``z`` from the errors it has seen: for a
+grid of nominal coverages and for every horizon step and channel, it keeps a working miscoverage level
+``a`` and, each time an observation shows whether the interval issued ``h`` steps earlier missed it,
+moves ``a <- a + rate * (a_nominal - missed)``. A stream whose intervals miss too often widens them;
+one whose intervals always cover narrows them, so long-run coverage holds even when the noise level
+drifts. Any coverage between the grid's is read by interpolating the corrected ``z`` in the nominal
+``z`` (monotone, so quantiles never cross).
+
+Judging the interval issued ``h`` steps ago needs that forecast: a stream keeps the last ``horizon``
+forecasts (mean and standard deviation), ``O(horizon**2 * channels)`` numbers, independent of its
+length. The miss is judged with the stream's current level (the one its newest interval uses).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from scipy.special import ndtri
+
+__all__ = ["CALIBRATION_COVERAGES", "Calibration", "gaussian_z"]
+
+# Nominal coverages whose levels each stream tracks; other coverages interpolate between them.
+CALIBRATION_COVERAGES = (0.5, 0.8, 0.9, 0.95, 0.99)
+_MIN_LEVEL = 1e-6  # a level at or below zero would mean an infinite interval: z is capped at this level's
+
+
+def gaussian_z(coverage: np.ndarray | float) -> np.ndarray:
+    """Standard normal quantile of ``(1 + coverage) / 2``: the half-width, in standard deviations."""
+    return ndtri(0.5 + 0.5 * np.asarray(coverage, dtype=np.float64))
+
+
+def _level_z(levels: torch.Tensor) -> torch.Tensor:
+    """``z`` of miscoverage ``levels`` (``0`` at a level of one or more: an empty interval)."""
+    return torch.special.ndtri(1.0 - 0.5 * levels.clamp(_MIN_LEVEL, 1.0))
+
+
+@dataclass
+class Calibration:
+    """ACI state of a batch of streams.
+
+    Attributes
+    ----------
+    levels : torch.Tensor
+        ``(n_streams, L, horizon, n_channels)`` working miscoverage level of each nominal coverage of
+        :data:`CALIBRATION_COVERAGES` (starts at ``1 - coverage``).
+    issued_loc, issued_scale : torch.Tensor
+        ``(n_streams, horizon, horizon, n_channels)``: the forecasts issued after each of the last
+        ``horizon`` steps, newest first (standardised units).
+    n_issued : torch.Tensor
+        ``(n_streams,)`` how many of those are real (a new stream has issued none).
+    """
+
+    levels: torch.Tensor
+    issued_loc: torch.Tensor
+    issued_scale: torch.Tensor
+    n_issued: torch.Tensor
+
+    @classmethod
+    def fresh(cls, n: int, horizon: int, n_channels: int, device: torch.device | str) -> Calibration:
+        """Nominal levels and no forecast issued yet, for ``n`` streams."""
+        nominal = torch.tensor([1.0 - c for c in CALIBRATION_COVERAGES], device=device)
+        shape = (n, horizon, horizon, n_channels)
+        return cls(
+            levels=nominal[None, :, None, None].expand(n, -1, horizon, n_channels).clone(),
+            issued_loc=torch.zeros(shape, device=device),
+            issued_scale=torch.ones(shape, device=device),
+            n_issued=torch.zeros(n, dtype=torch.long, device=device),
+        )
+
+    def tensors(self) -> list[torch.Tensor]:
+        return [self.levels, self.issued_loc, self.issued_scale, self.n_issued]
+
+    def take(self, rows: torch.Tensor) -> Calibration:
+        return Calibration(*(t[rows] for t in self.tensors()))
+
+    def put(self, rows: torch.Tensor, part: Calibration) -> None:
+        for full, new in zip(self.tensors(), part.tensors(), strict=True):
+            full[rows] = new
+
+    def cat(self, other: Calibration) -> Calibration:
+        return Calibration(*(torch.cat([a, b]) for a, b in zip(self.tensors(), other.tensors(), strict=True)))
+
+    def advance(
+        self,
+        y: torch.Tensor,
+        loc: torch.Tensor,
+        scale: torch.Tensor,
+        lengths: torch.Tensor,
+        rate: float,
+    ) -> Calibration:
+        """The state after observations ``y`` ``(R, N, C)`` and the forecasts issued after each of them.
+
+        ``loc``/``scale`` ``(R, N, T, C)`` are the forecasts issued after every step of ``y``; row ``r``
+        has ``lengths[r]`` real steps. Each observation judges the interval issued ``h`` steps before it
+        for every ``h`` (missing observations judge nothing) and moves the levels by ``rate`` (``0``:
+        only the issued forecasts move on, as after ``fit``).
+        """
+        n, horizon = loc.shape[1], loc.shape[2]
+        device = loc.device
+        # every forecast in issue order: the stored ones (oldest first), then the new ones
+        seq_loc = torch.cat([self.issued_loc.flip(1), loc], dim=1)  # (R, T + N, T, C)
+        seq_scale = torch.cat([self.issued_scale.flip(1), scale], dim=1)
+        levels = self.levels
+        if rate > 0:
+            steps = torch.arange(n, device=device)[:, None]
+            h = torch.arange(horizon, device=device)[None, :]
+            issued_at = horizon + steps - h - 1  # (N, T): position in seq of the forecast judged
+            judged_loc = seq_loc[:, issued_at, h]  # (R, N, T, C)
+            judged_scale = seq_scale[:, issued_at, h]
+            stored = issued_at < horizon
+            was_issued = ~stored[None] | (horizon - 1 - issued_at < self.n_issued[:, None, None])
+            real = (steps[None] < lengths[:, None, None]) & was_issued  # (R, N, T)
+            valid = real[..., None] & torch.isfinite(y)[:, :, None, :]  # (R, N, T, C)
+            score = (torch.nan_to_num(y)[:, :, None, :] - judged_loc).abs() / judged_scale
+            nominal = torch.tensor([1.0 - c for c in CALIBRATION_COVERAGES], device=device)
+            nominal = nominal[None, :, None, None]
+            for j in range(n):  # the recursion is sequential in time; everything else is batched
+                missed = (score[:, j, None] > _level_z(levels)).to(levels.dtype)
+                levels = levels + rate * (nominal - missed) * valid[:, j, None].to(levels.dtype)
+        # the newest ``horizon`` forecasts of each row, newest first, up to its own last step
+        ends = lengths.long() + horizon - 1  # position of each row's newest forecast in seq
+        back = ends[:, None] - torch.arange(horizon, device=device)[None, :]  # (R, T)
+        pick = back[:, :, None, None].expand(-1, -1, horizon, loc.shape[-1])
+        return Calibration(
+            levels=levels,
+            issued_loc=seq_loc.gather(1, pick),
+            issued_scale=seq_scale.gather(1, pick),
+            n_issued=(self.n_issued + lengths.long()).clamp_max(horizon),
+        )
+
+    def z(self, coverage: Sequence[float] | np.ndarray) -> np.ndarray:
+        """Calibrated half-widths ``(n_streams, len(coverage), horizon, n_channels)`` in standard deviations.
+
+        The corrected ``z`` of the tracked coverages, made non-decreasing in coverage, interpolated
+        linearly in the nominal ``z`` (and scaled by the nearest tracked ratio outside their range).
+        """
+        tracked = _level_z(self.levels).cpu().numpy().astype(np.float64)  # (n, L, T, C)
+        tracked = np.maximum.accumulate(tracked, axis=1)
+        nominal = gaussian_z(np.asarray(CALIBRATION_COVERAGES))
+        wanted = gaussian_z(np.asarray(coverage, dtype=np.float64))
+        out = np.empty((tracked.shape[0], len(wanted), *tracked.shape[2:]))
+        for k, zc in enumerate(wanted):
+            if zc <= nominal[0]:
+                out[:, k] = tracked[:, 0] * (zc / nominal[0])
+            elif zc >= nominal[-1]:
+                out[:, k] = tracked[:, -1] * (zc / nominal[-1])
+            else:
+                i = int(np.searchsorted(nominal, zc, side="right")) - 1
+                w = (zc - nominal[i]) / (nominal[i + 1] - nominal[i])
+                out[:, k] = (1.0 - w) * tracked[:, i] + w * tracked[:, i + 1]
+        return out

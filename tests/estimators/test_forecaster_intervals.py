@@ -1,0 +1,197 @@
+"""Forecast intervals of AarenForecaster: the spread head, quantiles, streaming and online calibration."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from scipy.special import ndtri
+
+from aaren_ts import AarenForecaster
+from aaren_ts.estimators._forecast_calibration import CALIBRATION_COVERAGES, Calibration
+from aaren_ts.estimators._forecast_module import ForecastLoss, ForecastNet, masked_mse
+from aaren_ts.nn import EncoderConfig
+
+TINY = {
+    "d_model": 8,
+    "n_heads": 2,
+    "n_layers": 1,
+    "d_ff": 16,
+    "context_length": 8,
+    "segment_length": 16,
+    "max_epochs": 3,
+    "device": "cpu",
+    "random_state": 0,
+    "horizon": 5,
+}
+ATOL = 1e-5
+
+
+def _noisy_season(n: int, noise: float | np.ndarray, seed: int = 0) -> pd.Series:
+    rng = np.random.default_rng(seed)
+    t = np.arange(n)
+    return pd.Series(10 + 3 * np.sin(2 * np.pi * t / 12) + rng.normal(0, 1, n) * noise, name="y")
+
+
+# ---------------------------------------------------------------------------- the network and its loss
+def test_loss_value_is_the_mse_and_the_likelihood_trains_only_the_spread():
+    torch.manual_seed(0)
+    net = ForecastNet(2, 6, 3, EncoderConfig("aaren", 8, 2, 1, 16, 0.0), True, "standard")
+    torch.nn.init.normal_(net.head.weight, std=0.1)
+    torch.nn.init.normal_(net.spread.weight, std=0.1)
+    x, target = torch.randn(2, 20, 2), torch.randn(2, 20, 3, 2)
+    target[0, 3] = float("nan")
+    pred = net(x)
+    loss = ForecastLoss()(pred, target)
+    torch.testing.assert_close(loss, masked_mse(pred.loc, target))
+    loss.backward()
+    with_nll = {k: p.grad.clone() for k, p in net.named_parameters() if p.grad is not None}
+    net.zero_grad()
+    masked_mse(net(x).loc, target).backward()
+    for name, p in net.named_parameters():
+        if name.startswith("spread."):
+            assert p.grad is None and with_nll[name].abs().sum() > 0  # learns from the likelihood only
+        else:
+            torch.testing.assert_close(with_nll[name], p.grad)  # the mean forecast trains as without it
+
+
+def test_spread_is_positive_and_follows_the_window_scale():
+    torch.manual_seed(0)
+    net = ForecastNet(1, 12, 4, EncoderConfig("aaren", 8, 2, 1, 16, 0.0), True, "standard").eval()
+    x = torch.randn(3, 30, 1)
+    with torch.no_grad():
+        small, large = net(x).scale, net(10.0 * x).scale
+    assert (small > 0).all()
+    # relative part (one window standard deviation at initialisation) scales; the floor does not
+    torch.testing.assert_close(large[:, 1:] - 0.0181, 10.0 * (small[:, 1:] - 0.0181), rtol=1e-2, atol=1e-3)
+
+
+# ---------------------------------------------------------------------------- sktime's interface
+def test_quantiles_never_cross_and_match_the_intervals():
+    y = _noisy_season(200, 0.5)
+    f = AarenForecaster(**TINY).fit(y[:150])
+    f.partial_update(y[150:])  # calibrated levels, possibly uneven across the tracked coverages
+    alpha = np.linspace(0.01, 0.99, 25)
+    q = f.predict_quantiles(fh=range(1, 6), alpha=list(alpha)).to_numpy()
+    assert np.all(np.diff(q, axis=1) >= 0)
+    median = f.predict_quantiles(fh=range(1, 6), alpha=[0.5]).to_numpy()[:, 0]
+    np.testing.assert_allclose(median, f.predict(fh=range(1, 6)).to_numpy())
+    interval = f.predict_interval(fh=range(1, 6), coverage=[0.8]).to_numpy()
+    np.testing.assert_allclose(interval, f.predict_quantiles(fh=range(1, 6), alpha=[0.1, 0.9]).to_numpy())
+    assert np.all(f.predict_var(fh=range(1, 6)).to_numpy() > 0)
+
+
+def test_uncalibrated_intervals_are_the_gaussian_quantiles():
+    y = _noisy_season(150, 0.5)
+    f = AarenForecaster(**TINY, interval_calibration=None).fit(y)
+    mean = f.predict(fh=[1, 2, 3]).to_numpy()
+    std = np.sqrt(f.predict_var(fh=[1, 2, 3]).to_numpy()[:, 0])
+    q = f.predict_quantiles(fh=[1, 2, 3], alpha=[0.025, 0.975]).to_numpy()
+    np.testing.assert_allclose(q[:, 0], mean - ndtri(0.975) * std, rtol=1e-9)
+    np.testing.assert_allclose(q[:, 1], mean + ndtri(0.975) * std, rtol=1e-9)
+    np.testing.assert_allclose(std, f._streams.spread[0, :3, 0].double().numpy() * f.scale_[0], rtol=1e-6)
+
+
+def test_panel_intervals_come_per_series_in_the_panel_format():
+    index = pd.MultiIndex.from_product([["a", "b"], range(80)], names=["series", "time"])
+    y = pd.DataFrame(
+        {"y": np.r_[_noisy_season(80, 0.3).to_numpy(), 5 * _noisy_season(80, 1.0, 1).to_numpy()]}
+    )
+    y.index = index
+    f = AarenForecaster(**TINY).fit(y)
+    pi = f.predict_interval(fh=[1, 2], coverage=0.9)
+    assert pi.index.equals(f.predict(fh=[1, 2]).index)
+    width = (pi.iloc[:, 1] - pi.iloc[:, 0]).groupby(level=0).mean()
+    assert width["b"] > width["a"]  # each series' own scale
+
+
+# ---------------------------------------------------------------------------- streaming
+@pytest.mark.parametrize("calibration", ["aci", None])
+def test_streamed_intervals_do_not_depend_on_chunking(calibration):
+    y = _noisy_season(260, np.r_[np.full(180, 0.3), np.full(80, 1.5)])
+    params = {**TINY, "interval_calibration": calibration, "calibration_rate": 0.05}
+    chunked = AarenForecaster(**params).fit(y[:120])
+    one_call = AarenForecaster(**params).fit(y[:120])  # the same weights (same seed)
+    one_call.partial_update(y[120:])
+    for start, stop in [(120, 121), (121, 150), (150, 151), (151, 260)]:
+        chunked.partial_update(y[start:stop])
+    fh = range(1, 6)
+    np.testing.assert_allclose(
+        chunked.predict_interval(fh=fh, coverage=[0.5, 0.8, 0.95]).to_numpy(),
+        one_call.predict_interval(fh=fh, coverage=[0.5, 0.8, 0.95]).to_numpy(),
+        atol=ATOL * 10,
+        rtol=ATOL,
+    )
+    if calibration is not None:
+        torch.testing.assert_close(
+            chunked._streams.calibration.levels, one_call._streams.calibration.levels, atol=1e-6, rtol=0
+        )
+
+
+def test_calibration_update_equals_a_step_by_step_reference():
+    rng = np.random.default_rng(0)
+    horizon, channels, n, rate = 3, 2, 40, 0.05
+    loc = torch.as_tensor(rng.normal(size=(1, n, horizon, channels)), dtype=torch.float32)
+    scale = torch.as_tensor(rng.uniform(0.5, 1.5, size=(1, n, horizon, channels)), dtype=torch.float32)
+    y = torch.as_tensor(rng.normal(size=(1, n, channels)) * 1.3, dtype=torch.float32)
+    y[0, 7, 1] = float("nan")
+    state = Calibration.fresh(1, horizon, channels, "cpu")
+    for start, stop in [(0, 5), (5, 6), (6, 40)]:  # chunked, as streaming does
+        state = state.advance(
+            y[:, start:stop], loc[:, start:stop], scale[:, start:stop], torch.tensor([stop - start]), rate
+        )
+    # reference: one observation at a time, every forecast issued h steps before judged with its level
+    levels = np.array([[1 - c] * channels for c in CALIBRATION_COVERAGES], dtype=np.float64)
+    levels = np.repeat(levels[:, None, :], horizon, axis=1)  # (L, T, C)
+    for t in range(n):
+        for h in range(1, horizon + 1):
+            s = t - h
+            if s < 0:
+                continue
+            for c in range(channels):
+                if torch.isnan(y[0, t, c]):
+                    continue
+                score = abs(float(y[0, t, c]) - float(loc[0, s, h - 1, c])) / float(scale[0, s, h - 1, c])
+                for k, cov in enumerate(CALIBRATION_COVERAGES):
+                    z = ndtri(1 - 0.5 * min(max(levels[k, h - 1, c], 1e-6), 1.0))
+                    levels[k, h - 1, c] += rate * ((1 - cov) - float(score > z))
+    np.testing.assert_allclose(state.levels[0].numpy(), levels, atol=1e-5)
+    np.testing.assert_allclose(state.issued_loc[0].numpy(), loc[0, -horizon:].flip(0).numpy())
+    assert int(state.n_issued[0]) == horizon
+
+
+def test_calibration_restores_coverage_after_the_noise_level_changes():
+    noise = np.r_[np.full(400, 1.2), np.full(600, 0.3)]  # the noise falls fourfold after fit
+    y = _noisy_season(1000, noise, seed=3)
+    params = {**TINY, "max_epochs": 5}
+    coverage, width = {}, {}
+    for calibration in ("aci", None):
+        f = AarenForecaster(**params, interval_calibration=calibration, calibration_rate=0.02).fit(y[:400])
+        hits, widths = [], []
+        for t in range(400, 999):
+            lower, upper = f.predict_interval(fh=[1], coverage=0.9).to_numpy()[0]
+            hits.append(lower <= y.iloc[t] <= upper)
+            widths.append(upper - lower)
+            f.partial_update(y[t : t + 1])
+        coverage[calibration] = np.mean(hits[200:])  # after the calibration has had time to react
+        width[calibration] = np.mean(widths[200:])
+    assert coverage[None] > 0.98  # the network's own intervals are still sized for the noisy part
+    assert abs(coverage["aci"] - 0.9) < 0.04, coverage
+    assert width["aci"] < 0.8 * width[None]
+
+
+def test_save_load_keeps_the_calibration(tmp_path):
+    y = _noisy_season(200, 0.5)
+    f = AarenForecaster(**TINY, calibration_rate=0.05).fit(y[:150])
+    f.partial_update(y[150:])
+    loaded = AarenForecaster.load(f.save(tmp_path / "calibrated"))
+    torch.testing.assert_close(loaded._streams.calibration.levels, f._streams.calibration.levels)
+    pd.testing.assert_frame_equal(
+        loaded.predict_interval(fh=[1, 2, 3], coverage=0.9), f.predict_interval(fh=[1, 2, 3], coverage=0.9)
+    )
+    more = _noisy_season(210, 0.5)[200:]
+    more.index = range(200, 210)
+    loaded.partial_update(more)
+    f.partial_update(more)
+    torch.testing.assert_close(loaded._streams.calibration.levels, f._streams.calibration.levels)
