@@ -2,12 +2,13 @@
 
 Protocol (the M4 competition's): fit on each series' training part, forecast the next 48 hours, score
 sMAPE, MASE (in-sample seasonal naive scale, m = 24) and OWA (relative to Naive2's published totals)
-with :mod:`aaren_ts.metrics`, and the MSIS (m = 24) and empirical coverage of the 95 % intervals. In the same run: sktime's seasonal naive (``NaiveForecaster(sp=24)``) and
-last value on every series, and, for contrast on the first ``--broadcast-series`` series, the same
-AarenForecaster trained per series (sktime's broadcasting of a single-series fit, one network each),
-with the global model's and the seasonal naive's scores on the same series. The global model runs
-with its defaults (only ``horizon`` set) and, when ``--param`` is given, also with those settings
-(the contrast and the plot then use the latter).
+with :mod:`aaren_ts.metrics`, and the MSIS (m = 24) and empirical coverage of the 95 % intervals. In
+the same run: sktime's seasonal naive (``NaiveForecaster(sp=24)``) and last value on every series, and,
+for contrast on the first ``--broadcast-series`` series, the same AarenForecaster trained per series
+(sktime's broadcasting of a single-series fit, one network each), with the global model's and the
+seasonal naive's scores on the same series. The global model runs with its defaults (only ``horizon``
+set) and, when ``--param`` is given, also with those settings (the contrast and the plot then use the
+latter).
 
 Usage::
 

@@ -95,13 +95,16 @@ class Calibration:
         scale: torch.Tensor,
         lengths: torch.Tensor,
         rate: float,
+        known: torch.Tensor | None = None,
     ) -> Calibration:
         """The state after observations ``y`` ``(R, N, C)`` and the forecasts issued after each of them.
 
         ``loc``/``scale`` ``(R, N, T, C)`` are the forecasts issued after every step of ``y``; row ``r``
         has ``lengths[r]`` real steps. Each observation judges the interval issued ``h`` steps before it
         for every ``h`` (missing observations judge nothing) and moves the levels by ``rate`` (``0``:
-        only the issued forecasts move on, as after ``fit``).
+        only the issued forecasts move on, as after ``fit``). ``known`` ``(R, N, T, C)``, if given, is
+        added to the mean of the forecast of horizon ``h + 1`` judged at each step (the effect of
+        covariates known for that step, left out of the stored forecasts).
         """
         n, horizon = loc.shape[1], loc.shape[2]
         device = loc.device
@@ -114,6 +117,8 @@ class Calibration:
             h = torch.arange(horizon, device=device)[None, :]
             issued_at = horizon + steps - h - 1  # (N, T): position in seq of the forecast judged
             judged_loc = seq_loc[:, issued_at, h]  # (R, N, T, C)
+            if known is not None:
+                judged_loc = judged_loc + known
             judged_scale = seq_scale[:, issued_at, h]
             stored = issued_at < horizon
             was_issued = ~stored[None] | (horizon - 1 - issued_at < self.n_issued[:, None, None])

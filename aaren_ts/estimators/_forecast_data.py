@@ -41,6 +41,13 @@ class SegmentDataset(torch.utils.data.Dataset):
         Draws the random crops; ``None`` gives fixed segments.
     min_items : int, default=MIN_TRAIN_ITEMS
         Items an epoch has at least, with a ``generator``.
+    n_exog : int, default=0
+        The last ``n_exog`` columns of every series are covariates, not targets. An item is then
+        ``({"x": x, "future": future}, target)``: ``x`` ``(S, C + n_exog)`` the segment with its
+        covariates, ``future`` ``(S, T, n_future)`` the first ``n_future`` covariates at each step's
+        forecast steps, and ``target`` ``(S, T, C)`` the series' values only.
+    n_future : int, default=0
+        How many of the covariates (the first ones) are known for the future.
     """
 
     def __init__(
@@ -50,11 +57,14 @@ class SegmentDataset(torch.utils.data.Dataset):
         horizon: int,
         generator: torch.Generator | None = None,
         min_items: int = MIN_TRAIN_ITEMS,
+        n_exog: int = 0,
+        n_future: int = 0,
     ) -> None:
         if isinstance(series, np.ndarray):
             series = [series]
         self.horizon = horizon
         self.generator = generator
+        self.n_exog, self.n_future = n_exog, n_future
         self.padded: list[torch.Tensor] = []
         self.lengths: list[int] = []
         self.max_starts: list[int] = []
@@ -80,7 +90,7 @@ class SegmentDataset(torch.utils.data.Dataset):
     def __len__(self) -> int:
         return self.n_items
 
-    def __getitem__(self, i: int) -> tuple[torch.Tensor, torch.Tensor]:
+    def __getitem__(self, i: int) -> tuple[torch.Tensor | dict[str, torch.Tensor], torch.Tensor]:
         k, start = self.stretches[i % self.n_stretches]
         seg = self.lengths[k]
         if self.generator is not None:
@@ -92,19 +102,30 @@ class SegmentDataset(torch.utils.data.Dataset):
         target = future.unfold(0, self.horizon, 1).transpose(1, 2)  # (S, T, C)
         started = torch.isfinite(x).to(torch.int8).cummax(dim=0).values.bool()  # (S, C)
         target = torch.where(started[:, None, :], target, float("nan"))
-        return x, target
+        if not self.n_exog:
+            return x, target
+        c = x.shape[1] - self.n_exog
+        future = target[..., c : c + self.n_future]
+        return {"x": x, "future": future}, target[..., :c]
 
 
-def pad_segments(items: list[tuple[torch.Tensor, torch.Tensor]]) -> tuple[torch.Tensor, torch.Tensor]:
+def pad_segments(
+    items: list[tuple[torch.Tensor | dict[str, torch.Tensor], torch.Tensor]],
+) -> tuple[torch.Tensor | dict[str, torch.Tensor], torch.Tensor]:
     """Collate items of :class:`SegmentDataset` of different lengths, padding the ends with NaN.
 
     A padded step is a missing observation with no target: the encoder's state carries over it and
     it adds nothing to the loss, so padding at the end of a segment changes none of its forecasts.
+    Items with covariates (dicts) are padded entry by entry.
     """
-    longest = max(x.shape[0] for x, _ in items)
-    xs, targets = [], []
-    for x, target in items:
-        pad = longest - x.shape[0]
-        xs.append(torch.nn.functional.pad(x, (0, 0, 0, pad), value=float("nan")))
-        targets.append(torch.nn.functional.pad(target, (0, 0, 0, 0, 0, pad), value=float("nan")))
-    return torch.stack(xs), torch.stack(targets)
+    longest = max(target.shape[0] for _, target in items)
+    targets = torch.stack([_pad_steps(target, longest) for _, target in items])
+    if isinstance(items[0][0], dict):
+        return {k: torch.stack([_pad_steps(x[k], longest) for x, _ in items]) for k in items[0][0]}, targets
+    return torch.stack([_pad_steps(x, longest) for x, _ in items]), targets
+
+
+def _pad_steps(values: torch.Tensor, steps: int) -> torch.Tensor:
+    """``values`` with NaN appended along the first (time) axis up to ``steps``."""
+    pad = [0, 0] * (values.dim() - 1) + [0, steps - values.shape[0]]
+    return torch.nn.functional.pad(values, pad, value=float("nan"))

@@ -35,8 +35,8 @@ class ForecastStreams:
     cutoffs : list of pandas.Index
         Each series' cutoff as last set from a time index (one-element index), ``pending`` steps
         behind the last step its state has consumed (see :meth:`sync_cutoffs`).
-    mean, scale : ndarray of shape (n_series, n_channels)
-        Each series' standardisation.
+    mean, scale : ndarray of shape (n_series, n_channels + n_exog)
+        Each series' standardisation (of its channels, then of its covariates).
     n_seen : ndarray of shape (n_series,)
         Steps each stream has consumed (observed or missing).
     n_observed : ndarray of shape (n_series,)
@@ -83,8 +83,8 @@ class ForecastStreams:
         return cls(
             ids=[],
             cutoffs=[],
-            mean=np.zeros((0, c)),
-            scale=np.ones((0, c)),
+            mean=np.zeros((0, c + module.n_exog)),
+            scale=np.ones((0, c + module.n_exog)),
             n_seen=np.zeros(0, dtype=np.int64),
             n_observed=np.zeros(0, dtype=np.int64),
             pending=np.zeros(0, dtype=np.int64),

@@ -109,6 +109,17 @@ class Flag(Constraint):
 
 
 @dataclass(frozen=True)
+class Names(Constraint):
+    """A list or tuple of (column) names; a single string is refused, as it is easily a mistake."""
+
+    def check(self, value: Any) -> bool:
+        return isinstance(value, list | tuple)
+
+    def __str__(self) -> str:
+        return "a list or tuple of column names"
+
+
+@dataclass(frozen=True)
 class _Anything(Constraint):
     """Checked elsewhere (``optimizer``, ``device``, ``random_state``, ``callbacks``)."""
 

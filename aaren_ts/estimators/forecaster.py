@@ -13,12 +13,21 @@ import torch
 from sktime.forecasting.base import BaseForecaster, ForecastingHorizon
 
 from aaren_ts.estimators._base import AarenEstimatorMixin, standardization
+from aaren_ts.estimators._covariates import covariate_columns, covariates_at
 from aaren_ts.estimators._forecast_calibration import gaussian_z
 from aaren_ts.estimators._forecast_data import SegmentDataset, pad_segments
 from aaren_ts.estimators._forecast_module import LOCAL_NORMS, ForecastLoss, ForecastNet, beats_naive
 from aaren_ts.estimators._forecast_streams import ForecastStreams
 from aaren_ts.estimators._panel import SeriesPanel, panel_frame, series_label, split_series
-from aaren_ts.estimators._params import SHARED_CONSTRAINTS, Flag, Interval, Optional, Options, PositiveInt
+from aaren_ts.estimators._params import (
+    SHARED_CONSTRAINTS,
+    Flag,
+    Interval,
+    Names,
+    Optional,
+    Options,
+    PositiveInt,
+)
 from aaren_ts.estimators._skorch import resolve_device
 
 __all__ = ["AarenForecaster"]
@@ -170,6 +179,11 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
     calibration_rate : float, default=0.005
         Step of the adaptive conformal update (``gamma`` in Gibbs and Candes): larger adapts faster to
         a change and fluctuates more.
+    past_covariates : list of column names or None, default=None
+        Columns of ``X`` known only up to the present (e.g. other measured series): they enter each
+        step's token, and ``predict`` does not need them. Every other column of ``X`` is also known
+        for the future (calendars, plans, weather forecasts): it enters the tokens too, and its values
+        at the forecast steps, which ``predict`` then needs in ``X``, enter the forecast.
     device : str, default="auto"
         Torch device; ``"auto"`` picks CUDA when available.
     random_state : int, RandomState or None, default=None
@@ -216,9 +230,9 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         "maintainers": ["aaren_ts developers"],
         "python_dependencies": ["torch", "skorch"],
         "y_inner_mtype": ["pd.DataFrame", "pd-multiindex", "pd_multiindex_hier"],
-        "X_inner_mtype": "pd.DataFrame",
+        "X_inner_mtype": ["pd.DataFrame", "pd-multiindex", "pd_multiindex_hier"],
         "capability:multivariate": True,
-        "capability:exogenous": False,
+        "capability:exogenous": True,
         "capability:insample": False,
         "capability:pred_int": True,
         "capability:pred_int:insample": False,
@@ -245,6 +259,7 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         "sp": PositiveInt,
         "interval_calibration": Options(("aci", None)),
         "calibration_rate": Interval(0.0, 1.0, closed="neither"),
+        "past_covariates": Optional(Names()),
     }
 
     def __init__(
@@ -277,6 +292,7 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         fine_tune_epochs: int = 0,
         interval_calibration: str | None = "aci",
         calibration_rate: float = 0.005,
+        past_covariates: Sequence[Any] | None = None,
         device: str = "auto",
         random_state: int | np.random.RandomState | None = None,
         verbose: int = 0,
@@ -304,6 +320,8 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
             "channel_embedding": bool(self.channel_embedding),
             "local_norm": self.local_norm,
             "sp": int(self.sp),
+            "n_exog": self.n_exog_,
+            "n_future": int(getattr(self, "n_future_", 0)),
         }
         return self._build_net(
             NeuralNet,
@@ -312,6 +330,7 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
             train_split=train_split,
             with_callbacks=with_callbacks,
             criterion=ForecastLoss,
+            criterion__full_window=int(self.context_length),
             iterator_train__collate_fn=pad_segments,
             iterator_valid__collate_fn=pad_segments,
         )
@@ -344,6 +363,45 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
                     f"{_describe_levels(fitted_levels)}"
                 )
         return panel
+
+    def _with_covariates(
+        self,
+        values: list[np.ndarray],
+        ids: list[Any],
+        times: list[pd.Index],
+        X: pd.DataFrame | None,
+        where: str,
+        is_panel: bool,
+    ) -> list[np.ndarray]:
+        """Each series' ``values`` followed by its covariates at the same steps (as is without covariates).
+
+        The channels become ``C + n_exog``: the series', then the covariates (future-known first).
+        """
+        columns = getattr(self, "exog_columns_", None)
+        if columns is None:
+            return values
+        exog = covariates_at(X, columns, ids, times, where, is_panel)
+        return [np.concatenate([v, e], axis=1) for v, e in zip(values, exog, strict=True)]
+
+    def _split_with_covariates(self, y: pd.DataFrame, X: pd.DataFrame | None, where: str) -> SeriesPanel:
+        """:meth:`_split`, then :meth:`_with_covariates` on every series."""
+        panel = self._split(y, where)
+        values = self._with_covariates(panel.values, panel.ids, panel.times, X, where, panel.is_panel)
+        return SeriesPanel(panel.ids, panel.times, values, panel.columns, panel.level_names)
+
+    def _set_covariates(self, X: pd.DataFrame | None, where: str) -> None:
+        """Record which covariates the network takes (``X``'s columns, future-known ones first)."""
+        if X is None:
+            self.exog_columns_, self.n_future_ = None, 0
+            return
+        self.exog_columns_ = covariate_columns(X, self.past_covariates, where)
+        self.n_future_ = len(self.exog_columns_) - len(self.past_covariates or [])
+
+    @property
+    def n_exog_(self) -> int:
+        """Number of exogenous variables the network takes (0 without ``X`` in ``fit``)."""
+        columns = getattr(self, "exog_columns_", None)
+        return 0 if columns is None else len(columns)
 
     def _standardize(self, parts: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         """Per-series ``(mean, scale)`` of shape ``(n_series, C)`` from each series' observed values."""
@@ -391,10 +449,11 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         valid = [((v - m) / s).astype(np.float32) for v, m, s in zip(valid, mean, scale, strict=False)]
         with self._torch_context(seed=True):
             generator = torch.Generator().manual_seed(int(torch.randint(2**31 - 1, (1,))))
-            train_ds = SegmentDataset(train, seg_len, self.horizon_, generator)
+            exog = {"n_exog": self.n_exog_, "n_future": self.n_future_}
+            train_ds = SegmentDataset(train, seg_len, self.horizon_, generator, **exog)
             if len(train_ds) == 0:
                 raise ValueError("fit: y needs a series with at least 2 observations")
-            valid_ds = SegmentDataset(valid, seg_len, self.horizon_) if valid else None
+            valid_ds = SegmentDataset(valid, seg_len, self.horizon_, **exog) if valid else None
             if valid_ds is not None and len(valid_ds) == 0:
                 valid_ds = None
             if epochs is None:
@@ -419,7 +478,8 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
     def _pretrain(self, y: pd.DataFrame, X: pd.DataFrame | None = None, fh: ForecastingHorizon | None = None):
         """Train the global network on a panel; ``fit`` then conditions it on a series."""
         self._validate_params()
-        panel = self._split(y, "pretrain")
+        self._set_covariates(X, "pretrain")
+        panel = self._split_with_covariates(y, X, "pretrain")
         self.horizon_ = self._horizon(fh, "pretrain")
         self.n_channels_ = len(panel.columns)
         self.columns_ = panel.columns.copy()
@@ -432,7 +492,7 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
     ):
         """Continue pretraining on more series for ``update_epochs`` epochs."""
         self._horizon(fh, "pretrain")
-        panel = self._split(y, "pretrain")
+        panel = self._split_with_covariates(y, X, "pretrain")
         if self.update_epochs > 0:
             self._train(panel, epochs=int(self.update_epochs))
         return self
@@ -445,7 +505,9 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         """
         self._validate_params()
         pretrained = getattr(self, "_state", "new") == "pretrained" and hasattr(self, "net_")
-        panel = self._split(y, "fit")
+        if not pretrained:
+            self._set_covariates(X, "fit")
+        panel = self._split_with_covariates(y, X, "fit")
         self._device = resolve_device(self.device)  # not among the attributes a pretrained clone copies
         if sum(len(v) for v in panel.values) < 2:
             raise ValueError(f"fit: y needs at least 2 observations, got {sum(len(v) for v in panel.values)}")
@@ -481,7 +543,7 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         lengths = np.array([len(v) for v in parts], dtype=np.int64)
         groups = self._row_groups(len(rows), int(lengths.max()))
         for group in groups:
-            raw = np.full((len(group), int(lengths[group].max()), self.n_channels_), np.nan)
+            raw = np.full((len(group), int(lengths[group].max()), self.n_channels_ + self.n_exog_), np.nan)
             for i, k in enumerate(group):
                 raw[i, : lengths[k]] = parts[k]
             self._advance_rows(rows[group], raw, lengths[group], calibrate=calibrate)
@@ -517,13 +579,14 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
             lengths = np.full(len(rows), n, dtype=np.int64)
         if self.backbone != "aaren" and len(rows) < len(streams):
             # a KV cache: every series in row order, the others with nothing new (padding)
-            full = np.full((len(streams), n, self.n_channels_), np.nan)
+            full = np.full((len(streams), n, raw.shape[2]), np.nan)
             full[rows] = raw
             full_lengths = np.zeros(len(streams), dtype=np.int64)
             full_lengths[rows] = lengths
             self._advance_rows(np.arange(len(streams)), full, full_lengths, calibrate)
             return
         within = np.arange(n)[None, :] < lengths[:, None]
+        c = self.n_channels_
         x = (raw - streams.mean[rows, None, :]) / streams.scale[rows, None, :]
         x = torch.as_tensor(x, dtype=torch.float32, device=self._device)
         row_t = torch.as_tensor(rows, device=self._device)
@@ -552,7 +615,11 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
                     lengths=chunk if ragged else None,
                 )
                 if calibration is not None:  # judge the intervals issued before, keep every new one
-                    calibration = calibration.advance(x_chunk, out.loc, out.scale, chunk, rate)
+                    observed, known = x_chunk[..., :c], None
+                    if self.n_future_:  # the future-known covariates' part of every judged forecast
+                        future = x_chunk[..., c : c + self.n_future_, None].transpose(-1, -2)
+                        known = module.future_effect(future.expand(-1, -1, self.horizon_, -1))
+                    calibration = calibration.advance(observed, out.loc, out.scale, chunk, rate, known)
                     last = (chunk - 1).clamp_min(0)
                     pick = torch.arange(len(rows), device=x.device)
                     out = type(out)(out.loc[pick, last][:, None], out.scale[pick, last][:, None])
@@ -571,7 +638,7 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
             streams.forecast[row_t] = forecast
             streams.spread[row_t] = spread
         streams.n_seen[rows] += lengths
-        streams.n_observed[rows] += (np.isfinite(raw).any(axis=2) & within).sum(axis=1)
+        streams.n_observed[rows] += (np.isfinite(raw[..., :c]).any(axis=2) & within).sum(axis=1)
 
     def _relative_steps(self, fh: ForecastingHorizon, cutoff: pd.Index | None) -> np.ndarray:
         if fh.is_relative:
@@ -590,8 +657,9 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         """Read each series' forecast at its own cutoff for the steps of ``fh``."""
         streams = self._streams
         steps, times = self._forecast_steps(fh, "predict")
+        known = self._known_future(X, steps, times, "predict")
         loc = self._original_units(streams.forecast)
-        values = [loc[row, s - 1] for row, s in enumerate(steps)]
+        values = [loc[row, s - 1] + known[row] for row, s in enumerate(steps)]
         return panel_frame(streams.ids, times, values, self.columns_, self._level_names)
 
     def _predict_quantiles(
@@ -600,6 +668,7 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         """Quantiles of each series' forecast distribution (calibrated if ``interval_calibration``)."""
         streams = self._streams
         steps, times = self._forecast_steps(fh, "predict_quantiles")
+        known = self._known_future(X, steps, times, "predict_quantiles")
         alpha = [float(a) for a in alpha]
         quantiles = self._quantiles(alpha)
         frames = []
@@ -609,7 +678,7 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
                 panel_frame(
                     streams.ids,
                     times,
-                    [quantile[r, s - 1] for r, s in enumerate(steps)],
+                    [quantile[r, s - 1] + known[r] for r, s in enumerate(steps)],
                     self.columns_,
                     self._level_names,
                 )
@@ -629,6 +698,31 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         std = self._original_units(streams.spread, shift=False) * self._half_widths([_ONE_SIGMA])[:, 0]
         values = [std[row, s - 1] ** 2 for row, s in enumerate(steps)]
         return panel_frame(streams.ids, times, values, self.columns_, self._level_names)
+
+    def _known_future(
+        self, X: pd.DataFrame | None, steps: list[np.ndarray], times: list[pd.Index], where: str
+    ) -> list[np.ndarray | float]:
+        """What the future-known covariates add to each series' forecast at its ``steps`` (original units).
+
+        ``0.0`` per series when the forecaster has no future-known covariates.
+        """
+        if not getattr(self, "n_future_", 0):
+            return [0.0] * len(steps)
+        streams = self._streams
+        c, future_columns = self.n_channels_, self.exog_columns_[: self.n_future_]
+        is_panel = self._level_names is not None
+        values = covariates_at(X, future_columns, streams.ids, times, where, is_panel)
+        weight = (
+            self.net_.module_.future_coefficients().detach().cpu().numpy().astype(np.float64)
+        )  # (C, T, F)
+        out = []
+        for row, (row_steps, future) in enumerate(zip(steps, values, strict=True)):
+            exog_mean = streams.mean[row, c : c + self.n_future_]
+            exog_scale = streams.scale[row, c : c + self.n_future_]
+            z = (future - exog_mean) / exog_scale  # (len(steps), F)
+            effect = np.einsum("kf,ckf->kc", z, weight[:, row_steps - 1, :])
+            out.append(effect * streams.scale[row, :c])
+        return out
 
     def _quantiles(self, alpha: list[float], rows: np.ndarray | None = None) -> np.ndarray:
         """Quantiles ``(n_rows, horizon, C, len(alpha))`` of the streams at ``rows`` (all if None)."""
@@ -654,8 +748,9 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
     def _original_units(self, values: torch.Tensor, shift: bool = True) -> np.ndarray:
         """Standardised ``(n_series, horizon, C)`` values in each series' units (``shift``: add the mean)."""
         streams = self._streams
-        out = values.detach().cpu().numpy().astype(np.float64) * streams.scale[:, None, :]
-        return out + streams.mean[:, None, :] if shift else out
+        c = self.n_channels_
+        out = values.detach().cpu().numpy().astype(np.float64) * streams.scale[:, None, :c]
+        return out + streams.mean[:, None, :c] if shift else out
 
     def _forecast_steps(self, fh: ForecastingHorizon, where: str) -> tuple[list[np.ndarray], list[pd.Index]]:
         """For every series: the steps of ``fh`` after its own cutoff and their time index."""
@@ -693,7 +788,7 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         """
         old_cutoff = self._latest_cutoff()
         try:
-            plan = self._plan(y, strict=False, where="update")
+            plan = self._plan(y, X, strict=False, where="update")
             if update_params and self.update_epochs > 0:
                 fresh = SeriesPanel(plan.ids, plan.times, plan.values, self.columns_, self._level_names)
                 if any(len(v) >= 2 for v in fresh.values):
@@ -715,11 +810,12 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         cutoffs = [c for c in self._streams.cutoffs if c is not None]
         return max(cutoffs, key=lambda c: c[0])
 
-    def _plan(self, y: pd.DataFrame, strict: bool, where: str) -> _StreamPlan:
-        """Check ``y`` against every stream and return what to consume; changes nothing.
+    def _plan(self, y: pd.DataFrame, X: pd.DataFrame | None, strict: bool, where: str) -> _StreamPlan:
+        """Check ``y`` (and ``X``) against every stream and return what to consume; changes nothing.
 
         Each series' rows after its cutoff must continue it without a gap (``strict``: also no row at or
         before it); a series id not seen before starts a new stream, scaled by its own observations.
+        The covariates of the rows to consume are appended to their values.
         """
         panel = self._split(y, where)
         streams = self._streams
@@ -744,6 +840,7 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
             ids.append(series_id)
             times.append(time)
             values.append(part)
+        values = self._with_covariates(values, ids, times, X, where, panel.is_panel) if ids else values
         return _StreamPlan(ids, times, values, new)
 
     def _apply(self, plan: _StreamPlan) -> None:
@@ -759,7 +856,7 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         self._consume(rows, plan.values, plan.times)
 
     # ------------------------------------------------------------------ public extensions
-    def partial_update(self, y: pd.Series | pd.DataFrame) -> AarenForecaster:
+    def partial_update(self, y: pd.Series | pd.DataFrame, X: pd.DataFrame | None = None) -> AarenForecaster:
         """Advance the forecaster by new observations that follow each series' cutoff, without refitting.
 
         Costs ``O(len(y))`` time and, with ``backbone="aaren"``, ``O(1)`` memory per series: the
@@ -774,6 +871,8 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         y : pandas Series or DataFrame
             The observations right after the cutoff (for a panel: after each series' cutoff), with the
             columns seen in ``fit`` and the same index levels; NaN marks a missing observation.
+        X : pandas DataFrame, optional
+            The covariates at the steps of ``y`` (required if ``fit`` had ``X``; other rows are ignored).
 
         Returns
         -------
@@ -783,19 +882,21 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         ------
         TypeError, ValueError
             On bad input (not pandas, infinite values, other columns or index levels, a gap or overlap
-            with the observations already seen, named by series); the forecaster is then left exactly
-            as it was.
+            with the observations already seen, missing or non-finite covariates, named by series);
+            the forecaster is then left exactly as it was.
         """
         self.check_is_fitted()
         frame = self._as_frame(y, "partial_update")
         if self.get_config()["remember_data"]:
-            return self.update(y, update_params=False)  # the user asked sktime to keep the data
+            return self.update(y, X=X, update_params=False)  # the user asked sktime to keep the data
         # Fast path, same result as update(y, update_params=False) without sktime's per-call conversions.
-        self._apply(self._plan(frame, strict=True, where="partial_update"))
+        self._apply(self._plan(frame, X, strict=True, where="partial_update"))
         self._set_cutoff(self._latest_cutoff())
         return self
 
-    def partial_update_array(self, y: np.ndarray, series_ids: Sequence[Any] | None = None) -> AarenForecaster:
+    def partial_update_array(
+        self, y: np.ndarray, series_ids: Sequence[Any] | None = None, X: np.ndarray | None = None
+    ) -> AarenForecaster:
         """Advance streams by new observations given as an array: the fast path of :meth:`partial_update`.
 
         The same computation without pandas: every series given moves on by ``n_steps`` steps of its
@@ -811,6 +912,9 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
             Ids of the series, in the order of ``y``'s rows (known ones: a new series needs its time
             index, so it starts through :meth:`partial_update`); ``None``: every series, in the order
             of :attr:`series_ids_`.
+        X : array-like of shape (n_series, n_steps, n_exog) or (n_series, n_exog), optional
+            The covariates at the same steps, columns in the order of :attr:`exog_columns_` (required
+            if ``fit`` had ``X``).
 
         Returns
         -------
@@ -819,8 +923,8 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         Raises
         ------
         ValueError
-            On a wrong shape, infinite values, or an unknown or repeated series id; the forecaster is
-            then left exactly as it was.
+            On a wrong shape, infinite values, missing or non-finite covariates, or an unknown or
+            repeated series id; the forecaster is then left exactly as it was.
         """
         self.check_is_fitted()
         rows = self._rows_of(series_ids, "partial_update_array")
@@ -838,12 +942,19 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
                 f"partial_update_array: {series_label(bad)} holds an infinite value; "
                 "use NaN for a missing observation"
             )
+        if self.n_exog_:
+            exog = self._covariate_array(
+                X, (len(rows), arr.shape[1], self.n_exog_), rows, "partial_update_array"
+            )
+            arr = np.concatenate([arr, exog], axis=2)
         for group in self._row_groups(len(rows), arr.shape[1]):
             self._advance_rows(rows[group], arr[group])
         self._streams.pending[rows] += arr.shape[1]
         return self
 
-    def predict_array(self, series_ids: Sequence[Any] | None = None) -> np.ndarray:
+    def predict_array(
+        self, series_ids: Sequence[Any] | None = None, X: np.ndarray | None = None
+    ) -> np.ndarray:
         """The current forecasts of the streams as an array: the fast path of :meth:`predict`.
 
         Parameters
@@ -851,6 +962,9 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         series_ids : sequence, optional
             Ids of the series, in the order wanted; ``None``: every series, in the order of
             :attr:`series_ids_`.
+        X : array-like of shape (n_series, horizon_, n_future), optional
+            The future-known covariates at the ``horizon_`` steps after each series' cutoff (the first
+            ``n_future_`` columns of :attr:`exog_columns_`); required if there are any.
 
         Returns
         -------
@@ -866,11 +980,14 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
                 f"predict_array: {series_label(streams.ids[unseen[0]])} has no observed value yet (all NaN)"
             )
         forecast = streams.forecast if series_ids is None else streams.forecast[torch.as_tensor(rows)]
-        forecast = forecast.cpu().numpy()
-        return forecast.astype(np.float64) * streams.scale[rows, None, :] + streams.mean[rows, None, :]
+        forecast = forecast.cpu().numpy().astype(np.float64) + self._known_future_array(
+            X, rows, "predict_array"
+        )
+        c = self.n_channels_
+        return forecast * streams.scale[rows, None, :c] + streams.mean[rows, None, :c]
 
     def predict_quantiles_array(
-        self, alpha: Sequence[float], series_ids: Sequence[Any] | None = None
+        self, alpha: Sequence[float], series_ids: Sequence[Any] | None = None, X: np.ndarray | None = None
     ) -> np.ndarray:
         """Quantiles of the streams' current forecasts as an array: the fast path of ``predict_quantiles``.
 
@@ -881,6 +998,8 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         series_ids : sequence, optional
             Ids of the series, in the order wanted; ``None``: every series, in the order of
             :attr:`series_ids_`.
+        X : array-like of shape (n_series, horizon_, n_future), optional
+            The future-known covariates at the forecast steps, as for :meth:`predict_array`.
 
         Returns
         -------
@@ -899,7 +1018,34 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
                 f"predict_quantiles_array: {series_label(self._streams.ids[unseen[0]])} has no observed "
                 "value yet (all NaN)"
             )
-        return self._quantiles(probabilities.tolist(), rows)
+        known = self._known_future_array(X, rows, "predict_quantiles_array")
+        known = known * self._streams.scale[rows, None, : self.n_channels_] if self.n_future_ else 0.0
+        return self._quantiles(probabilities.tolist(), rows) + np.asarray(known)[..., None]
+
+    def _covariate_array(self, X: Any, shape: tuple[int, ...], rows: np.ndarray, where: str) -> np.ndarray:
+        """``X`` as a float array of ``shape`` (or one step less), checked finite; in original units."""
+        if X is None:
+            raise ValueError(f"{where}: X is required: the forecaster was fitted with covariates")
+        arr = np.asarray(X, dtype=np.float64)
+        if arr.ndim == len(shape) - 1 and shape[1] == 1:
+            arr = arr[:, None]
+        if arr.shape != shape:
+            raise ValueError(f"{where}: X must have shape {shape}, got {np.shape(X)}")
+        if not np.isfinite(arr).all():
+            bad = self._streams.ids[rows[int(np.argwhere(~np.isfinite(arr))[0, 0])]]
+            raise ValueError(f"{where}: X holds a non-finite value for {series_label(bad)}")
+        return arr
+
+    def _known_future_array(self, X: Any, rows: np.ndarray, where: str) -> np.ndarray | float:
+        """Effect ``(n_rows, horizon, C)`` of the future-known covariates ``X``, standardised units."""
+        if not getattr(self, "n_future_", 0):
+            return 0.0
+        c, f = self.n_channels_, self.n_future_
+        future = self._covariate_array(X, (len(rows), self.horizon_, f), rows, where)
+        streams = self._streams
+        z = (future - streams.mean[rows, None, c : c + f]) / streams.scale[rows, None, c : c + f]
+        weight = self.net_.module_.future_coefficients().detach().cpu().numpy().astype(np.float64)
+        return np.einsum("rtf,ctf->rtc", z, weight)
 
     def _rows_of(self, series_ids: Sequence[Any] | None, where: str) -> np.ndarray:
         streams = self._streams
@@ -936,6 +1082,13 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         if self._level_names is not None:
             raise ValueError(f"{where} works on a forecaster fitted on a single series, not on a panel")
 
+    def _no_covariates(self, where: str) -> None:
+        if self.n_exog_:
+            raise ValueError(
+                f"{where} does not take covariates; the forecaster was fitted with X: stream with "
+                "partial_update(y, X) and predict(fh, X)"
+            )
+
     def stream_forecasts(self, y: pd.Series | pd.DataFrame) -> np.ndarray:
         """The forecasts the stream would make after each observation of ``y``, without advancing it.
 
@@ -957,8 +1110,9 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         """
         self.check_is_fitted()
         self._single_stream("stream_forecasts")
+        self._no_covariates("stream_forecasts")
         frame = self._as_frame(y, "stream_forecasts")
-        plan = self._plan(frame, strict=True, where="stream_forecasts")
+        plan = self._plan(frame, None, strict=True, where="stream_forecasts")
         streams = self._streams
         x = torch.as_tensor(
             (plan.values[0] - streams.mean[0]) / streams.scale[0], dtype=torch.float32, device=self._device
@@ -1003,6 +1157,7 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         """
         self.check_is_fitted()
         self._single_stream("predict_windows")
+        self._no_covariates("predict_windows")
         arr = np.asarray(windows, dtype=np.float64)
         if arr.ndim == 2 and self.n_channels_ == 1:
             arr = arr[..., None]
@@ -1042,12 +1197,12 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
     @property
     def mean_(self) -> np.ndarray | pd.DataFrame:
         """Standardisation means: ``(n_channels,)`` for a single series, one row per series of a panel."""
-        return self._per_series(self._streams.mean)
+        return self._per_series(self._streams.mean[:, : self.n_channels_])
 
     @property
     def scale_(self) -> np.ndarray | pd.DataFrame:
         """Standardisation scales: ``(n_channels,)`` for a single series, one row per series of a panel."""
-        return self._per_series(self._streams.scale)
+        return self._per_series(self._streams.scale[:, : self.n_channels_])
 
     @property
     def n_seen_(self) -> int | pd.Series:
@@ -1077,6 +1232,10 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
             "horizon": self.horizon_,
             "n_channels": self.n_channels_,
             "columns": [c if isinstance(c, int | str) else str(c) for c in self.columns_],
+            "exog_columns": None
+            if self.exog_columns_ is None
+            else [c if isinstance(c, int | str) else str(c) for c in self.exog_columns_],
+            "n_future": int(self.n_future_),
             "level_names": _plain_metadata(self._level_names),
             "series_ids": [_plain_metadata(i) for i in streams.ids],
             "series_cutoffs": [_index_to_plain(c) for c in streams.cutoffs],
@@ -1097,6 +1256,9 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         self.horizon_ = int(attributes["horizon"])
         self.n_channels_ = int(attributes["n_channels"])
         self.columns_ = pd.Index(attributes["columns"])
+        exog_columns = attributes.get("exog_columns")
+        self.exog_columns_ = None if exog_columns is None else pd.Index(exog_columns)
+        self.n_future_ = int(attributes.get("n_future", 0))
         self.net_ = self._build_forecast_net(with_callbacks=False).initialize()
         self.net_.module_.load_state_dict(state_dict)
         self.net_.module_.eval()

@@ -44,7 +44,8 @@ def test_tags_are_truthful():
     assert f.get_tag("capability:update") is True
     assert f.get_tag("capability:multivariate") is True
     assert f.get_tag("capability:insample") is False
-    assert f.get_tag("capability:exogenous") is False
+    assert f.get_tag("capability:exogenous") is True
+    assert f.get_tag("capability:pred_int") is True
     assert f.get_config()["remember_data"] is False
 
 
