@@ -88,7 +88,7 @@ def covariates_at(
                 "no row" if time[row] not in part.index else f"a non-finite value in column {columns[col]!r}"
             )
             raise ValueError(
-                f"{where}: X has {what} at {time[row]!r} for {series_label(series_id)} "
+                f"{where}: X has {what} at {time[row]} for {series_label(series_id)} "
                 "(covariates must be known at every step used)"
             )
         out.append(values)

@@ -45,8 +45,10 @@ def fitted() -> tuple[AarenClassifier, np.ndarray, np.ndarray]:
     return AarenClassifier(max_epochs=30, **TINY).fit(X, labels), X, labels
 
 
-@pytest.fixture(scope="module", params=[("aaren", "mean"), ("aaren", "last"), ("aaren", "attention"),
-                                        ("transformer", "mean")])
+@pytest.fixture(
+    scope="module",
+    params=[("aaren", "mean"), ("aaren", "last"), ("aaren", "attention"), ("transformer", "mean")],
+)
 def fitted_unequal(request: pytest.FixtureRequest) -> tuple[AarenClassifier, list[np.ndarray]]:
     backbone, readout = request.param
     X, y = _unequal()
@@ -325,8 +327,11 @@ def test_bad_input_to_fit_leaves_fitted_model(fitted):
         with pytest.raises(exc, match=match):
             clf.fit(bad, labels[: len(bad)] if hasattr(bad, "__len__") and len(bad) else labels)
         _assert_unchanged(clf, before)
-    for bad_y, match in ((labels[:5], "labels"), (np.linspace(0, 1, len(X)), "Unknown label type"),
-                         (None, "requires y")):
+    for bad_y, match in (
+        (labels[:5], "labels"),
+        (np.linspace(0, 1, len(X)), "Unknown label type"),
+        (None, "requires y"),
+    ):
         with pytest.raises(ValueError, match=match):
             clf.fit(X, bad_y)
         _assert_unchanged(clf, before)
@@ -337,8 +342,13 @@ def test_bad_input_to_fit_leaves_fitted_model(fitted):
 
 @pytest.mark.parametrize(
     ("params", "match"),
-    [({"n_heads": 3}, "n_heads"), ({"readout": "max"}, "readout"), ({"backbone": "lstm"}, "backbone"),
-     ({"optimizer": "lbfgs"}, "optimizer"), ({"device": "tpu"}, "device")],
+    [
+        ({"n_heads": 3}, "n_heads"),
+        ({"readout": "max"}, "readout"),
+        ({"backbone": "lstm"}, "backbone"),
+        ({"optimizer": "lbfgs"}, "optimizer"),
+        ({"device": "tpu"}, "device"),
+    ],
 )
 def test_bad_hyper_parameters(params, match):
     X, y = _panel()

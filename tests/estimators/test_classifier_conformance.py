@@ -65,8 +65,12 @@ def test_grid_search_over_pipeline_in_parallel():
     pipe = Pipeline(
         [
             ("scale", FunctionTransformer(lambda a: a * 2.0)),
-            ("clf", AarenClassifier(d_model=8, n_heads=2, n_layers=1, d_ff=16, device="cpu",
-                                    random_state=0, num_threads=1)),
+            (
+                "clf",
+                AarenClassifier(
+                    d_model=8, n_heads=2, n_layers=1, d_ff=16, device="cpu", random_state=0, num_threads=1
+                ),
+            ),
         ]
     )
     grid = {"clf__max_epochs": [1, 15], "clf__readout": ["mean", "last"]}
@@ -88,18 +92,19 @@ def test_sktime_classification_benchmark_and_evaluate():
     from sktime.datasets import load_basic_motions
 
     X, y = load_basic_motions(return_type="numpy3D")
-    clf = AarenClassifier(d_model=16, n_heads=2, n_layers=1, d_ff=32, max_epochs=20, device="cpu",
-                          random_state=0, num_threads=1)
+    clf = AarenClassifier(
+        d_model=16, n_heads=2, n_layers=1, d_ff=32, max_epochs=20, device="cpu", random_state=0, num_threads=1
+    )
     bench = ClassificationBenchmark()
     bench.add_estimator(clf, estimator_id="AarenClassifier")
-    bench.add_task((X, y), KFold(n_splits=2, shuffle=True, random_state=0), [accuracy_score],
-                   task_id="basic_motions")
+    bench.add_task(
+        (X, y), KFold(n_splits=2, shuffle=True, random_state=0), [accuracy_score], task_id="basic_motions"
+    )
     results = bench.run()
     accuracy = results.filter(like="accuracy_score_mean").iloc[0, 0]
     assert accuracy >= 0.8
 
-    scores = evaluate(clf, KFold(n_splits=2, shuffle=True, random_state=0), X, y,
-                      scoring=accuracy_score)
+    scores = evaluate(clf, KFold(n_splits=2, shuffle=True, random_state=0), X, y, scoring=accuracy_score)
     assert scores.filter(like="accuracy").to_numpy().mean() >= 0.8
 
 
@@ -109,12 +114,15 @@ def test_real_uea_data_end_to_end(shared_data_home):
     """BasicMotions from the real .ts files: near-perfect test accuracy in a short fit; streaming agrees."""
     from aaren_ts.datasets import load_uea
 
-    X_train, y_train = load_uea("BasicMotions", "train", data_home=shared_data_home, return_type="list",
-                                download_if_missing=False)
-    X_test, y_test = load_uea("BasicMotions", "test", data_home=shared_data_home, return_type="list",
-                              download_if_missing=False)
-    clf = AarenClassifier(d_model=32, n_layers=1, d_ff=64, max_epochs=40, device="cpu", random_state=0,
-                          num_threads=1).fit(X_train, y_train)
+    X_train, y_train = load_uea(
+        "BasicMotions", "train", data_home=shared_data_home, return_type="list", download_if_missing=False
+    )
+    X_test, y_test = load_uea(
+        "BasicMotions", "test", data_home=shared_data_home, return_type="list", download_if_missing=False
+    )
+    clf = AarenClassifier(
+        d_model=32, n_layers=1, d_ff=64, max_epochs=40, device="cpu", random_state=0, num_threads=1
+    ).fit(X_train, y_train)
     assert clf.score(X_test, y_test) >= 0.9
     clf.reset_stream()
     for start in range(0, 100, 30):

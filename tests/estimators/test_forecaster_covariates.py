@@ -1,0 +1,226 @@
+"""Exogenous variables of AarenForecaster: tokens, future-known effects, streaming, bad X."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from aaren_ts import AarenForecaster
+from aaren_ts.covariates import calendar_covariates
+
+TINY = {
+    "d_model": 8,
+    "n_heads": 2,
+    "n_layers": 1,
+    "d_ff": 16,
+    "context_length": 12,
+    "segment_length": 24,
+    "max_epochs": 3,
+    "device": "cpu",
+    "random_state": 0,
+    "horizon": 4,
+}
+ATOL = 1e-5
+
+
+def _driven(n: int, seed: int = 0) -> tuple[pd.Series, pd.DataFrame]:
+    """A series driven by a known input ``u`` (and a measured ``w`` that does not matter)."""
+    rng = np.random.default_rng(seed)
+    u, w = rng.normal(size=n), rng.normal(size=n)
+    y = pd.Series(5.0 + 3.0 * u + 0.3 * rng.normal(size=n), name="y")
+    return y, pd.DataFrame({"u": u, "w": w})
+
+
+def _snapshot(f: AarenForecaster) -> list[torch.Tensor]:
+    return [t.clone() for t in f.stream_state_tensors()]
+
+
+def _same(a: list[torch.Tensor], b: list[torch.Tensor]) -> bool:
+    return len(a) == len(b) and all(torch.equal(x, y) for x, y in zip(a, b, strict=True))
+
+
+def test_a_known_future_input_cuts_the_error_by_more_than_half():
+    y, X = _driven(1300)
+    errors = {}
+    for use_x in (False, True):
+        f = AarenForecaster(**{**TINY, "max_epochs": 10})
+        f.fit(y[:1100], X=X[:1100] if use_x else None)
+        pred = f.predict(fh=[1, 2, 3, 4], X=X[1100:1104] if use_x else None).to_numpy()
+        squared = [(pred - y[1100:1104].to_numpy()) ** 2]
+        for t in range(1100, 1296):  # stream on, scoring every forecast
+            f.partial_update(y[t : t + 1], X=X[t : t + 1] if use_x else None)
+            pred = f.predict(fh=[1, 2, 3, 4], X=X[t + 1 : t + 5] if use_x else None).to_numpy()
+            squared.append((pred - y[t + 1 : t + 5].to_numpy()) ** 2)
+        errors[use_x] = float(np.mean(squared))
+    assert errors[True] < 0.5 * errors[False], errors
+
+
+def test_streaming_with_covariates_does_not_depend_on_chunking():
+    y, X = _driven(200)
+    params = {**TINY, "past_covariates": ["w"], "calibration_rate": 0.05}
+    chunked = AarenForecaster(**params).fit(y[:120], X=X[:120])
+    one_call = AarenForecaster(**params).fit(y[:120], X=X[:120])
+    one_call.partial_update(y[120:], X=X[120:])
+    for start, stop in [(120, 121), (121, 150), (150, 200)]:
+        chunked.partial_update(y[start:stop], X=X[start:stop])
+    future = X[200:204] if len(X) > 200 else None
+    future = pd.DataFrame({"u": [0.1, -0.2, 0.3, 0.0]}, index=range(200, 204)) if future is None else future
+    np.testing.assert_allclose(
+        chunked.predict_interval(fh=[1, 2, 3, 4], X=future, coverage=0.9).to_numpy(),
+        one_call.predict_interval(fh=[1, 2, 3, 4], X=future, coverage=0.9).to_numpy(),
+        atol=1e-4,
+        rtol=ATOL,
+    )
+    torch.testing.assert_close(chunked._streams.calibration.levels, one_call._streams.calibration.levels)
+
+
+def test_streamed_forecast_equals_encoding_the_whole_series_with_its_covariates():
+    y, X = _driven(150)
+    f = AarenForecaster(**TINY).fit(y[:100], X=X[:100])
+    for t in range(100, 150, 7):
+        f.partial_update(y[t : t + 7], X=X[t : t + 7])
+    future = pd.DataFrame({"u": [0.5, -1.0, 0.0, 2.0], "w": 0.0}, index=range(150, 154))
+    streamed = f.predict(fh=[1, 2, 3, 4], X=future).to_numpy()
+    module = f.net_.module_
+    mean, scale = f._streams.mean[0], f._streams.scale[0]
+    values = np.concatenate([y.to_numpy()[:, None], X.to_numpy()], axis=1)
+    x = torch.as_tensor((values - mean) / scale, dtype=torch.float32)[None]
+    future_z = (future[["u", "w"]].to_numpy() - mean[1:]) / scale[1:]  # both are future-known here
+    with torch.no_grad():
+        out = module(x, last_only=True, future=torch.as_tensor(future_z, dtype=torch.float32)[None, None])
+    direct = out.loc[0, 0, :, 0].numpy() * scale[0] + mean[0]
+    np.testing.assert_allclose(streamed, direct, atol=1e-4, rtol=1e-5)
+
+
+def test_past_covariates_are_not_needed_for_the_horizon():
+    y, X = _driven(120)
+    f = AarenForecaster(**TINY, past_covariates=["w"]).fit(y, X=X)
+    assert list(f.exog_columns_) == ["u", "w"] and f.n_future_ == 1
+    future = pd.DataFrame({"u": [0.0, 1.0]}, index=[120, 121])
+    assert f.predict(fh=[1, 2], X=future).shape == (2,)
+    with pytest.raises(ValueError, match="past_covariates"):
+        AarenForecaster(**TINY, past_covariates=["nope"]).fit(y, X=X)
+
+
+@pytest.mark.parametrize(
+    ("future", "message"),
+    [
+        (None, "X is required"),
+        (pd.DataFrame({"w": [0.0] * 4}, index=range(120, 124)), r"lacks the column\(s\) \['u'\]"),
+        (pd.DataFrame({"u": [0.0] * 3, "w": 0.0}, index=range(120, 123)), "no row at 123"),
+        (pd.DataFrame({"u": [0.0, np.nan, 0.0, 0.0], "w": 0.0}, index=range(120, 124)), "non-finite"),
+    ],
+)
+def test_predict_needs_the_future_covariates_of_the_horizon(future, message):
+    y, X = _driven(120)
+    f = AarenForecaster(**TINY).fit(y, X=X)
+    before = _snapshot(f)
+    with pytest.raises(ValueError, match=message):
+        f.predict(fh=[1, 2, 3, 4], X=future)
+    assert _same(before, _snapshot(f))
+
+
+@pytest.mark.parametrize(
+    ("bad_x", "message"),
+    [
+        (None, "X is required"),
+        (pd.DataFrame({"u": [0.0] * 5}, index=range(120, 125)), r"lacks the column\(s\) \['w'\]"),
+        (pd.DataFrame({"u": 0.0, "w": [0.0, 0.0, np.nan, 0.0, 0.0]}, index=range(120, 125)), "non-finite"),
+        (pd.DataFrame({"u": 0.0, "w": [0.0] * 4}, index=range(120, 124)), "no row at 124"),
+        (pd.DataFrame({"u": ["a"] * 5, "w": 0.0}, index=range(120, 125)), "must hold numbers"),
+    ],
+)
+def test_bad_covariates_in_updates_are_rejected_and_change_nothing(bad_x, message):
+    y, X = _driven(125)
+    f = AarenForecaster(**TINY).fit(y[:120], X=X[:120])
+    before, cutoff = _snapshot(f), f.cutoff
+    error = TypeError if "numbers" in message else ValueError
+    with pytest.raises(error, match=message):
+        f.partial_update(y[120:], X=bad_x)
+    with pytest.raises(error, match=message):
+        f.update(y[120:], X=bad_x, update_params=False)
+    assert _same(before, _snapshot(f)) and f.cutoff.equals(cutoff)
+
+
+def test_without_covariates_in_fit_x_is_ignored():
+    y, X = _driven(100)
+    f = AarenForecaster(**TINY).fit(y)
+    assert f.exog_columns_ is None and f.n_exog_ == 0
+    np.testing.assert_array_equal(
+        f.predict(fh=[1, 2], X=X.iloc[:2].set_axis([100, 101])).to_numpy(), f.predict(fh=[1, 2]).to_numpy()
+    )
+
+
+def test_array_paths_with_covariates_equal_the_pandas_paths():
+    y, X = _driven(140)
+    pandas_f = AarenForecaster(**TINY).fit(y[:120], X=X[:120])
+    array_f = AarenForecaster(**TINY).fit(y[:120], X=X[:120])
+    pandas_f.partial_update(y[120:130], X=X[120:130])
+    array_f.partial_update_array(y.to_numpy()[None, 120:130, None], X=X.to_numpy()[None, 120:130])
+    future = X.iloc[130:134]
+    np.testing.assert_allclose(
+        array_f.predict_array(X=future[["u", "w"]].to_numpy()[None])[0, :, 0],
+        pandas_f.predict(fh=[1, 2, 3, 4], X=future).to_numpy(),
+        atol=ATOL,
+    )
+    # (u and w are both future-known here: the array holds them in the order of exog_columns_)
+    assert list(array_f.exog_columns_) == ["u", "w"]
+    with pytest.raises(ValueError, match="shape"):
+        array_f.partial_update_array(np.zeros((1, 1, 1)), X=np.zeros((1, 1, 3)))
+
+
+def test_panel_with_covariates_and_a_new_series():
+    rng = np.random.default_rng(1)
+    frames_y, frames_x = [], []
+    for name, n in (("a", 90), ("b", 70)):
+        idx = pd.MultiIndex.from_product([[name], range(n)], names=["series", "time"])
+        u = rng.normal(size=n)
+        frames_y.append(pd.DataFrame({"y": 2.0 * u + rng.normal(0, 0.1, n)}, index=idx))
+        frames_x.append(pd.DataFrame({"u": u}, index=idx))
+    y, X = pd.concat(frames_y), pd.concat(frames_x)
+    f = AarenForecaster(**TINY).fit(y, X=X)
+    future = pd.DataFrame(
+        {"u": 0.0},
+        index=pd.MultiIndex.from_tuples(
+            [("a", 90 + k) for k in range(4)] + [("b", 70 + k) for k in range(4)]
+        ),
+    )
+    assert f.predict(fh=[1, 2, 3, 4], X=future).shape == (8, 1)
+    with pytest.raises(ValueError, match="no rows for series 'b'"):
+        f.predict(fh=[1], X=future.loc[["a"]])
+    new_idx = pd.MultiIndex.from_product([["c"], range(5)], names=["series", "time"])
+    f.partial_update(
+        pd.DataFrame({"y": np.arange(5.0)}, index=new_idx), X=pd.DataFrame({"u": 1.0}, index=new_idx)
+    )
+    assert f.series_ids_ == ["a", "b", "c"]
+
+
+def test_save_load_keeps_the_covariates(tmp_path):
+    y, X = _driven(130)
+    f = AarenForecaster(**TINY, past_covariates=["w"]).fit(y[:120], X=X[:120])
+    loaded = AarenForecaster.load(f.save(tmp_path / "with_x"))
+    assert list(loaded.exog_columns_) == ["u", "w"] and loaded.n_future_ == 1
+    for model in (f, loaded):
+        model.partial_update(y[120:125], X=X[120:125])
+    future = X[["u"]].iloc[125:129]
+    pd.testing.assert_frame_equal(
+        loaded.predict_interval(fh=[1, 2, 3, 4], X=future), f.predict_interval(fh=[1, 2, 3, 4], X=future)
+    )
+
+
+# ---------------------------------------------------------------------------- calendar covariates
+def test_calendar_covariates_encode_cycles_by_sine_and_cosine():
+    hours = pd.date_range("2024-01-01", periods=3, freq="6h")
+    X = calendar_covariates(hours, ["hour_of_day"])
+    np.testing.assert_allclose(X.to_numpy(), [[0.0, 1.0], [1.0, 0.0], [0.0, -1.0]], atol=1e-12)
+    week = calendar_covariates(pd.period_range("2024-01-01", periods=8, freq="D"), ["day_of_week"])
+    np.testing.assert_allclose(week.iloc[0], week.iloc[7])  # a week later: the same phase
+    assert list(week.columns) == ["day_of_week_sin", "day_of_week_cos"]
+    panel = pd.MultiIndex.from_product([["a", "b"], hours])
+    assert calendar_covariates(panel).index.equals(panel)
+    with pytest.raises(TypeError, match="DatetimeIndex or PeriodIndex"):
+        calendar_covariates(pd.RangeIndex(3))
+    with pytest.raises(ValueError, match="unknown calendar feature"):
+        calendar_covariates(hours, ["fortnight"])
