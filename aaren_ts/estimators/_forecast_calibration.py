@@ -18,6 +18,7 @@ length. The miss is judged with the stream's current level (the one its newest i
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -52,10 +53,12 @@ class Calibration:
         ``(n_streams, L, horizon, n_channels)`` working miscoverage level of each nominal coverage of
         :data:`CALIBRATION_COVERAGES` (starts at ``1 - coverage``).
     issued_loc, issued_scale : torch.Tensor
-        ``(n_streams, horizon, horizon, n_channels)``: the forecasts issued after each of the last
-        ``horizon`` steps, newest first (standardised units).
+        ``(n_streams, horizon, horizon, n_channels)``: a ring of the forecasts issued after each of the
+        last ``horizon`` steps (standardised units); the ``k``-th forecast a stream issued is in slot
+        ``k % horizon``.
     n_issued : torch.Tensor
-        ``(n_streams,)`` how many of those are real (a new stream has issued none).
+        ``(n_streams,)`` how many forecasts each stream has issued (its next one goes to slot
+        ``n_issued % horizon``).
     """
 
     levels: torch.Tensor
@@ -88,6 +91,14 @@ class Calibration:
     def cat(self, other: Calibration) -> Calibration:
         return Calibration(*(torch.cat([a, b]) for a, b in zip(self.tensors(), other.tensors(), strict=True)))
 
+    def newest_first(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The stored forecasts ``(n_streams, horizon, horizon, n_channels)``, newest first."""
+        horizon = self.issued_loc.shape[1]
+        back = torch.arange(horizon, device=self.n_issued.device)
+        slots = (self.n_issued[:, None] - 1 - back[None, :]) % horizon  # (n, T)
+        rows = torch.arange(len(slots), device=slots.device)[:, None]
+        return self.issued_loc[rows, slots], self.issued_scale[rows, slots]
+
     def advance(
         self,
         y: torch.Tensor,
@@ -96,8 +107,8 @@ class Calibration:
         lengths: torch.Tensor,
         rate: float,
         known: torch.Tensor | None = None,
-    ) -> Calibration:
-        """The state after observations ``y`` ``(R, N, C)`` and the forecasts issued after each of them.
+    ) -> None:
+        """Move on, in place, through observations ``y`` ``(R, N, C)`` and the forecasts issued after each.
 
         ``loc``/``scale`` ``(R, N, T, C)`` are the forecasts issued after every step of ``y``; row ``r``
         has ``lengths[r]`` real steps. Each observation judges the interval issued ``h`` steps before it
@@ -106,40 +117,45 @@ class Calibration:
         added to the mean of the forecast of horizon ``h + 1`` judged at each step (the effect of
         covariates known for that step, left out of the stored forecasts).
         """
-        n, horizon = loc.shape[1], loc.shape[2]
+        n_rows, n, horizon, _ = loc.shape
         device = loc.device
-        # every forecast in issue order: the stored ones (oldest first), then the new ones
-        seq_loc = torch.cat([self.issued_loc.flip(1), loc], dim=1)  # (R, T + N, T, C)
-        seq_scale = torch.cat([self.issued_scale.flip(1), scale], dim=1)
-        levels = self.levels
+        rows = torch.arange(n_rows, device=device)
+        lengths = lengths.long()
         if rate > 0:
             steps = torch.arange(n, device=device)[:, None]
             h = torch.arange(horizon, device=device)[None, :]
-            issued_at = horizon + steps - h - 1  # (N, T): position in seq of the forecast judged
-            judged_loc = seq_loc[:, issued_at, h]  # (R, N, T, C)
+            back = h - steps  # (N, T): the judged forecast was issued ``back`` steps before the chunk's
+            in_chunk = back < 0  # start (stored), or at chunk step ``-back - 1`` (``back < 0``)
+            judged_loc = loc[:, (-back - 1).clamp_min(0), h]  # (R, N, T, C)
+            judged_scale = scale[:, (-back - 1).clamp_min(0), h]
+            slots = (self.n_issued[:, None, None] - 1 - back.clamp_min(0)[None]) % horizon  # (R, N, T)
+            stored = ~in_chunk[None, :, :, None]
+            judged_loc = torch.where(stored, self.issued_loc[rows[:, None, None], slots, h[None]], judged_loc)
+            judged_scale = torch.where(
+                stored, self.issued_scale[rows[:, None, None], slots, h[None]], judged_scale
+            )
             if known is not None:
                 judged_loc = judged_loc + known
-            judged_scale = seq_scale[:, issued_at, h]
-            stored = issued_at < horizon
-            was_issued = ~stored[None] | (horizon - 1 - issued_at < self.n_issued[:, None, None])
+            was_issued = in_chunk[None] | (back[None] < self.n_issued[:, None, None])
             real = (steps[None] < lengths[:, None, None]) & was_issued  # (R, N, T)
-            valid = real[..., None] & torch.isfinite(y)[:, :, None, :]  # (R, N, T, C)
+            valid = (real[..., None] & torch.isfinite(y)[:, :, None, :]).to(self.levels.dtype)
             score = (torch.nan_to_num(y)[:, :, None, :] - judged_loc).abs() / judged_scale
-            nominal = torch.tensor([1.0 - c for c in CALIBRATION_COVERAGES], device=device)
-            nominal = nominal[None, :, None, None]
+            # missed the interval of level a: score > z(a), i.e. its two-sided p-value is below a
+            p_value = torch.erfc(score / math.sqrt(2.0))[:, :, None]  # (R, N, 1, T, C)
+            nominal = torch.tensor([1.0 - c for c in CALIBRATION_COVERAGES], device=device)[:, None, None]
+            levels = self.levels
             for j in range(n):  # the recursion is sequential in time; everything else is batched
-                missed = (score[:, j, None] > _level_z(levels)).to(levels.dtype)
-                levels = levels + rate * (nominal - missed) * valid[:, j, None].to(levels.dtype)
-        # the newest ``horizon`` forecasts of each row, newest first, up to its own last step
-        ends = lengths.long() + horizon - 1  # position of each row's newest forecast in seq
-        back = ends[:, None] - torch.arange(horizon, device=device)[None, :]  # (R, T)
-        pick = back[:, :, None, None].expand(-1, -1, horizon, loc.shape[-1])
-        return Calibration(
-            levels=levels,
-            issued_loc=seq_loc.gather(1, pick),
-            issued_scale=seq_scale.gather(1, pick),
-            n_issued=(self.n_issued + lengths.long()).clamp_max(horizon),
-        )
+                missed = (p_value[:, j] < levels.clamp(_MIN_LEVEL, 1.0)).to(levels.dtype)
+                levels = levels + rate * (nominal - missed) * valid[:, j, None]
+            self.levels = levels
+        # the newest ``horizon`` forecasts of each row go into its ring
+        last = torch.arange(horizon, device=device)[None, :] + (lengths[:, None] - horizon)  # (R, T)
+        keep = last >= 0
+        row_of, step_of = rows[:, None].expand_as(last)[keep], last[keep]
+        slots = (self.n_issued[row_of] + step_of) % horizon
+        self.issued_loc[row_of, slots] = loc[row_of, step_of]
+        self.issued_scale[row_of, slots] = scale[row_of, step_of]
+        self.n_issued = self.n_issued + lengths
 
     def z(self, coverage: Sequence[float] | np.ndarray) -> np.ndarray:
         """Calibrated half-widths ``(n_streams, len(coverage), horizon, n_channels)`` in standard deviations.

@@ -138,7 +138,7 @@ def test_calibration_update_equals_a_step_by_step_reference():
     y[0, 7, 1] = float("nan")
     state = Calibration.fresh(1, horizon, channels, "cpu")
     for start, stop in [(0, 5), (5, 6), (6, 40)]:  # chunked, as streaming does
-        state = state.advance(
+        state.advance(
             y[:, start:stop], loc[:, start:stop], scale[:, start:stop], torch.tensor([stop - start]), rate
         )
     # reference: one observation at a time, every forecast issued h steps before judged with its level
@@ -157,8 +157,10 @@ def test_calibration_update_equals_a_step_by_step_reference():
                     z = ndtri(1 - 0.5 * min(max(levels[k, h - 1, c], 1e-6), 1.0))
                     levels[k, h - 1, c] += rate * ((1 - cov) - float(score > z))
     np.testing.assert_allclose(state.levels[0].numpy(), levels, atol=1e-5)
-    np.testing.assert_allclose(state.issued_loc[0].numpy(), loc[0, -horizon:].flip(0).numpy())
-    assert int(state.n_issued[0]) == horizon
+    newest_loc, newest_scale = state.newest_first()
+    np.testing.assert_allclose(newest_loc[0].numpy(), loc[0, -horizon:].flip(0).numpy())
+    np.testing.assert_allclose(newest_scale[0].numpy(), scale[0, -horizon:].flip(0).numpy())
+    assert int(state.n_issued[0]) == n
 
 
 def test_calibration_restores_coverage_after_the_noise_level_changes():
