@@ -76,7 +76,7 @@ def check_pinball_against_sktime(y: np.ndarray, quantiles: np.ndarray) -> float:
     from sktime.performance_metrics.forecasting.probabilistic import PinballLoss
 
     horizon, channels = y.shape
-    columns = [f"c{c}" for c in range(channels)]
+    columns = [f"c{c:03d}" for c in range(channels)]  # names that sort in column order
     y_true = pd.DataFrame(y, columns=columns)
     pred = pd.DataFrame(
         quantiles.reshape(horizon, -1),
