@@ -15,12 +15,17 @@ loss over the quantiles 0.025, 0.1, 0.5, 0.9, 0.975 (checked against sktime's ``
 sample of windows in the same run), and the CRPS of the Gaussian forecast (closed form; streaming with
 calibration has no single distribution, so its CRPS is left out). The point MSE is the mean's.
 
+**Drift**: a seasonal series whose noise level doubles, then falls to a quarter of its level in
+``fit``, while it streams; the coverage and width of the 90 % interval (one step ahead) with and
+without the online calibration, and a plot of them (``intervals_drift.png``).
+
 Usage::
 
     python benchmarks/intervals.py --data-home $AAREN_TS_DATA            # ETTh1 and Weather, T=96
     python benchmarks/intervals.py --datasets ETTh1 --window-stride 4     # quicker
 
-Writes ``benchmarks/results/intervals.md`` and ``intervals.png`` (a streamed stretch with its intervals).
+Writes ``benchmarks/results/intervals.md``, ``intervals.png`` (a streamed stretch with its intervals) and
+``intervals_drift.png``.
 """
 
 from __future__ import annotations
@@ -89,17 +94,93 @@ def check_pinball_against_sktime(y: np.ndarray, quantiles: np.ndarray) -> float:
     return theirs
 
 
+def drift_rows(out_dir, seed: int) -> list[list[str]]:
+    """Stream a series whose noise level changes after ``fit``; the 90 % one-step interval's coverage."""
+    rng = np.random.default_rng(seed)
+    n_fit, n_stream = 2000, 3000
+    noise = np.r_[np.full(n_fit + 1000, 0.5), np.full(1000, 1.0), np.full(1000, 0.125)]
+    t = np.arange(n_fit + n_stream)
+    y = pd.Series(10 + 3 * np.sin(2 * np.pi * t / 24) + noise * rng.normal(size=len(t)), name="y")
+    hits, bounds = {}, {}
+    for calibration in ("aci", None):
+        f = AarenForecaster(
+            horizon=24, context_length=48, interval_calibration=calibration, random_state=seed
+        )
+        f.fit(y[:n_fit])
+        q = np.empty((n_stream, 2))
+        for i in range(n_stream):
+            q[i] = f.predict_quantiles_array([0.05, 0.95])[0, 0, 0]
+            f.partial_update_array(y.to_numpy()[None, n_fit + i : n_fit + i + 1, None])
+        truth = y.to_numpy()[n_fit:]
+        hits[calibration] = (truth >= q[:, 0]) & (truth <= q[:, 1])
+        bounds[calibration] = q
+    rows = []
+    parts = (("noise as in fit", 0), ("noise doubled", 1000), ("noise a quarter of fit's", 2000))
+    for label, start in parts:
+        part = slice(start, start + 1000)
+        width = {k: float(np.mean(np.diff(bounds[k][part], axis=1))) for k in bounds}
+        rows.append(
+            [
+                "drift (simulated), 90 % one step ahead",
+                label,
+                "1000",
+                "–",
+                "–",
+                f"{100 * hits['aci'][part].mean():.1f} (uncalibrated {100 * hits[None][part].mean():.1f})",
+                "–",
+                f"{width['aci']:.3f} ({width[None]:.3f})",
+                "–",
+                "–",
+            ]
+        )
+    _plot_drift(out_dir / "intervals_drift.png", y.to_numpy()[n_fit:], bounds, hits, noise[n_fit:])
+    return rows
+
+
+def _plot_drift(path, truth, bounds, hits, noise) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib not installed: no plot (pip install 'aaren_ts[plot]')")
+        return
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(11, 6), sharex=True)
+    t = np.arange(len(truth))
+    for label, key, color in (("calibrated (aci)", "aci", "tab:blue"), ("uncalibrated", None, "tab:orange")):
+        top.plot(t, np.diff(bounds[key], axis=1)[:, 0], color=color, lw=0.8, label=label)
+    top.plot(t, 2 * ndtri(0.95) * noise, color="black", ls="--", lw=0.8, label="the noise's own 90 % width")
+    top.set_ylabel("width of the 90 % interval")
+    top.set_title(
+        "One-step-ahead 90 % intervals while the noise level changes (x2 at step 1000, x1/8 at 2000)"
+    )
+    top.legend(loc="upper right", fontsize=8)
+    window = 200
+    for label, key, color in (("calibrated (aci)", "aci", "tab:blue"), ("uncalibrated", None, "tab:orange")):
+        rolling = np.convolve(hits[key].astype(float), np.ones(window) / window, mode="valid")
+        bottom.plot(t[window - 1 :], 100 * rolling, color=color, label=label)
+    bottom.axhline(90, color="gray", ls="--", lw=0.8)
+    bottom.set_ylabel(f"coverage, last {window} steps (%)")
+    bottom.set_xlabel("steps after fit")
+    bottom.legend(loc="lower left", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    print(f"plot: {path}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--data-home", default=None)
-    parser.add_argument("--datasets", nargs="+", default=["ETTh1", "Weather"])
+    parser.add_argument("--datasets", nargs="*", default=["ETTh1", "Weather"])
     parser.add_argument("--horizon", type=int, default=96)
     parser.add_argument("--window-stride", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--output", default=None, help="results folder")
+    parser.add_argument("--skip-drift", action="store_true", help="no simulated drift section")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
     if args.threads:
@@ -167,6 +248,9 @@ def main() -> None:
             )
             print(f"{name}: {label}: {len(later)} steps in {seconds:.0f} s", flush=True)
 
+    if not args.skip_drift:
+        rows.extend(drift_rows(out_dir, args.seed))
+        print(rows[-3:], flush=True)
     header = [
         "dataset",
         "intervals",
@@ -197,7 +281,8 @@ def main() -> None:
     ]
     (out_dir / "intervals.md").write_text("\n".join(text))
     print("\n".join(text))
-    _plot(out_dir / "intervals.png", stretches)
+    if stretches:
+        _plot(out_dir / "intervals.png", stretches)
 
 
 def _row(name, label, truth, loc, quantiles, crps) -> list[str]:
