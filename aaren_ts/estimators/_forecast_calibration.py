@@ -193,8 +193,9 @@ class Calibration:
             valid = advanced[:, None, None] & (h[None, :, None] < self.n_issued[:, None, None])
             valid = (valid & torch.isfinite(y)[:, None, :])[:, None].to(self.levels.dtype)
             nominal = torch.tensor([1.0 - c for c in CALIBRATION_COVERAGES], device=device)[:, None, None]
-            missed = (p_value < self.levels.clamp(_MIN_LEVEL, 1.0)).to(self.levels.dtype)
-            self.levels = self.levels + rate * (nominal - missed) * valid
+            # (a level above 1 misses whatever is observed, as a level of 1 does: no upper clamp needed)
+            missed = p_value < self.levels.clamp_min(_MIN_LEVEL)
+            self.levels.add_(torch.where(missed, nominal - 1.0, nominal) * (rate * valid))
         # the new forecast goes into the next slot of each advanced row's ring
         moved = rows if bool(advanced.all()) else rows[advanced]
         width = horizon * channels
