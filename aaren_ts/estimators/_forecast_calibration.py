@@ -13,7 +13,12 @@ drifts. Any coverage between the grid's is read by interpolating the corrected `
 
 Judging the interval issued ``h`` steps ago needs that forecast: a stream keeps the last ``horizon``
 forecasts (mean and standard deviation), ``O(horizon**2 * channels)`` numbers, independent of its
-length. The miss is judged with the stream's current level (the one its newest interval uses).
+length, in a ring. The miss is judged with the stream's current level (the one its newest interval
+uses), by the judgement's two-sided p-value: missed at level ``a`` when ``erfc(|score| / sqrt(2)) < a``.
+
+Where the levels start: :meth:`Calibration.conform` sets them from judgements collected on held-out
+data (the forecaster's validation tails, all series pooled): split conformal prediction, after which
+the adaptive updates go on.
 """
 
 from __future__ import annotations
