@@ -16,17 +16,18 @@ forecasts (mean and standard deviation), ``O(horizon**2 * channels)`` numbers, i
 length, in a ring. The miss is judged with the stream's current level (the one its newest interval
 uses), by the judgement's two-sided p-value: missed at level ``a`` when ``erfc(|score| / sqrt(2)) < a``.
 
-Where the levels start: :meth:`Calibration.conform` sets them from judgements collected on held-out
-data (the forecaster's validation tails, all series pooled): split conformal prediction, after which
-the adaptive updates go on.
+The forecaster starts the levels at their nominal values and moves them through each series'
+validation tail in ``fit`` (held-out errors). Setting them instead by split conformal on the tails,
+all series pooled, was measured and not kept: on M4 Hourly it brought the 95 % coverage to 95.6 %
+from 96.9 % but made the MSIS worse, 13.76 against 12.14, as one pooled level widens the intervals
+of the series that were well calibrated.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -65,16 +66,12 @@ class Calibration:
     n_issued : torch.Tensor
         ``(n_streams,)`` how many forecasts each stream has issued (its next one goes to slot
         ``n_issued % horizon``).
-    collected : list or None
-        While not None (:meth:`start_conformal`), the streams' judgements are collected here instead
-        of moving the levels; :meth:`conform` then sets the levels from them.
     """
 
     levels: torch.Tensor
     issued_loc: torch.Tensor
     issued_scale: torch.Tensor
     n_issued: torch.Tensor
-    collected: list[np.ndarray] | None = field(default=None, compare=False)
 
     @classmethod
     def fresh(cls, n: int, horizon: int, n_channels: int, device: torch.device | str) -> Calibration:
@@ -92,36 +89,7 @@ class Calibration:
         return [self.levels, self.issued_loc, self.issued_scale, self.n_issued]
 
     def take(self, rows: torch.Tensor) -> Calibration:
-        return Calibration(*(t[rows] for t in self.tensors()), collected=self.collected)
-
-    def start_conformal(self) -> None:
-        """Collect the judgements of the next updates instead of moving the levels (see :meth:`conform`)."""
-        self.collected = []
-
-    def conform(self) -> None:
-        """Set every stream's levels from the collected judgements (split conformal), then stop collecting.
-
-        For each tracked coverage ``c``, horizon step and channel, the level becomes the ``1 - c``
-        quantile (with the finite-sample correction ``n / (n + 1)``) of the p-values collected over all
-        streams, so that exactly a fraction ``1 - c`` of those judgements would have missed: the streams
-        start calibrated on held-out errors, and adaptive conformal inference goes on from there. With
-        nothing collected the levels stay as they are.
-        """
-        collected, self.collected = self.collected, None
-        if not collected:
-            return
-        p_values = np.concatenate([p.reshape(-1, *p.shape[-2:]) for p in collected])  # (M, T, C)
-        count = np.isfinite(p_values).sum(axis=0)  # (T, C)
-        if not count.any():
-            return
-        n = float(np.median(count[count > 0]))
-        probabilities = (1.0 - np.asarray(CALIBRATION_COVERAGES)) * n / (n + 1.0)
-        with warnings.catch_warnings():  # a (horizon, channel) never judged: all NaN, left as it was
-            warnings.simplefilter("ignore", RuntimeWarning)
-            levels = np.nanquantile(p_values, probabilities, axis=0)  # (L, T, C)
-        known = count > 0
-        fitted = torch.as_tensor(levels, dtype=self.levels.dtype, device=self.levels.device)
-        self.levels[:] = torch.where(torch.as_tensor(known, device=self.levels.device), fitted, self.levels)
+        return Calibration(*(t[rows] for t in self.tensors()))
 
     def put(self, rows: torch.Tensor, part: Calibration) -> None:
         for full, new in zip(self.tensors(), part.tensors(), strict=True):
@@ -184,15 +152,12 @@ class Calibration:
             score = (torch.nan_to_num(y)[:, :, None, :] - judged_loc).abs() / judged_scale
             # missed the interval of level a: score > z(a), i.e. its two-sided p-value is below a
             p_value = torch.erfc(score / math.sqrt(2.0))[:, :, None]  # (R, N, 1, T, C)
-            if self.collected is not None:
-                self.collected.append(torch.where(valid > 0, p_value[:, :, 0], float("nan")).cpu().numpy())
-            else:
-                nominal = torch.tensor([1.0 - c for c in CALIBRATION_COVERAGES], device=device)[:, None, None]
-                levels = self.levels
-                for j in range(n):  # the recursion is sequential in time; everything else is batched
-                    missed = (p_value[:, j] < levels.clamp(_MIN_LEVEL, 1.0)).to(levels.dtype)
-                    levels = levels + rate * (nominal - missed) * valid[:, j, None]
-                self.levels = levels
+            nominal = torch.tensor([1.0 - c for c in CALIBRATION_COVERAGES], device=device)[:, None, None]
+            levels = self.levels
+            for j in range(n):  # the recursion is sequential in time; everything else is batched
+                missed = (p_value[:, j] < levels.clamp(_MIN_LEVEL, 1.0)).to(levels.dtype)
+                levels = levels + rate * (nominal - missed) * valid[:, j, None]
+            self.levels = levels
         # the newest ``horizon`` forecasts of each row go into its ring
         last = torch.arange(horizon, device=device)[None, :] + (lengths[:, None] - horizon)  # (R, T)
         keep = last >= 0
@@ -234,13 +199,10 @@ class Calibration:
             p_value = torch.erfc(score / math.sqrt(2.0))[:, None]  # (R, 1, T, C)
             valid = advanced[:, None, None] & (h[None, :, None] < self.n_issued[:, None, None])
             valid = (valid & torch.isfinite(y)[:, None, :])[:, None].to(self.levels.dtype)
-            if self.collected is not None:
-                self.collected.append(torch.where(valid > 0, p_value, float("nan"))[:, 0].cpu().numpy())
-            else:
-                nominal = torch.tensor([1.0 - c for c in CALIBRATION_COVERAGES], device=device)[:, None, None]
-                # (a level above 1 misses whatever is observed, as a level of 1 does: no upper clamp)
-                missed = p_value < self.levels.clamp_min(_MIN_LEVEL)
-                self.levels.add_(torch.where(missed, nominal - 1.0, nominal) * (rate * valid))
+            nominal = torch.tensor([1.0 - c for c in CALIBRATION_COVERAGES], device=device)[:, None, None]
+            # (a level above 1 misses whatever is observed, as a level of 1 does: no upper clamp needed)
+            missed = p_value < self.levels.clamp_min(_MIN_LEVEL)
+            self.levels.add_(torch.where(missed, nominal - 1.0, nominal) * (rate * valid))
         # the new forecast goes into the next slot of each advanced row's ring
         moved = rows if bool(advanced.all()) else rows[advanced]
         width = horizon * channels

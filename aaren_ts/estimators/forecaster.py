@@ -172,11 +172,11 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         only conditions the streams on them, with the pretrained weights).
     interval_calibration : {"aci", None}, default="aci"
         ``"aci"``: every stream re-calibrates its forecast intervals online from the errors it sees
-        (adaptive conformal inference, Gibbs and Candes 2021) through :meth:`partial_update` and
-        ``update``, starting from levels that ``fit`` sets on the validation tails (split conformal,
-        the series pooled), so their coverage holds when the noise level drifts; each stream then
-        keeps its last ``horizon`` forecasts (``horizon**2 * n_channels`` numbers). ``None``: the
-        network's Gaussian intervals as they are.
+        (adaptive conformal inference, Gibbs and Candes 2021): in ``fit``, through the validation
+        tail (which the network did not train on), then through :meth:`partial_update` and
+        ``update``, so their coverage holds when the noise level drifts; each stream then keeps its
+        last ``horizon`` forecasts (``horizon**2 * n_channels`` numbers). ``None``: the network's
+        Gaussian intervals as they are.
     calibration_rate : float, default=0.005
         Step of the adaptive conformal update (``gamma`` in Gibbs and Candes): larger adapts faster to
         a change and fluctuates more.
@@ -528,20 +528,15 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         mean, scale = self._standardize(train)
         rows = self._streams.add(panel.ids, mean, scale, module, self._device)
         # the training parts leave the interval calibration at its nominal levels; the validation
-        # tails, which the network did not train on, set them (split conformal, all series pooled)
+        # tails, which the network did not train on, calibrate it (adaptive conformal inference)
         n_train = [len(v) for v in train]
         self._consume(
             rows, train, [t[:k] for t, k in zip(panel.times, n_train, strict=True)], calibrate=False
         )
         tails = np.flatnonzero([len(v) > 0 for v in valid])
         if len(tails):
-            calibration = self._streams.calibration
-            if calibration is not None:  # split conformal on the tails, all series pooled
-                calibration.start_conformal()
             tail_times = [panel.times[k][n_train[k] :] for k in tails]
             self._consume(rows[tails], [valid[k] for k in tails], tail_times, calibrate=True)
-            if calibration is not None:
-                calibration.conform()
         return self
 
     def _consume(

@@ -163,33 +163,11 @@ def test_calibration_update_equals_a_step_by_step_reference():
     assert int(state.n_issued[0]) == n
 
 
-def test_split_conformal_levels_make_the_collected_judgements_cover_as_nominal():
-    rng = np.random.default_rng(1)
-    horizon, channels, n = 4, 2, 400
-    state = Calibration.fresh(3, horizon, channels, "cpu")
-    state.start_conformal()
-    # heavy-tailed errors: the network's Gaussian intervals would cover wrongly
-    y = torch.as_tensor(rng.standard_t(3, size=(3, n, channels)), dtype=torch.float32)
-    loc = torch.zeros(3, n, horizon, channels)
-    scale = torch.ones(3, n, horizon, channels)
-    state.advance(y, loc, scale, torch.tensor([n, n, n // 2]), rate=0.005)
-    assert torch.equal(state.levels, Calibration.fresh(3, horizon, channels, "cpu").levels)  # not moved yet
-    state.conform()
-    assert state.collected is None
-    z = state.z(list(CALIBRATION_COVERAGES))  # (streams, L, T, C): the same for every stream
-    score = y.abs().numpy()
-    for k, coverage in enumerate(CALIBRATION_COVERAGES):
-        covered = np.mean(score[:2, horizon:] <= z[0, k, 0][None, None, :])  # judged steps of the full rows
-        assert abs(covered - coverage) < 0.02, (coverage, covered)
-    np.testing.assert_allclose(z[0], z[2])
-
-
-def test_fit_sets_the_levels_from_the_validation_tails():
+def test_fit_calibrates_on_the_validation_tails():
     y = _noisy_season(300, 0.5)
     f = AarenForecaster(**TINY).fit(y)  # validation_fraction 0.2: a 60-step tail
     nominal = Calibration.fresh(1, TINY["horizon"], 1, "cpu").levels
     assert not torch.allclose(f._streams.calibration.levels, nominal)
-    assert f._streams.calibration.collected is None
     no_tail = AarenForecaster(**TINY, validation_fraction=None).fit(y)
     torch.testing.assert_close(no_tail._streams.calibration.levels, nominal)
 
