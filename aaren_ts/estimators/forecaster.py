@@ -39,7 +39,7 @@ _CALIBRATION_VALUES = 2**22  # forecast values per batch when every step's forec
 
 
 class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
-    """Multi-horizon point forecaster on Aaren: one global network over one or many series, streamed at O(1).
+    """Multi-horizon forecaster on Aaren: one global network over one or many series, streamed at O(1).
 
     At every time step the network embeds the last ``context_length`` values (standardised by their own
     mean and standard deviation, so tokens do not depend on the series' level or scale; the forecast is
@@ -56,6 +56,16 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
     every series' forecast in the input's format. ``pretrain`` learns on a panel; ``fit`` on
     another series then conditions the stream on it with the pretrained weights (fine-tuning for
     ``fine_tune_epochs`` epochs if set).
+
+    **Intervals.** Beside the mean, the network forecasts the standard deviation of every step (a
+    Gaussian spread head that reads the encoder's output detached, so the mean trains as without it):
+    ``predict_interval``, ``predict_quantiles``, ``predict_var`` and ``predict_proba`` work with the
+    defaults, from the stream state, and quantiles never cross. With ``interval_calibration="aci"`` each
+    stream re-calibrates its intervals from the errors it sees (adaptive conformal inference).
+
+    **Covariates.** ``X`` (sktime's exogenous data) enters every step's token; its columns other than
+    ``past_covariates`` are known for the future and also enter the forecast through a linear effect
+    of their values at the forecast steps, so ``predict`` then needs them for ``fh``.
 
     **Missing values.** NaN marks a missing observation, in ``fit``, ``update`` and
     :meth:`partial_update`. It adds nothing to the loss, and its token is not seen by the encoder: the
@@ -212,6 +222,10 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         The trained network (``net_.module_`` is the torch module).
     n_seen_ : int
         Observations consumed so far (``fit`` plus updates).
+    exog_columns_ : pandas.Index or None
+        The columns of ``X`` the network takes, future-known ones first (``None`` without ``X``).
+    n_future_ : int
+        How many of them are known for the future (the first ones).
 
     Examples
     --------
