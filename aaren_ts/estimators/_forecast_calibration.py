@@ -18,9 +18,9 @@ uses), by the judgement's two-sided p-value: missed at level ``a`` when ``erfc(|
 
 The forecaster starts the levels at their nominal values and moves them through each series'
 validation tail in ``fit`` (held-out errors). Setting them instead by split conformal on the tails,
-all series pooled, was measured and not kept: on M4 Hourly it brought the 95 % coverage to 95.6 %
-from 96.9 % but made the MSIS worse, 13.76 against 12.14, as one pooled level widens the intervals
-of the series that were well calibrated.
+all series pooled, was measured and not kept: on M4 Hourly (96-step window) it brought the 95 %
+coverage to 95.6 % from 96.9 % but made the MSIS worse, 13.76 against 12.14, as one pooled level
+widens the intervals of the series that were well calibrated.
 """
 
 from __future__ import annotations
