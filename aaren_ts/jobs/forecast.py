@@ -204,12 +204,20 @@ def _as_series(values: Any, start: int = 0) -> Any:
 
 
 def _plot(
-    path: Path, title: str, history, target, pred, baseline=None, baseline_label: str = LAST_VALUE
+    path: Path,
+    title: str,
+    history,
+    target,
+    pred,
+    baseline=None,
+    baseline_label: str = LAST_VALUE,
+    interval: tuple[Any, Any, str] | None = None,
 ) -> None:
     """Draw history, truth, AarenForecaster's forecast (and a baseline's) into ``path``.
 
     Series are drawn against their own index (a ``PeriodIndex`` as timestamps); plain arrays against the
-    step number, the target and forecasts right after the history.
+    step number, the target and forecasts right after the history. ``interval`` ``(lower, upper, label)``
+    shades a forecast interval.
     """
     import matplotlib
 
@@ -230,6 +238,12 @@ def _plot(
     if baseline is not None:
         curves.append((_as_series(baseline, n), baseline_label, {"color": "tab:blue", "ls": "--"}))
     fig, ax = plt.subplots(figsize=(9, 3.5))
+    if interval is not None:
+        lower, upper, label = interval
+        lower, upper = _as_series(lower, n), _as_series(upper, n)
+        ax.fill_between(
+            x_of(lower), lower.to_numpy(), upper.to_numpy(), color="tab:red", alpha=0.2, label=label
+        )
     for series, label, style in curves:
         ax.plot(x_of(series), series.to_numpy(), label=label, **style)
     ax.set_title(title)
@@ -304,6 +318,8 @@ def _run_airline(args: argparse.Namespace) -> int:
     fh = list(range(1, horizon + 1))
     model = AarenForecaster(horizon=horizon, **estimator_options(args)).fit(train)  # the defaults
     pred = model.predict(fh=fh)
+    band = model.predict_interval(fh=fh, coverage=0.9)
+    lower, upper = band.iloc[:, 0].to_numpy(), band.iloc[:, 1].to_numpy()
     with warnings.catch_warnings():
         # sktime's FutureWarning about the coming default of its `remember_data` config, raised whenever a
         # sktime forecaster that keeps the old default is built or reset (NaiveForecaster here, in
@@ -317,6 +333,8 @@ def _run_airline(args: argparse.Namespace) -> int:
     for label, p in (("AarenForecaster", pred), (SEASONAL_NAIVE, naive)):
         err = p.to_numpy() - truth
         print(f"airline T={horizon} {label:<24} MSE {np.mean(err**2):10.2f}  MAE {np.mean(np.abs(err)):7.2f}")
+    inside = np.mean((truth >= lower) & (truth <= upper))
+    print(f"airline T={horizon} AarenForecaster 90 % interval: covers {inside:.0%} of the test months")
     _save_plot(
         args,
         Path(args.output) / f"forecast_airline_{args.backbone}.png",
@@ -328,6 +346,11 @@ def _run_airline(args: argparse.Namespace) -> int:
             pd.Series(pred.to_numpy(), index=test.index),
             pd.Series(naive.to_numpy(), index=test.index),
             baseline_label=SEASONAL_NAIVE,
+            interval=(
+                pd.Series(lower, index=test.index),
+                pd.Series(upper, index=test.index),
+                "AarenForecaster 90 % interval",
+            ),
         ),
     )
     return 0
