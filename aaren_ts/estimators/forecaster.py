@@ -702,7 +702,7 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         streams = self._streams
         steps, times = self._forecast_steps(fh, "predict")
         known = self._known_future(X, steps, times, "predict")
-        loc = self._original_units(streams.forecast)
+        loc = self._original_units(streams.forecast, np.arange(len(streams)))
         values = [loc[row, s - 1] + known[row] for row, s in enumerate(steps)]
         return panel_frame(streams.ids, times, values, self.columns_, self._level_names)
 
@@ -739,7 +739,11 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
             raise NotImplementedError("AarenForecaster forecasts marginal variances only (cov=False)")
         streams = self._streams
         steps, times = self._forecast_steps(fh, "predict_var")
-        std = self._original_units(streams.spread, shift=False) * self._half_widths([_ONE_SIGMA])[:, 0]
+        every = np.arange(len(streams))
+        std = (
+            self._original_units(streams.spread, every, shift=False)
+            * self._half_widths([_ONE_SIGMA], every)[:, 0]
+        )
         values = [std[row, s - 1] ** 2 for row, s in enumerate(steps)]
         return panel_frame(streams.ids, times, values, self.columns_, self._level_names)
 
@@ -753,59 +757,48 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         if not getattr(self, "n_future_", 0):
             return [0.0] * len(steps)
         streams = self._streams
-        c, future_columns = self.n_channels_, self.exog_columns_[: self.n_future_]
-        is_panel = self._level_names is not None
-        values = covariates_at(X, future_columns, streams.ids, times, where, is_panel)
-        weight = (
-            self.net_.module_.future_coefficients().detach().cpu().numpy().astype(np.float64)
-        )  # (C, T, F)
-        out = []
-        for row, (row_steps, future) in enumerate(zip(steps, values, strict=True)):
-            exog_mean = streams.mean[row, c : c + self.n_future_]
-            exog_scale = streams.scale[row, c : c + self.n_future_]
-            z = (future - exog_mean) / exog_scale  # (len(steps), F)
-            effect = np.einsum("kf,ckf->kc", z, weight[:, row_steps - 1, :])
-            out.append(effect * streams.scale[row, :c])
-        return out
+        future_columns = self.exog_columns_[: self.n_future_]
+        values = covariates_at(X, future_columns, streams.ids, times, where, self._level_names is not None)
+        rows = np.arange(len(streams))  # (every series forecasts the same number of steps of fh)
+        effect = self._future_effect(rows, np.stack(values), np.stack(steps) - 1)
+        return list(effect * streams.scale[:, None, : self.n_channels_])
 
     def _quantiles(self, alpha: list[float], rows: np.ndarray | None = None) -> np.ndarray:
         """Quantiles ``(n_rows, horizon, C, len(alpha))`` of the streams at ``rows`` (all if None)."""
-        streams = self._streams
-        z = self._half_widths([abs(2.0 * a - 1.0) for a in alpha])  # (n_series, len(alpha), T, C)
+        rows = np.arange(len(self._streams)) if rows is None else rows
+        z = self._half_widths([abs(2.0 * a - 1.0) for a in alpha], rows)  # (n_rows, len(alpha), T, C)
         z = z * np.sign(np.asarray(alpha) - 0.5)[None, :, None, None]
-        loc = self._original_units(streams.forecast)
-        spread = self._original_units(streams.spread, shift=False)
-        if rows is not None:
-            z, loc, spread = z[rows], loc[rows], spread[rows]
+        loc = self._original_units(self._streams.forecast, rows)
+        spread = self._original_units(self._streams.spread, rows, shift=False)
         return loc[..., None] + np.moveaxis(z, 1, -1) * spread[..., None]
 
-    def _half_widths(self, coverage: list[float]) -> np.ndarray:
-        """Interval half-widths in standard deviations, ``(n_series, len(coverage), horizon, C)``."""
+    def _half_widths(self, coverage: list[float], rows: np.ndarray) -> np.ndarray:
+        """Interval half-widths in standard deviations, ``(n_rows, len(coverage), horizon, C)``."""
         calibration = self._streams.calibration
         if calibration is not None:
+            if len(rows) < len(self._streams):
+                calibration = calibration.take(torch.as_tensor(rows, device=calibration.levels.device))
             return calibration.z(coverage)
         z = gaussian_z(np.asarray(coverage))
-        return np.broadcast_to(
-            z[None, :, None, None], (len(self._streams), len(z), self.horizon_, self.n_channels_)
-        )
+        return np.broadcast_to(z[None, :, None, None], (len(rows), len(z), self.horizon_, self.n_channels_))
 
-    def _original_units(self, values: torch.Tensor, shift: bool = True) -> np.ndarray:
-        """Standardised ``(n_series, horizon, C)`` values in each series' units (``shift``: add the mean)."""
+    def _original_units(self, values: torch.Tensor, rows: np.ndarray, shift: bool = True) -> np.ndarray:
+        """Standardised ``(n_series, horizon, C)`` values of ``rows`` in their own series' units.
+
+        ``shift=False`` scales only (for spreads); otherwise the series' mean is added too.
+        """
         streams = self._streams
         c = self.n_channels_
-        out = values.detach().cpu().numpy().astype(np.float64) * streams.scale[:, None, :c]
-        return out + streams.mean[:, None, :c] if shift else out
+        if len(rows) < len(streams):
+            values = values[torch.as_tensor(rows, device=values.device)]
+        out = values.detach().cpu().numpy().astype(np.float64) * streams.scale[rows, None, :c]
+        return out + streams.mean[rows, None, :c] if shift else out
 
     def _forecast_steps(self, fh: ForecastingHorizon, where: str) -> tuple[list[np.ndarray], list[pd.Index]]:
         """For every series: the steps of ``fh`` after its own cutoff and their time index."""
         streams = self._streams
         self._sync_cutoffs()
-        unseen = np.flatnonzero(streams.n_observed == 0)
-        if len(unseen):
-            raise ValueError(
-                f"{where}: {series_label(streams.ids[unseen[0]])} has no observed value yet (all NaN): "
-                "nothing to forecast from" + (f" ({len(unseen)} such series)" if len(unseen) > 1 else "")
-            )
+        self._require_observed(np.arange(len(streams)), where)
         steps, times = [], []
         for row, cutoff in enumerate(streams.cutoffs):
             row_steps = self._relative_steps(fh, cutoff)
@@ -1017,12 +1010,8 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         """
         self.check_is_fitted()
         rows = self._rows_of(series_ids, "predict_array")
+        self._require_observed(rows, "predict_array")
         streams = self._streams
-        unseen = rows[streams.n_observed[rows] == 0]
-        if len(unseen):
-            raise ValueError(
-                f"predict_array: {series_label(streams.ids[unseen[0]])} has no observed value yet (all NaN)"
-            )
         forecast = streams.forecast if series_ids is None else streams.forecast[torch.as_tensor(rows)]
         forecast = forecast.cpu().numpy().astype(np.float64) + self._known_future_array(
             X, rows, "predict_array"
@@ -1056,15 +1045,19 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         if not np.all((probabilities >= 0.0) & (probabilities <= 1.0)):
             raise ValueError(f"predict_quantiles_array: alpha must lie in [0, 1], got {list(alpha)}")
         rows = self._rows_of(series_ids, "predict_quantiles_array")
-        unseen = rows[self._streams.n_observed[rows] == 0]
-        if len(unseen):
-            raise ValueError(
-                f"predict_quantiles_array: {series_label(self._streams.ids[unseen[0]])} has no observed "
-                "value yet (all NaN)"
-            )
+        self._require_observed(rows, "predict_quantiles_array")
         known = self._known_future_array(X, rows, "predict_quantiles_array")
         known = known * self._streams.scale[rows, None, : self.n_channels_] if self.n_future_ else 0.0
         return self._quantiles(probabilities.tolist(), rows) + np.asarray(known)[..., None]
+
+    def _require_observed(self, rows: np.ndarray, where: str) -> None:
+        """Refuse to forecast for a series at ``rows`` with no observed value yet (all NaN so far)."""
+        unseen = rows[self._streams.n_observed[rows] == 0]
+        if len(unseen):
+            raise ValueError(
+                f"{where}: {series_label(self._streams.ids[unseen[0]])} has no observed value yet (all NaN): "
+                "nothing to forecast from" + (f" ({len(unseen)} such series)" if len(unseen) > 1 else "")
+            )
 
     def _covariate_array(self, X: Any, shape: tuple[int, ...], rows: np.ndarray, where: str) -> np.ndarray:
         """``X`` as a float array of ``shape`` (or one step less), checked finite; in original units."""
@@ -1084,12 +1077,21 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         """Effect ``(n_rows, horizon, C)`` of the future-known covariates ``X``, standardised units."""
         if not getattr(self, "n_future_", 0):
             return 0.0
+        future = self._covariate_array(X, (len(rows), self.horizon_, self.n_future_), rows, where)
+        return self._future_effect(rows, future, np.arange(self.horizon_))
+
+    def _future_effect(self, rows: np.ndarray, future: np.ndarray, steps: np.ndarray) -> np.ndarray:
+        """Effect ``(n_rows, k, C)``, standardised units, of future covariates ``(n_rows, k, n_future)``.
+
+        ``future`` holds the values (original units) at the forecast steps ``steps`` (0-based, ``(k,)``
+        shared by all rows or ``(n_rows, k)``).
+        """
         c, f = self.n_channels_, self.n_future_
-        future = self._covariate_array(X, (len(rows), self.horizon_, f), rows, where)
         streams = self._streams
         z = (future - streams.mean[rows, None, c : c + f]) / streams.scale[rows, None, c : c + f]
         weight = self.net_.module_.future_coefficients().detach().cpu().numpy().astype(np.float64)
-        return np.einsum("rtf,ctf->rtc", z, weight)
+        per_step = weight[:, np.broadcast_to(steps, z.shape[:2]), :]  # (C, n_rows, k, F)
+        return np.einsum("rkf,crkf->rkc", z, per_step)
 
     def _rows_of(self, series_ids: Sequence[Any] | None, where: str) -> np.ndarray:
         streams = self._streams
