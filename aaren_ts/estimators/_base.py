@@ -23,6 +23,7 @@ import contextlib
 import inspect
 import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -224,6 +225,36 @@ class AarenEstimatorMixin:
             "verbose": int(self.verbose),
         }
         return net_class(**{**params, **net_params})
+
+    # ------------------------------------------------------------------ export
+    def to_onnx(self, path: str | os.PathLike) -> Path:
+        """Write one streaming step of the fitted model, with its streams' state, as an ONNX file.
+
+        The graph advances a batch of streams (a dynamic axis) by one observation each: its inputs
+        are the new observations and every state tensor, its outputs the forecast (forecaster: mean
+        and standard deviation in original units, and the calibrated interval half-widths if the
+        intervals are calibrated online) or the class probabilities (classifier), then the new state.
+        Standardisation happens inside the graph. The file also carries the state to start from: the
+        forecaster's streams as they are now, an empty stream for the classifier.
+        :class:`aaren_ts.onnx.OnnxStreamer` serves it with ONNX Runtime and numpy alone.
+
+        Needs the ``onnx`` extra (``pip install "aaren_ts[onnx]"``) and the Aaren backbone (the
+        Transformer's KV cache grows with every observation). A forecaster fitted with covariates is
+        not exported yet.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The file to write (conventionally ``*.onnx``).
+
+        Returns
+        -------
+        pathlib.Path
+            The file written.
+        """
+        from aaren_ts.onnx._export import export_onnx
+
+        return export_onnx(self, path)
 
     # ------------------------------------------------------------------ persistence
     def _fitted_attributes(self) -> dict[str, Any]:

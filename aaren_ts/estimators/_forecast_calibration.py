@@ -31,23 +31,71 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from scipy.special import ndtri
 
-__all__ = ["CALIBRATION_COVERAGES", "Calibration", "gaussian_z"]
+from aaren_ts._normal import CALIBRATION_COVERAGES, gaussian_z, interpolate_z
 
-# Nominal coverages whose levels each stream tracks; other coverages interpolate between them.
-CALIBRATION_COVERAGES = (0.5, 0.8, 0.9, 0.95, 0.99)
+__all__ = ["CALIBRATION_COVERAGES", "Calibration", "aci_update", "gaussian_z", "level_z", "nominal_levels"]
+
 _MIN_LEVEL = 1e-6  # a level at or below zero would mean an infinite interval: z is capped at this level's
 
+# Wichura's AS 241 (Applied Statistics 37(3), 1988) rational approximations of the normal quantile
+# (relative error about 1e-16), central region and tail region up to 1 - 1e-12: written with
+# elementwise operations so that the exported ONNX step computes exactly what the forecaster does
+# (ONNX has no quantile operator). A level of at least _MIN_LEVEL never reaches the far tail.
+_AS241_CENTRAL = (
+    (3.3871328727963666080, 133.14166789178437745, 1971.5909503065514427, 13731.693765509461125,
+     45921.953931549871457, 67265.770927008700853, 33430.575583588128105, 2509.0809287301226727),
+    (1.0, 42.313330701600911252, 687.18700749205790830, 5394.1960214247511077,
+     21213.794301586595867, 39307.895800092710610, 28729.085735721942674, 5226.4952788528545610),
+)  # fmt: skip
+_AS241_TAIL = (
+    (1.42343711074968357734, 4.63033784615654529590, 5.76949722146069140550, 3.64784832476320460504,
+     1.27045825245236838258, 0.241780725177450611770, 0.0227238449892691845833,
+     0.000774545014278341407640),
+    (1.0, 2.05319162663775882187, 1.67638483018380384940, 0.689767334985100004550,
+     0.148103976427480074590, 0.0151986665636164571966, 0.000547593808499534494600,
+     1.05075007164441684324e-9),
+)  # fmt: skip
 
-def gaussian_z(coverage: np.ndarray | float) -> np.ndarray:
-    """Standard normal quantile of ``(1 + coverage) / 2``: the half-width, in standard deviations."""
-    return ndtri(0.5 + 0.5 * np.asarray(coverage, dtype=np.float64))
+
+def _polynomial(coefficients: tuple[float, ...], x: torch.Tensor) -> torch.Tensor:
+    out = torch.full_like(x, coefficients[-1])
+    for c in coefficients[-2::-1]:
+        out = out * x + c
+    return out
 
 
-def _level_z(levels: torch.Tensor) -> torch.Tensor:
-    """``z`` of miscoverage ``levels`` (``0`` at a level of one or more: an empty interval)."""
-    return torch.special.ndtri(1.0 - 0.5 * levels.clamp(_MIN_LEVEL, 1.0))
+def level_z(levels: torch.Tensor) -> torch.Tensor:
+    """``z`` of two-sided miscoverage ``levels``: the standard normal quantile of ``1 - level / 2``.
+
+    Levels are clipped to ``[1e-6, 1]`` (a level of one or more: an empty interval, ``z = 0``).
+    Computed in float64 whatever the input's dtype.
+    """
+    tail = 0.5 * levels.to(torch.float64).clamp(_MIN_LEVEL, 1.0)  # upper-tail probability
+    q = 0.5 - tail
+    r = 0.180625 - q * q
+    central = q * _polynomial(_AS241_CENTRAL[0], r) / _polynomial(_AS241_CENTRAL[1], r)
+    s = torch.sqrt(-torch.log(tail)) - 1.6
+    outer = _polynomial(_AS241_TAIL[0], s) / _polynomial(_AS241_TAIL[1], s)
+    return torch.where(q <= 0.425, central, outer)
+
+
+def nominal_levels(device: torch.device | str | None = None) -> torch.Tensor:
+    """``(L, 1, 1)`` nominal miscoverage levels of :data:`CALIBRATION_COVERAGES`."""
+    return torch.tensor([1.0 - c for c in CALIBRATION_COVERAGES], device=device)[:, None, None]
+
+
+def aci_update(levels: torch.Tensor, p_value: torch.Tensor, valid: torch.Tensor, rate: float) -> torch.Tensor:
+    """One ACI step: ``levels + rate * (nominal - missed)`` where ``valid``, the levels elsewhere.
+
+    ``levels`` is ``(..., L, T, C)``; ``p_value`` (the two-sided p-value of each judged observation)
+    and ``valid`` (1.0 where an observation judged an issued interval) broadcast against it. An
+    interval of level ``a`` missed when ``p_value < a``.
+    """
+    nominal = nominal_levels(levels.device)
+    # (a level above 1 misses whatever is observed, as a level of 1 does: no upper clamp needed)
+    missed = p_value < levels.clamp_min(_MIN_LEVEL)
+    return levels + torch.where(missed, nominal - 1.0, nominal) * (rate * valid)
 
 
 @dataclass
@@ -76,10 +124,9 @@ class Calibration:
     @classmethod
     def fresh(cls, n: int, horizon: int, n_channels: int, device: torch.device | str) -> Calibration:
         """Nominal levels and no forecast issued yet, for ``n`` streams."""
-        nominal = torch.tensor([1.0 - c for c in CALIBRATION_COVERAGES], device=device)
         shape = (n, horizon, horizon, n_channels)
         return cls(
-            levels=nominal[None, :, None, None].expand(n, -1, horizon, n_channels).clone(),
+            levels=nominal_levels(device)[None].expand(n, -1, horizon, n_channels).clone(),
             issued_loc=torch.zeros(shape, device=device),
             issued_scale=torch.ones(shape, device=device),
             n_issued=torch.zeros(n, dtype=torch.long, device=device),
@@ -152,11 +199,9 @@ class Calibration:
             score = (torch.nan_to_num(y)[:, :, None, :] - judged_loc).abs() / judged_scale
             # missed the interval of level a: score > z(a), i.e. its two-sided p-value is below a
             p_value = torch.erfc(score / math.sqrt(2.0))[:, :, None]  # (R, N, 1, T, C)
-            nominal = torch.tensor([1.0 - c for c in CALIBRATION_COVERAGES], device=device)[:, None, None]
             levels = self.levels
             for j in range(n):  # the recursion is sequential in time; everything else is batched
-                missed = (p_value[:, j] < levels.clamp(_MIN_LEVEL, 1.0)).to(levels.dtype)
-                levels = levels + rate * (nominal - missed) * valid[:, j, None]
+                levels = aci_update(levels, p_value[:, j], valid[:, j, None], rate)
             self.levels = levels
         # the newest ``horizon`` forecasts of each row go into its ring
         last = torch.arange(horizon, device=device)[None, :] + (lengths[:, None] - horizon)  # (R, T)
@@ -199,10 +244,7 @@ class Calibration:
             p_value = torch.erfc(score / math.sqrt(2.0))[:, None]  # (R, 1, T, C)
             valid = advanced[:, None, None] & (h[None, :, None] < self.n_issued[:, None, None])
             valid = (valid & torch.isfinite(y)[:, None, :])[:, None].to(self.levels.dtype)
-            nominal = torch.tensor([1.0 - c for c in CALIBRATION_COVERAGES], device=device)[:, None, None]
-            # (a level above 1 misses whatever is observed, as a level of 1 does: no upper clamp needed)
-            missed = p_value < self.levels.clamp_min(_MIN_LEVEL)
-            self.levels.add_(torch.where(missed, nominal - 1.0, nominal) * (rate * valid))
+            self.levels = aci_update(self.levels, p_value, valid, rate)
         # the new forecast goes into the next slot of each advanced row's ring
         moved = rows if bool(advanced.all()) else rows[advanced]
         width = horizon * channels
@@ -218,18 +260,4 @@ class Calibration:
         The corrected ``z`` of the tracked coverages, made non-decreasing in coverage, interpolated
         linearly in the nominal ``z`` (and scaled by the nearest tracked ratio outside their range).
         """
-        tracked = _level_z(self.levels).cpu().numpy().astype(np.float64)  # (n, L, T, C)
-        tracked = np.maximum.accumulate(tracked, axis=1)
-        nominal = gaussian_z(np.asarray(CALIBRATION_COVERAGES))
-        wanted = gaussian_z(np.asarray(coverage, dtype=np.float64))
-        out = np.empty((tracked.shape[0], len(wanted), *tracked.shape[2:]))
-        for k, zc in enumerate(wanted):
-            if zc <= nominal[0]:
-                out[:, k] = tracked[:, 0] * (zc / nominal[0])
-            elif zc >= nominal[-1]:
-                out[:, k] = tracked[:, -1] * (zc / nominal[-1])
-            else:
-                i = int(np.searchsorted(nominal, zc, side="right")) - 1
-                w = (zc - nominal[i]) / (nominal[i + 1] - nominal[i])
-                out[:, k] = (1.0 - w) * tracked[:, i] + w * tracked[:, i + 1]
-        return out
+        return interpolate_z(level_z(self.levels).cpu().numpy(), coverage)

@@ -286,6 +286,85 @@ class ForecastNet(nn.Module):
         """``(C, T, n_future)``: effect on channel ``c`` at step ``t + 1`` of one unit of each covariate."""
         return self.future_weight * _DIRECT_GAIN
 
+    def tokens(
+        self, windows: torch.Tensor, missing: torch.Tensor | None, exog: torch.Tensor | None
+    ) -> tuple[torch.Tensor, ...]:
+        """The encoder's tokens from the windows of every step, and what the heads need of them.
+
+        Parameters
+        ----------
+        windows : torch.Tensor
+            ``(B, N, C, P)`` values each step's window sees (missing ones carried, no NaN).
+        missing : torch.Tensor or None
+            ``(B, N, C, P)`` 1.0 where a window position holds a carried or padded value (``None``:
+            nothing is).
+        exog : torch.Tensor or None
+            ``(B, N, n_exog)`` standardised covariates of every step (no NaN).
+
+        Returns
+        -------
+        tokens : torch.Tensor
+            ``(B', N, d_model)``, ``B' = B * C`` with channel-independent tokens (channel fastest).
+        z, level, scale, window_std : torch.Tensor or None
+            ``(B', N, c_in, P)`` windows after the local level (and scale), and the ``(B', N, c_in, 1)``
+            level, scale (``local_norm="standard"`` only) and standard deviation of each window.
+        """
+        batch, n, c, p = windows.shape
+        if self.channel_independent:
+            windows = windows.permute(0, 2, 1, 3).reshape(batch * c, n, 1, p)
+            if missing is not None:
+                missing = missing.permute(0, 2, 1, 3).reshape(batch * c, n, 1, p)
+        scale = None
+        if self.local_norm == "last":
+            level = windows[..., -1:]
+        elif self.local_norm in ("mean", "standard"):
+            level = windows.mean(-1, keepdim=True)
+        else:
+            level = None
+        z = windows - level if level is not None else windows
+        if self.local_norm == "standard":
+            # two-pass variance from the centred window (torch's var is several times slower on CPU here)
+            scale = ((z * z).mean(-1, keepdim=True) + _STD_EPS).sqrt()
+            z = z / scale
+            window_std = scale
+        else:
+            centred = windows - windows.mean(-1, keepdim=True)
+            window_std = ((centred * centred).mean(-1, keepdim=True) + _STD_EPS).sqrt()
+        tokens = self.embed(z.flatten(-2))
+        if missing is not None:  # (nothing carried: the embedding of zeros adds nothing)
+            tokens = tokens + self.embed_missing(missing.flatten(-2))
+        if self.channel_embedding is not None:  # rows are (series, channel) pairs, channel fastest
+            tokens = tokens + self.channel_embedding.repeat(batch, 1)[:, None, :]
+        if exog is not None:  # the same covariates in every channel's token of a step
+            embedded = self.embed_exog(exog)  # (B, N, d_model)
+            tokens = tokens + (embedded.repeat_interleave(c, dim=0) if self.channel_independent else embedded)
+        return tokens, z, level, scale, window_std
+
+    def distribution(
+        self,
+        h: torch.Tensor,
+        z: torch.Tensor,
+        level: torch.Tensor | None,
+        scale: torch.Tensor | None,
+        window_std: torch.Tensor,
+        batch: int,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Mean and standard deviation ``(B, N, T, C)`` from the encoder's output ``h`` ``(B', N, d_model)``.
+
+        ``z``, ``level``, ``scale`` and ``window_std`` are :meth:`tokens`' for the same steps. The mean
+        leaves out the future-known covariates' effect (:meth:`future_effect`).
+        """
+        n, c = h.shape[1], self.n_channels
+        out = self.head(h).unflatten(-1, (self.c_in, self.horizon)) + self.skip(z)  # (B', n, c_in, T)
+        if scale is not None:
+            out = out * scale
+        if level is not None:
+            out = out + level
+        raw = self.spread(h.detach()) * _DIRECT_GAIN
+        relative, absolute = raw.unflatten(-1, (2, self.c_in, self.horizon)).unbind(-3)
+        spread = softplus(relative + _RELATIVE_OFFSET) * window_std + softplus(absolute + _ABSOLUTE_OFFSET)
+        return self._to_output(out, batch, c, n), self._to_output(spread, batch, c, n)
+
     def forward(
         self,
         x: torch.Tensor,
@@ -324,36 +403,10 @@ class ForecastNet(nn.Module):
         missing = None if carried is None else carried[:, offset:].to(x.dtype).unfold(1, p, 1)
         token_mask = observed[:, self.history_length :]  # (B, N, C)
         if self.channel_independent:
-            windows = windows.permute(0, 2, 1, 3).reshape(batch * c, n, 1, p)
-            if missing is not None:
-                missing = missing.permute(0, 2, 1, 3).reshape(batch * c, n, 1, p)
             token_mask = token_mask.permute(0, 2, 1).reshape(batch * c, n)
         else:
             token_mask = token_mask.any(-1)
-        scale = None
-        if self.local_norm == "last":
-            level = windows[..., -1:]
-        elif self.local_norm in ("mean", "standard"):
-            level = windows.mean(-1, keepdim=True)
-        else:
-            level = None
-        z = windows - level if level is not None else windows
-        if self.local_norm == "standard":
-            # two-pass variance from the centred window (torch's var is several times slower on CPU here)
-            scale = ((z * z).mean(-1, keepdim=True) + _STD_EPS).sqrt()
-            z = z / scale
-            window_std = scale
-        else:
-            centred = windows - windows.mean(-1, keepdim=True)
-            window_std = ((centred * centred).mean(-1, keepdim=True) + _STD_EPS).sqrt()
-        tokens = self.embed(z.flatten(-2))
-        if missing is not None:  # (nothing carried: the embedding of zeros adds nothing)
-            tokens = tokens + self.embed_missing(missing.flatten(-2))
-        if self.channel_embedding is not None:  # rows are (series, channel) pairs, channel fastest
-            tokens = tokens + self.channel_embedding.repeat(batch, 1)[:, None, :]
-        if exog is not None:  # the same covariates in every channel's token of a step
-            embedded = self.embed_exog(exog)  # (B, N, d_model)
-            tokens = tokens + (embedded.repeat_interleave(c, dim=0) if self.channel_independent else embedded)
+        tokens, z, level, scale, window_std = self.tokens(windows, missing, exog)
         all_seen = bool(token_mask.all())
         if n == 1 and state is not None and not self.training and not torch.is_grad_enabled():
             # one new observation per stream: the encoder's step (same result, far less overhead)
@@ -373,19 +426,10 @@ class ForecastNet(nn.Module):
             level = level[pick, last][:, None] if level is not None else None
             scale = scale[pick, last][:, None] if scale is not None else None
             window_std = window_std[pick, last][:, None]
-            n = 1
-        out = self.head(h).unflatten(-1, (self.c_in, self.horizon)) + self.skip(z)  # (B', n, c_in, T)
-        if scale is not None:
-            out = out * scale
-        if level is not None:
-            out = out + level
-        raw = self.spread(h.detach()) * _DIRECT_GAIN
-        relative, absolute = raw.unflatten(-1, (2, self.c_in, self.horizon)).unbind(-3)
-        spread = softplus(relative + _RELATIVE_OFFSET) * window_std + softplus(absolute + _ABSOLUTE_OFFSET)
-        loc = self._to_output(out, batch, c, n)
+        loc, spread = self.distribution(h, z, level, scale, window_std, batch)
         if future is not None and self.future_weight is not None:
             loc = loc + self.future_effect(future)
-        forecast = Forecast(loc, self._to_output(spread, batch, c, n))
+        forecast = Forecast(loc, spread)
         if return_state:
             return forecast, state, new_history
         return forecast

@@ -1,0 +1,328 @@
+"""Export one streaming step of a fitted estimator to ONNX (needs PyTorch and the ``onnx`` extra).
+
+The step is a torch module whose inputs are the new observation of every stream and every tensor of
+the streams' state, and whose outputs are the forecast (or class probabilities) and the new state. It
+is built from the fitted network's own parts (:meth:`ForecastNet.tokens`, the encoder's general
+:meth:`~aaren_ts.nn.blocks.StackedEncoder.step`, :meth:`ForecastNet.distribution`, the calibration's
+:func:`aci_update` and :func:`level_z`; the classifier's embedding, readout and head) and exported
+with PyTorch's ONNX exporter, with the number of streams as a dynamic axis. The model's metadata
+describes the inputs and outputs, and carries the initial state (:mod:`aaren_ts.onnx._format`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import logging
+import math
+import os
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from aaren_ts.estimators._classifier_module import ClassifierModule
+from aaren_ts.estimators._forecast_calibration import CALIBRATION_COVERAGES, aci_update, level_z
+from aaren_ts.estimators._forecast_module import ForecastNet
+from aaren_ts.estimators._stream_state import flatten_state
+from aaren_ts.nn.blocks import StackedEncoder
+from aaren_ts.nn.functional import AarenState, aaren_step
+from aaren_ts.onnx._format import ModelSpec, write_metadata
+
+__all__ = ["ClassifierStep", "ForecasterStep", "export_onnx"]
+
+_EXTRA_HINT = 'exporting to ONNX needs the "onnx" extra: pip install "aaren_ts[onnx]"'
+
+
+def _encoder_state(flat: list[torch.Tensor], rows: int) -> list[AarenState]:
+    """Per-layer states ``(B * rows, ...)`` from the exported ``(B, rows, ...)`` tensors ``[m, c, a] * L``."""
+    merged = [t.flatten(0, 1) for t in flat] if rows > 1 else [t[:, 0] for t in flat]
+    return [AarenState(*merged[i : i + 3]) for i in range(0, len(merged), 3)]
+
+
+def _encoder_outputs(state: list[AarenState], rows: int) -> list[torch.Tensor]:
+    """The inverse of :func:`_encoder_state`: every layer's ``m, c, a`` as ``(B, rows, ...)``."""
+    return [t.unflatten(0, (-1, rows)) for layer in state for t in layer]
+
+
+class ForecasterStep(nn.Module):
+    """One observation for every stream of a fitted :class:`~aaren_ts.AarenForecaster`.
+
+    Inputs: ``y`` ``(B, C)`` float64 (original units, finite), the streams' standardisation
+    ``series_mean`` and ``series_scale`` ``(B, C)`` float64, then the state (:meth:`state_names`).
+    Outputs: ``loc`` and ``scale`` ``(B, T, C)`` float64 (the Gaussian forecast of the next ``T``
+    steps, original units), with calibration ``interval_z`` ``(B, L, T, C)`` float64 (the calibrated
+    half-width, in standard deviations, of each tracked coverage), then the new state in that order.
+    """
+
+    def __init__(self, module: ForecastNet, calibration_rate: float | None) -> None:
+        super().__init__()
+        self.module = module
+        self.rate = calibration_rate
+        self.rows = module.n_channels if module.channel_independent else 1
+        self.n_layers = len(module.encoder.layers)
+
+    def state_names(self) -> list[str]:
+        names = ["history_values", "history_observed"]
+        names += [f"encoder.{i}.{part}" for i in range(self.n_layers) for part in ("m", "c", "a")]
+        if self.rate is not None:
+            names += ["levels", "issued_loc", "issued_scale", "n_issued"]
+        return names
+
+    def output_names(self) -> list[str]:
+        return ["loc", "scale"] + (["interval_z"] if self.rate is not None else [])
+
+    def forward(self, y: torch.Tensor, mean: torch.Tensor, scale: torch.Tensor, *state: torch.Tensor):
+        module = self.module
+        history_values, history_observed, *rest = state
+        encoder_flat, calibration = rest[: 3 * self.n_layers], rest[3 * self.n_layers :]
+        x = ((y - mean) / scale).to(history_values.dtype)  # (B, C) standardised, as the estimator does
+        batch = x.shape[0]
+        values = torch.cat([history_values, x[:, None]], dim=1)  # (B, H + 1, C)
+        observed = torch.cat([history_observed, torch.ones_like(history_observed[:, :1])], dim=1)
+        # the history is carried forward already: NaN only before a series' first observation, which
+        # the windows see as that first observation (the estimator's padding rule)
+        known = torch.isfinite(values)
+        first = known.to(torch.int32).argmax(dim=1, keepdim=True)  # (B, 1, C)
+        filled = torch.where(known, values, values.gather(1, first))
+        offset = module.history_length - (module.context_length - 1)
+        windows = filled[:, offset:].transpose(1, 2)[:, None]  # (B, 1, C, P)
+        missing = (~observed[:, offset:]).to(x.dtype).transpose(1, 2)[:, None]
+        tokens, z, level, local_scale, window_std = module.tokens(windows, missing, None)
+        h, new_encoder = StackedEncoder.step(
+            module.encoder, tokens[:, 0], _encoder_state(encoder_flat, self.rows)
+        )
+        loc, spread = module.distribution(h[:, None], z, level, local_scale, window_std, batch)
+        loc, spread = loc[:, 0], spread[:, 0]  # (B, T, C) standardised
+        history = module.history_length
+        new_state = [values[:, -history:], observed[:, -history:], *_encoder_outputs(new_encoder, self.rows)]
+        outputs = [
+            loc.to(torch.float64) * scale[:, None] + mean[:, None],
+            spread.to(torch.float64) * scale[:, None],
+        ]
+        if self.rate is not None:
+            levels, z_tracked, ring = self._calibrate(x, loc, spread, *calibration)
+            outputs.append(z_tracked)
+            new_state += [levels, *ring]
+        return (*outputs, *new_state)
+
+    def _calibrate(
+        self,
+        x: torch.Tensor,
+        loc: torch.Tensor,
+        spread: torch.Tensor,
+        levels: torch.Tensor,
+        issued_loc: torch.Tensor,
+        issued_scale: torch.Tensor,
+        n_issued: torch.Tensor,
+    ) -> tuple[torch.Tensor, torch.Tensor, list[torch.Tensor]]:
+        """:meth:`Calibration.advance` by one observed step of every stream, on the ring as inputs."""
+        horizon = loc.shape[1]
+        h = torch.arange(horizon, device=x.device)
+        # the forecast of horizon h + 1 was issued h steps before the newest: slot (n - 1 - h) % T
+        slots = (n_issued[:, None] - 1 - h[None, :]) % horizon  # (B, T)
+        index = slots[:, None, :, None].expand(-1, 1, -1, loc.shape[2])
+        judged_loc = issued_loc.gather(1, index)[:, 0]  # (B, T, C)
+        judged_scale = issued_scale.gather(1, index)[:, 0]
+        score = (x[:, None, :] - judged_loc).abs() / judged_scale
+        p_value = torch.erfc(score / math.sqrt(2.0))[:, None]  # (B, 1, T, C)
+        valid = (h[None, :, None] < n_issued[:, None, None]).expand_as(score)[:, None].to(levels.dtype)
+        levels = aci_update(levels, p_value, valid, float(self.rate))
+        newest = (h[None, :] == (n_issued % horizon)[:, None])[:, :, None, None]  # (B, T slots, 1, 1)
+        issued_loc = torch.where(newest, loc[:, None], issued_loc)
+        issued_scale = torch.where(newest, spread[:, None], issued_scale)
+        z = level_z(levels)
+        return levels, z, [issued_loc, issued_scale, n_issued + 1]
+
+
+class ClassifierStep(nn.Module):
+    """One time point for every stream of a fitted :class:`~aaren_ts.AarenClassifier`.
+
+    Inputs: ``x`` ``(B, C)`` float64 (original units, finite), then the state (:meth:`state_names`).
+    Outputs: ``proba`` ``(B, n_classes)`` float32, then the new state in the same order.
+    """
+
+    def __init__(self, module: ClassifierModule, channel_mean: np.ndarray, channel_scale: np.ndarray) -> None:
+        super().__init__()
+        self.module = module
+        self.register_buffer("channel_mean", torch.as_tensor(channel_mean, dtype=torch.float64))
+        self.register_buffer("channel_scale", torch.as_tensor(channel_scale, dtype=torch.float64))
+        self.n_layers = len(module.encoder.layers)
+
+    def state_names(self) -> list[str]:
+        names = [f"encoder.{i}.{part}" for i in range(self.n_layers) for part in ("m", "c", "a")]
+        readout = {"last": ["readout.z"], "mean": ["readout.sum", "readout.count"]}
+        names += readout.get(self.module.readout, ["readout.m", "readout.c", "readout.a"])
+        return [*names, "seen", "context"]
+
+    def output_names(self) -> list[str]:
+        return ["proba"]
+
+    def forward(self, x: torch.Tensor, *state: torch.Tensor):
+        module = self.module
+        encoder_flat = state[: 3 * self.n_layers]
+        *readout, seen, context = state[3 * self.n_layers :]
+        xs = ((x - self.channel_mean) / self.channel_scale).to(context.dtype)
+        full = torch.cat([context, xs[:, None]], dim=1)  # (B, k, C)
+        h = module.embed(full.transpose(1, 2))[..., 0]  # (B, d_model)
+        y, encoder = StackedEncoder.step(module.encoder, h, _encoder_state(encoder_flat, 1))
+        if module.readout == "last":
+            readout = [y]
+            features = y
+        elif module.readout == "mean":
+            total, count = readout[0] + y.to(readout[0].dtype), readout[1] + 1.0
+            readout = [total, count]
+            features = (total / count.clamp_min(1.0)[:, None]).to(y.dtype)
+        else:
+            s = module.pool_score(y)[:, 0] / math.sqrt(module.d_model)
+            _, pooled = aaren_step(AarenState(*readout), s, module.pool_value(y))
+            readout = list(pooled)
+            features = pooled.output().to(y.dtype)
+        proba = torch.softmax(module.logits(features), dim=-1)
+        new_context = full[:, 1:]
+        return (proba, *_encoder_outputs(encoder, 1), *readout, seen + 1, new_context)
+
+
+def _forecaster_step(est: Any) -> tuple[ForecasterStep, dict[str, np.ndarray], ModelSpec]:
+    module: ForecastNet = est.net_.module_
+    if est.n_exog_:
+        raise NotImplementedError(
+            "to_onnx: this forecaster was fitted with covariates (X); exporting their effect is not "
+            "supported yet. Fit without X to export."
+        )
+    streams = est._streams
+    calibrated = streams.calibration is not None
+    step = ForecasterStep(module, float(est.calibration_rate) if calibrated else None)
+    n, c = len(streams), module.n_channels
+    rows = step.rows
+    encoder = [t.unflatten(0, (n, rows)) for t in flatten_state(streams.state)]
+    tensors = [streams.history.values, streams.history.observed, *encoder]
+    if calibrated:
+        tensors += streams.calibration.tensors()
+    state = {name: t.detach().cpu().numpy() for name, t in zip(step.state_names(), tensors, strict=True)}
+    state["series_mean"] = streams.mean[:, :c].copy()
+    state["series_scale"] = streams.scale[:, :c].copy()
+    # the streams' current forecasts, as the step's outputs would give them
+    state["output.loc"] = est.predict_array() if n else np.zeros((0, module.horizon, c))
+    state["output.scale"] = est._original_units(streams.spread, np.arange(n), shift=False)
+    if calibrated:
+        state["output.interval_z"] = level_z(streams.calibration.levels).cpu().numpy()
+    spec = ModelSpec(
+        kind="forecaster",
+        observation="y",
+        constants=["series_mean", "series_scale"],
+        state=step.state_names(),
+        outputs=step.output_names(),
+        n_channels=c,
+        horizon=module.horizon,
+        calibrated=calibrated,
+        single_series=streams.ids == [None],
+        series_ids=[str(i) for i in streams.ids],
+        coverages=list(CALIBRATION_COVERAGES) if calibrated else [],
+    )
+    return step, state, spec
+
+
+def _classifier_step(est: Any) -> tuple[ClassifierStep, dict[str, np.ndarray], ModelSpec]:
+    module: ClassifierModule = est.net_.module_
+    step = ClassifierStep(module, est.channel_mean_, est.channel_scale_)
+    empty = module.init_state(1, "cpu")
+    flat = [t.unflatten(0, (1, 1)) for t in flatten_state(empty.encoder)]
+    flat += [*flatten_state(empty.readout), empty.seen, empty.context]
+    state = {name: t.numpy() for name, t in zip(step.state_names(), flat, strict=True)}
+    spec = ModelSpec(
+        kind="classifier",
+        observation="x",
+        constants=[],
+        state=step.state_names(),
+        outputs=step.output_names(),
+        n_channels=int(est.n_channels_),
+        classes=np.asarray(est.classes_).tolist(),
+    )
+    return step, state, spec
+
+
+def _example_inputs(
+    spec: ModelSpec, state: dict[str, np.ndarray], batch: int = 2
+) -> tuple[torch.Tensor, ...]:
+    """Inputs of ``batch`` streams with the state's shapes and dtypes (the first stream's values)."""
+
+    def rows(a: np.ndarray) -> torch.Tensor:
+        one = a[:1] if len(a) else np.ones((1, *a.shape[1:]), dtype=a.dtype)
+        return torch.as_tensor(np.repeat(one, batch, axis=0))
+
+    observation = torch.zeros(batch, spec.n_channels, dtype=torch.float64)
+    return (observation, *(rows(state[name]) for name in [*spec.constants, *spec.state]))
+
+
+@contextlib.contextmanager
+def _quiet_exporter() -> Iterator[None]:
+    """Keep PyTorch's exporter from logging and warning about its own internals (the library is quiet)."""
+    logger = logging.getLogger("torch.onnx")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        logger.setLevel(level)
+
+
+def export_onnx(est: Any, path: str | os.PathLike) -> Path:
+    """Write ``est``'s streaming step and its streams' state to the ONNX file ``path``.
+
+    See :meth:`~aaren_ts.AarenForecaster.to_onnx`; raises ``ValueError`` for a backbone without a
+    constant-size state and ``NotImplementedError`` for what the export does not cover yet.
+    """
+    try:
+        import onnx
+        import onnxscript  # noqa: F401
+    except ImportError as err:
+        raise ImportError(_EXTRA_HINT) from err
+    est.check_is_fitted()
+    if est.backbone != "aaren":
+        raise ValueError(
+            f"to_onnx: the {est.backbone!r} backbone's state (a KV cache) grows with every observation; "
+            "only the Aaren backbone has a constant-size state to export"
+        )
+    kind = type(est).__name__
+    if kind == "AarenForecaster":
+        step, state, spec = _forecaster_step(est)
+    else:
+        est._require_network("to_onnx")
+        step, state, spec = _classifier_step(est)
+    module = est.net_.module_
+    was_training = module.training
+    step = copy.deepcopy(step).to("cpu").eval()  # (the estimator's own network stays where it is)
+    inputs = _example_inputs(spec, state)
+    names = [spec.observation, *spec.constants, *spec.state]
+    streams = torch.export.Dim("streams")
+    try:
+        with torch.no_grad(), _quiet_exporter():
+            program = torch.onnx.export(
+                step,
+                inputs,
+                None,
+                input_names=names,
+                output_names=[*spec.outputs, *(f"new.{name}" for name in spec.state)],
+                dynamo=True,
+                # (the step's forward takes the state as *state: one nested entry for all of it)
+                dynamic_shapes=[{0: streams}] * (1 + len(spec.constants))
+                + [({0: streams},) * len(spec.state)],
+                optimize=True,
+                verbose=False,
+            )
+    finally:
+        module.train(was_training)
+    proto = program.model_proto
+    write_metadata(proto, spec, state)
+    path = Path(path)
+    import onnx
+
+    onnx.save_model(proto, path)
+    return path
