@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -13,6 +14,7 @@ from aaren_ts.onnx._format import ModelSpec, read_metadata
 
 __all__ = ["OnnxStreamer"]
 
+_ONE_SIGMA = math.erf(1.0 / math.sqrt(2.0))  # the coverage of mean +- one standard deviation
 _EXTRA_HINT = 'OnnxStreamer needs ONNX Runtime, in the "onnx" extra: pip install "aaren_ts[onnx]"'
 
 
@@ -219,9 +221,11 @@ class OnnxStreamer:
         return self._shaped(self._state["output.loc"].copy())
 
     def predict_var(self) -> np.ndarray:
-        """The variance of each forecast (the network's Gaussian, not calibrated), in original units²."""
+        """The variance of each forecast, in squared original units (calibrated if the estimator is):
+        the squared half-width of the central interval of one standard deviation's nominal coverage."""
         self._forecaster_only("predict_var")
-        return self._shaped(self._state["output.scale"] ** 2)
+        std = self._state["output.scale"] * self._half_widths([_ONE_SIGMA])[:, 0]
+        return self._shaped(std**2)
 
     def _half_widths(self, coverage: Sequence[float]) -> np.ndarray:
         """``(n_streams, len(coverage), horizon, C)`` half-widths in standard deviations."""
