@@ -32,52 +32,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from aaren_ts._normal import CALIBRATION_COVERAGES, gaussian_z, interpolate_z
+from aaren_ts._normal import CALIBRATION_COVERAGES, MIN_LEVEL, gaussian_z, interpolate_z, level_z
 
 __all__ = ["CALIBRATION_COVERAGES", "Calibration", "aci_update", "gaussian_z", "level_z", "nominal_levels"]
-
-_MIN_LEVEL = 1e-6  # a level at or below zero would mean an infinite interval: z is capped at this level's
-
-# Wichura's AS 241 (Applied Statistics 37(3), 1988) rational approximations of the normal quantile
-# (relative error about 1e-16), central region and tail region up to 1 - 1e-12: written with
-# elementwise operations so that the exported ONNX step computes exactly what the forecaster does
-# (ONNX has no quantile operator). A level of at least _MIN_LEVEL never reaches the far tail.
-_AS241_CENTRAL = (
-    (3.3871328727963666080, 133.14166789178437745, 1971.5909503065514427, 13731.693765509461125,
-     45921.953931549871457, 67265.770927008700853, 33430.575583588128105, 2509.0809287301226727),
-    (1.0, 42.313330701600911252, 687.18700749205790830, 5394.1960214247511077,
-     21213.794301586595867, 39307.895800092710610, 28729.085735721942674, 5226.4952788528545610),
-)  # fmt: skip
-_AS241_TAIL = (
-    (1.42343711074968357734, 4.63033784615654529590, 5.76949722146069140550, 3.64784832476320460504,
-     1.27045825245236838258, 0.241780725177450611770, 0.0227238449892691845833,
-     0.000774545014278341407640),
-    (1.0, 2.05319162663775882187, 1.67638483018380384940, 0.689767334985100004550,
-     0.148103976427480074590, 0.0151986665636164571966, 0.000547593808499534494600,
-     1.05075007164441684324e-9),
-)  # fmt: skip
-
-
-def _polynomial(coefficients: tuple[float, ...], x: torch.Tensor) -> torch.Tensor:
-    out = torch.full_like(x, coefficients[-1])
-    for c in coefficients[-2::-1]:
-        out = out * x + c
-    return out
-
-
-def level_z(levels: torch.Tensor) -> torch.Tensor:
-    """``z`` of two-sided miscoverage ``levels``: the standard normal quantile of ``1 - level / 2``.
-
-    Levels are clipped to ``[1e-6, 1]`` (a level of one or more: an empty interval, ``z = 0``).
-    Computed in float64 whatever the input's dtype.
-    """
-    tail = 0.5 * levels.to(torch.float64).clamp(_MIN_LEVEL, 1.0)  # upper-tail probability
-    q = 0.5 - tail
-    r = 0.180625 - q * q
-    central = q * _polynomial(_AS241_CENTRAL[0], r) / _polynomial(_AS241_CENTRAL[1], r)
-    s = torch.sqrt(-torch.log(tail)) - 1.6
-    outer = _polynomial(_AS241_TAIL[0], s) / _polynomial(_AS241_TAIL[1], s)
-    return torch.where(q <= 0.425, central, outer)
 
 
 def nominal_levels(device: torch.device | str | None = None) -> torch.Tensor:
@@ -94,7 +51,7 @@ def aci_update(levels: torch.Tensor, p_value: torch.Tensor, valid: torch.Tensor,
     """
     nominal = nominal_levels(levels.device)
     # (a level above 1 misses whatever is observed, as a level of 1 does: no upper clamp needed)
-    missed = p_value < levels.clamp_min(_MIN_LEVEL)
+    missed = p_value < levels.clamp_min(MIN_LEVEL)
     return levels + torch.where(missed, nominal - 1.0, nominal) * (rate * valid)
 
 
@@ -260,4 +217,4 @@ class Calibration:
         The corrected ``z`` of the tracked coverages, made non-decreasing in coverage, interpolated
         linearly in the nominal ``z`` (and scaled by the nearest tracked ratio outside their range).
         """
-        return interpolate_z(level_z(self.levels).cpu().numpy(), coverage)
+        return interpolate_z(level_z(self.levels.cpu().numpy()), coverage)

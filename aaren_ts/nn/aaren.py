@@ -73,8 +73,10 @@ class Aaren(nn.Module):
         """
         candidates = (self.query, self.key.weight, self.key.bias, self.value.weight, self.value.bias)
         params = [p for p in candidates if p is not None]
-        if torch.is_grad_enabled() and any(p.requires_grad for p in params):
-            return self._fold_score_value()
+        if (
+            torch.is_grad_enabled() and any(p.requires_grad for p in params)
+        ) or torch.compiler.is_compiling():
+            return self._fold_score_value()  # (tracing, e.g. for ONNX export: parameters have no storage)
         key = tuple((p.data_ptr(), p._version, p.dtype, p.device) for p in params)
         cached = self.__dict__.get("_folded_cache")
         if cached is None or cached[0] != key:

@@ -4,7 +4,7 @@ The step is a torch module whose inputs are the new observation of every stream 
 the streams' state, and whose outputs are the forecast (or class probabilities) and the new state. It
 is built from the fitted network's own parts (:meth:`ForecastNet.tokens`, the encoder's general
 :meth:`~aaren_ts.nn.blocks.StackedEncoder.step`, :meth:`ForecastNet.distribution`, the calibration's
-:func:`aci_update` and :func:`level_z`; the classifier's embedding, readout and head) and exported
+:func:`aci_update`; the classifier's embedding, readout and head) and exported
 with PyTorch's ONNX exporter, with the number of streams as a dynamic axis. The model's metadata
 describes the inputs and outputs, and carries the initial state (:mod:`aaren_ts.onnx._format`).
 """
@@ -26,7 +26,7 @@ import torch
 from torch import nn
 
 from aaren_ts.estimators._classifier_module import ClassifierModule
-from aaren_ts.estimators._forecast_calibration import CALIBRATION_COVERAGES, aci_update, level_z
+from aaren_ts.estimators._forecast_calibration import CALIBRATION_COVERAGES, aci_update
 from aaren_ts.estimators._forecast_module import ForecastNet
 from aaren_ts.estimators._stream_state import flatten_state
 from aaren_ts.nn.blocks import StackedEncoder
@@ -55,8 +55,9 @@ class ForecasterStep(nn.Module):
     Inputs: ``y`` ``(B, C)`` float64 (original units, finite), the streams' standardisation
     ``series_mean`` and ``series_scale`` ``(B, C)`` float64, then the state (:meth:`state_names`).
     Outputs: ``loc`` and ``scale`` ``(B, T, C)`` float64 (the Gaussian forecast of the next ``T``
-    steps, original units), with calibration ``interval_z`` ``(B, L, T, C)`` float64 (the calibrated
-    half-width, in standard deviations, of each tracked coverage), then the new state in that order.
+    steps, original units), then the new state in the same order (with calibration, the state holds
+    the working miscoverage ``levels`` from which :func:`aaren_ts._normal.level_z` gives the calibrated
+    interval half-widths).
     """
 
     def __init__(self, module: ForecastNet, calibration_rate: float | None) -> None:
@@ -74,7 +75,7 @@ class ForecasterStep(nn.Module):
         return names
 
     def output_names(self) -> list[str]:
-        return ["loc", "scale"] + (["interval_z"] if self.rate is not None else [])
+        return ["loc", "scale"]
 
     def forward(self, y: torch.Tensor, mean: torch.Tensor, scale: torch.Tensor, *state: torch.Tensor):
         module = self.module
@@ -105,9 +106,7 @@ class ForecasterStep(nn.Module):
             spread.to(torch.float64) * scale[:, None],
         ]
         if self.rate is not None:
-            levels, z_tracked, ring = self._calibrate(x, loc, spread, *calibration)
-            outputs.append(z_tracked)
-            new_state += [levels, *ring]
+            new_state += self._calibrate(x, loc, spread, *calibration)
         return (*outputs, *new_state)
 
     def _calibrate(
@@ -119,8 +118,8 @@ class ForecasterStep(nn.Module):
         issued_loc: torch.Tensor,
         issued_scale: torch.Tensor,
         n_issued: torch.Tensor,
-    ) -> tuple[torch.Tensor, torch.Tensor, list[torch.Tensor]]:
-        """:meth:`Calibration.advance` by one observed step of every stream, on the ring as inputs."""
+    ) -> list[torch.Tensor]:
+        """:meth:`Calibration.advance` by one observed step of every stream: the new calibration state."""
         horizon = loc.shape[1]
         h = torch.arange(horizon, device=x.device)
         # the forecast of horizon h + 1 was issued h steps before the newest: slot (n - 1 - h) % T
@@ -132,11 +131,11 @@ class ForecasterStep(nn.Module):
         p_value = torch.erfc(score / math.sqrt(2.0))[:, None]  # (B, 1, T, C)
         valid = (h[None, :, None] < n_issued[:, None, None]).expand_as(score)[:, None].to(levels.dtype)
         levels = aci_update(levels, p_value, valid, float(self.rate))
-        newest = (h[None, :] == (n_issued % horizon)[:, None])[:, :, None, None]  # (B, T slots, 1, 1)
-        issued_loc = torch.where(newest, loc[:, None], issued_loc)
-        issued_scale = torch.where(newest, spread[:, None], issued_scale)
-        z = level_z(levels)
-        return levels, z, [issued_loc, issued_scale, n_issued + 1]
+        # the new forecast goes into slot n % T (a scatter: copying the ring is the step's main memory cost)
+        newest = (n_issued % horizon)[:, None, None, None].expand(-1, 1, horizon, loc.shape[2])
+        issued_loc = issued_loc.scatter(1, newest, loc[:, None])
+        issued_scale = issued_scale.scatter(1, newest, spread[:, None])
+        return [levels, issued_loc, issued_scale, n_issued + 1]
 
 
 class ClassifierStep(nn.Module):
@@ -209,8 +208,6 @@ def _forecaster_step(est: Any) -> tuple[ForecasterStep, dict[str, np.ndarray], M
     # the streams' current forecasts, as the step's outputs would give them
     state["output.loc"] = est.predict_array() if n else np.zeros((0, module.horizon, c))
     state["output.scale"] = est._original_units(streams.spread, np.arange(n), shift=False)
-    if calibrated:
-        state["output.interval_z"] = level_z(streams.calibration.levels).cpu().numpy()
     spec = ModelSpec(
         kind="forecaster",
         observation="y",

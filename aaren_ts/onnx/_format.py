@@ -38,13 +38,13 @@ class ModelSpec:
     state : list of str
         Per-stream state inputs, in order; the graph outputs their new values as ``new.<name>``.
     outputs : list of str
-        The step's results, before the new state (``loc``, ``scale``[, ``interval_z``]; ``proba``).
+        The step's results, before the new state (``loc`` and ``scale``; ``proba``).
     n_channels : int
         Channels of an observation.
     horizon : int
         Steps the forecaster forecasts (0 for the classifier).
     calibrated : bool
-        Whether the forecaster's intervals are calibrated online (``interval_z`` is an output).
+        Whether the forecaster's intervals are calibrated online (the state holds ``levels``).
     single_series : bool
         Whether the forecaster was fitted on one series (then the streamer's arrays have no stream axis).
     series_ids : list of str
@@ -52,7 +52,7 @@ class ModelSpec:
     classes : list
         The classifier's class labels, in the order of ``proba``'s columns.
     coverages : list of float
-        The coverages whose calibrated half-widths ``interval_z`` holds.
+        The nominal coverages whose working levels ``levels`` tracks.
     """
 
     kind: str

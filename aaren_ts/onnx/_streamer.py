@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from aaren_ts._normal import gaussian_z, interpolate_z
+from aaren_ts._normal import gaussian_z, interpolate_z, level_z
 from aaren_ts.onnx._format import ModelSpec, read_metadata
 
 __all__ = ["OnnxStreamer"]
@@ -230,7 +230,7 @@ class OnnxStreamer:
     def _half_widths(self, coverage: Sequence[float]) -> np.ndarray:
         """``(n_streams, len(coverage), horizon, C)`` half-widths in standard deviations."""
         if self.spec.calibrated:
-            return interpolate_z(self._state["output.interval_z"], coverage)
+            return interpolate_z(level_z(self._state["levels"]), coverage)
         z = gaussian_z(np.asarray(coverage, dtype=np.float64))
         shape = (self.n_streams, len(z), self.spec.horizon, self.spec.n_channels)
         return np.broadcast_to(z[None, :, None, None], shape)
