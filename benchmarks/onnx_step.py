@@ -1,7 +1,7 @@
 """One streaming step: ONNX Runtime against the fused C step and the PyTorch step, one thread.
 
 Two levels, at 1 stream and at ``--streams`` streams (1024 by default), every figure the best of
-``--repeats`` timed runs of ``--inner`` calls, all measured in the same run:
+``--repeats`` timed runs of ``--inner`` calls, the paths' runs alternating, all in the same run:
 
 * **Encoder step** (what the fused C kernel computes): the default forecaster's Aaren encoder (2
   layers, ``d_model=64``, 4 heads, ``d_ff=128``) advancing every stream by one token, through the
@@ -25,14 +25,16 @@ from __future__ import annotations
 import argparse
 import platform
 import tempfile
+import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import onnxruntime as ort
 import pandas as pd
 import torch
-from _common import best_time, markdown_table, results_dir
+from _common import markdown_table, results_dir
 from torch import nn
 
 from aaren_ts import AarenForecaster
@@ -75,24 +77,33 @@ def _session(path: Path) -> ort.InferenceSession:
     return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
 
 
-def _per_call(fn, inner: int, repeats: int) -> float:
-    """Microseconds per call of ``fn``: the best of ``repeats`` runs of ``inner`` calls."""
+def _per_call(calls: dict[str, Callable[[], object]], inner: int, repeats: int) -> dict[str, float]:
+    """Microseconds per call of each of ``calls``: the best of ``repeats`` runs of ``inner`` calls.
 
-    def run() -> None:
-        for _ in range(inner):
-            fn()
+    The runs of the different calls alternate (round by round), so that a slow spell of the machine
+    hits them all alike.
+    """
+    best = dict.fromkeys(calls, float("inf"))
+    for fn in calls.values():
+        fn()  # warm-up
+    for _ in range(repeats):
+        for name, fn in calls.items():
+            start = time.perf_counter()
+            for _ in range(inner):
+                fn()
+            best[name] = min(best[name], time.perf_counter() - start)
+    return {name: t / inner * 1e6 for name, t in best.items()}
 
-    return best_time(run, repeats=repeats) / inner * 1e6
 
-
-def _gemm_floor(linears: list[nn.Linear], rows: int, inner: int, repeats: int) -> float:
+def _gemm_floor(linears: list[nn.Linear], rows: int) -> Callable[[], None]:
+    """The FLOP floor: the matrix products of ``linears`` on ``rows`` tokens, as plain sgemms."""
     mats = [(torch.randn(rows, m.in_features), torch.randn(m.in_features, m.out_features)) for m in linears]
 
     def run() -> None:
         for a, b in mats:
             torch.mm(a, b)
 
-    return _per_call(run, inner, repeats)
+    return run
 
 
 def _encoder_rows(encoder, streams: int, inner: int, repeats: int, folder: Path) -> list[list[object]]:
@@ -118,14 +129,17 @@ def _encoder_rows(encoder, streams: int, inner: int, repeats: int, folder: Path)
         session = _session(path)
         names = [i.name for i in session.get_inputs()]
         feed = dict(zip(names, [x.numpy(), *(t.numpy() for t in flat)], strict=True))
-        times = {
-            "PyTorch step": _per_call(lambda: plan._step_torch(x, state), inner, repeats),
-            "ONNX Runtime": _per_call(lambda: session.run(None, feed), inner, repeats),
+        calls = {
+            "PyTorch step": lambda: plan._step_torch(x, state),
+            "ONNX Runtime": lambda: session.run(None, feed),
         }
         if plan.native is not None:
-            times["fused C step"] = _per_call(lambda: plan._step_native(x, state), inner, repeats)
-    linears = [m for m in encoder.modules() if isinstance(m, nn.Linear)]
-    floor = _gemm_floor(linears, streams, inner, repeats)
+            calls["fused C step"] = lambda: plan._step_native(x, state)
+        calls["sgemm floor"] = _gemm_floor(
+            [m for m in encoder.modules() if isinstance(m, nn.Linear)], streams
+        )
+        times = _per_call(calls, inner, repeats)
+    floor = times.pop("sgemm floor")
     fused = times.get("fused C step")
     rows = []
     for name, t in times.items():
@@ -146,17 +160,19 @@ def _forecaster_rows(f: AarenForecaster, inner: int, repeats: int, folder: Path)
     feed = {spec.observation: new}
     feed.update((name, state[name]) for name in [*spec.constants, *spec.state])
     session = streamer._session
-    times = {
-        "estimator (partial_update_array + predict_array)": _per_call(
-            lambda: (f.partial_update_array(new), f.predict_array()), inner, repeats
-        ),
-        "OnnxStreamer (partial_update + predict)": _per_call(
-            lambda: (streamer.partial_update(new), streamer.predict()), inner, repeats
-        ),
-        "ONNX Runtime session.run alone": _per_call(lambda: session.run(None, feed), inner, repeats),
-    }
     linears = [m for m in f.net_.module_.modules() if isinstance(m, nn.Linear)]
-    floor = _gemm_floor(linears, streams * f._streams.rows_per_series, inner, repeats)
+    calls = {
+        "estimator (partial_update_array + predict_array)": lambda: (
+            f.partial_update_array(new),
+            f.predict_array(),
+        ),
+        "OnnxStreamer (partial_update + predict)": lambda: (streamer.partial_update(new), streamer.predict()),
+        "ONNX Runtime session.run alone": lambda: session.run(None, feed),
+        "sgemm floor": _gemm_floor(linears, streams * f._streams.rows_per_series),
+    }
+    with torch.no_grad():
+        times = _per_call(calls, inner, repeats)
+    floor = times.pop("sgemm floor")
     base = times["estimator (partial_update_array + predict_array)"]
     label = f"forecaster step, {streams} stream(s)"
     rows = [[label, name, f"{t:.1f}", f"{t / base:.2f}x", f"{t / floor:.1f}x"] for name, t in times.items()]
@@ -170,7 +186,7 @@ def main() -> None:
     parser.add_argument(
         "--inner", type=int, default=200, help="calls per timed run (divided by 20 at many streams)"
     )
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--output", default=None, help="results folder")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")

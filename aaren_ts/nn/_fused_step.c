@@ -19,7 +19,8 @@
  * update, aaren_ts.nn.blocks.pre_norm_residual for the block); tests/nn/test_fused_step.py checks it
  * against that general path on random weights and states.
  *
- * Built on first use by aaren_ts/nn/_native.py with the system C compiler and called through ctypes.
+ * Built at install time (setup.py: an optional extension) and loaded through ctypes by
+ * aaren_ts/nn/_native.py.
  */
 #include <math.h>
 #include <stdint.h>

@@ -8,11 +8,12 @@ The reference throughout is the general path, :meth:`StackedEncoder.step` (``Res
 from __future__ import annotations
 
 import copy
+import ctypes.util
 import os
-import shutil
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 
 import pytest
 import torch
@@ -23,7 +24,8 @@ from aaren_ts.nn.blocks import StackedEncoder
 from aaren_ts.nn.encoder import _StepPlan
 
 needs_fused = pytest.mark.skipif(
-    not fused_step_available(), reason="the fused step could not be built here (no C compiler?)"
+    not fused_step_available(),
+    reason="the fused step was not built when aaren_ts was installed (no C compiler then?)",
 )
 
 
@@ -214,7 +216,7 @@ def test_fused_step_falls_back_for_states_it_does_not_handle() -> None:
         enc.step(torch.randn(1, 15), enc.init_state(1))
 
 
-def test_native_kernel_can_be_switched_off_and_is_cached(tmp_path) -> None:
+def test_native_kernel_can_be_switched_off() -> None:
     code = "\n".join(
         [
             "import torch",
@@ -225,25 +227,38 @@ def test_native_kernel_can_be_switched_off_and_is_cached(tmp_path) -> None:
             "print(fused_step_available(), enc.__dict__['_step_plan'].native is not None)",
         ]
     )
-    env = {**os.environ, "AAREN_TS_CACHE_DIR": str(tmp_path)}
 
     def run(**extra: str) -> str:
+        env = {**os.environ, **extra}
         proc = subprocess.run(
-            [sys.executable, "-c", code], env={**env, **extra}, capture_output=True, text=True, timeout=300
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
         )
         assert proc.returncode == 0, proc.stderr
         return proc.stdout.strip()
 
     assert run(AAREN_TS_NATIVE="0") == "False False"
-    assert list(tmp_path.iterdir()) == []  # switched off: nothing built
     if load_fused_step() is None:
-        pytest.skip("no fused step on this machine: the build-and-cache part cannot run")
+        pytest.skip("the fused step was not built when aaren_ts was installed (no C compiler then?)")
     assert run() == "True True"
-    built = sorted(tmp_path.glob("fused_step-*.so"))
-    assert len(built) == 1
-    stamp = built[0].stat().st_mtime_ns
-    assert run() == "True True"
-    assert built[0].stat().st_mtime_ns == stamp  # the second process loaded the cached build
+
+
+@needs_fused
+def test_the_fused_step_is_the_installed_build_and_nothing_is_compiled_at_run_time(monkeypatch) -> None:
+    import aaren_ts.nn
+
+    path = _native.library_path()
+    assert path.parent == Path(aaren_ts.nn.__file__).parent  # installed with the package, not a cache
+
+    def no_process(*args, **kwargs):
+        raise AssertionError(f"a process was started while loading the fused step: {args}")
+
+    monkeypatch.setattr(subprocess, "run", no_process)
+    monkeypatch.setattr(subprocess, "Popen", no_process)
+    load_fused_step.cache_clear()
+    try:
+        assert load_fused_step() is not None
+    finally:
+        load_fused_step.cache_clear()
 
 
 def test_step_follows_load_state_dict_with_assign() -> None:
@@ -288,9 +303,8 @@ def test_bias_free_encoder_steps_like_its_forward(fused: bool, monkeypatch) -> N
 
 
 @pytest.fixture
-def fresh_native(monkeypatch, tmp_path):
-    """``load_fused_step`` with an empty cache and no fallback warning given yet in this process."""
-    monkeypatch.setenv("AAREN_TS_CACHE_DIR", str(tmp_path))
+def fresh_native(monkeypatch):
+    """``load_fused_step`` not yet called and no fallback warning given yet in this process."""
     monkeypatch.delenv("AAREN_TS_NATIVE", raising=False)
     monkeypatch.setattr(_native, "_fallback_warned", False)
     load_fused_step.cache_clear()
@@ -319,29 +333,30 @@ def _two_loads_and_a_step() -> None:
     torch.testing.assert_close(stepped, expected, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("failure", ["no compiler", "missing compiler", "failing build"])
-def test_fallback_warns_once_per_process(fresh_native, failure: str) -> None:
-    if failure == "no compiler":
-        fresh_native.setattr(_native, "_compiler", lambda: None)
-    elif failure == "missing compiler":
-        fresh_native.setattr(_native, "_compiler", lambda: "/nonexistent/bin/cc")
+@pytest.mark.parametrize("failure", ["not built", "not a library", "another version"])
+def test_fallback_warns_once_per_process(fresh_native, failure: str, tmp_path) -> None:
+    if failure == "not built":
+        fresh_native.setattr(_native, "library_path", lambda: None)
+    elif failure == "not a library":
+        bogus = tmp_path / "_fused_step.so"
+        bogus.write_bytes(b"not a shared object")
+        fresh_native.setattr(_native, "library_path", lambda: bogus)
     else:
-        false = shutil.which("false")
-        if false is None:
-            pytest.skip("no `false` program to stand in for a failing compiler")
-        fresh_native.setenv("CC", false)
-        fresh_native.setattr(_native.sysconfig, "get_config_var", lambda name: None)
+        libm = ctypes.util.find_library("m")
+        if libm is None:
+            pytest.skip("no C maths library to stand in for a library of another version")
+        fresh_native.setattr(_native, "library_path", lambda: Path(libm))
     caught = _fallback_warnings(_two_loads_and_a_step)
     assert len(caught) == 1, [str(w.message) for w in caught]
     message = str(caught[0].message)
     assert "same results" in message and "slower" in message
-    if failure == "no compiler":
-        assert "no C compiler" in message
+    expected = {"not built": "not built when aaren_ts was installed", "not a library": "does not load"}
+    assert expected.get(failure, "another version") in message
 
 
 def test_switching_the_fused_step_off_does_not_warn(fresh_native) -> None:
     fresh_native.setenv("AAREN_TS_NATIVE", "0")
-    fresh_native.setattr(_native, "_compiler", lambda: None)  # would warn, were it consulted
+    fresh_native.setattr(_native, "library_path", lambda: None)  # would warn, were it consulted
     assert _fallback_warnings(_two_loads_and_a_step) == []
 
 
