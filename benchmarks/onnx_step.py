@@ -11,7 +11,8 @@ Two levels, at 1 stream and at ``--streams`` streams (1024 by default), every fi
 * **Forecaster step** (what a server runs): one observation per stream and the new forecast, through
   the estimator (``partial_update_array`` + ``predict_array``), through ``OnnxStreamer``
   (``partial_update`` + ``predict``, numpy in and out), and through the exported graph alone
-  (``InferenceSession.run`` on prepared inputs). Floor: the model's matrix products as sgemms.
+  (``InferenceSession.run`` on prepared inputs), with the default online interval calibration and, at
+  many streams, also without it. Floor: the model's matrix products as sgemms.
 
 Usage::
 
@@ -149,13 +150,15 @@ def _encoder_rows(encoder, streams: int, inner: int, repeats: int, folder: Path)
     return rows
 
 
-def _forecaster_rows(f: AarenForecaster, inner: int, repeats: int, folder: Path) -> list[list[object]]:
+def _forecaster_rows(
+    f: AarenForecaster, inner: int, repeats: int, folder: Path, note: str = ""
+) -> list[list[object]]:
     """Every stream of ``f`` advanced by one observation, then every forecast read."""
     streams = len(f.series_ids_)
     rng = np.random.default_rng(1)
     last = f.predict_array()[:, 0, :]
     new = last + rng.normal(0, 0.1, last.shape)
-    streamer = OnnxStreamer(f.to_onnx(folder / f"forecaster-{streams}.onnx"))
+    streamer = OnnxStreamer(f.to_onnx(folder / f"forecaster-{streams}{len(note)}.onnx"))
     spec, state = streamer.spec, streamer.state()
     feed = {spec.observation: new}
     feed.update((name, state[name]) for name in [*spec.constants, *spec.state])
@@ -174,7 +177,7 @@ def _forecaster_rows(f: AarenForecaster, inner: int, repeats: int, folder: Path)
         times = _per_call(calls, inner, repeats)
     floor = times.pop("sgemm floor")
     base = times["estimator (partial_update_array + predict_array)"]
-    label = f"forecaster step, {streams} stream(s)"
+    label = f"forecaster step{note}, {streams} stream(s)"
     rows = [[label, name, f"{t:.1f}", f"{t / base:.2f}x", f"{t / floor:.1f}x"] for name, t in times.items()]
     rows.append([label, "sgemm floor", f"{floor:.1f}", "-", "1.0x"])
     return rows
@@ -199,11 +202,15 @@ def main() -> None:
         _panel(1, 400)["y"].droplevel(0)
     )
     panel = _panel(args.streams, 200, seed=1)
-    many = AarenForecaster(horizon=24, max_epochs=1, random_state=0, device="cpu").fit(
-        panel.loc[["s0", "s1", "s2", "s3"]]
-    )
     fitted = panel.index.get_level_values(0).isin(["s0", "s1", "s2", "s3"])
-    many.partial_update(panel[~fitted])  # the other series start their streams (no training)
+    many = {}
+    for calibration in ("aci", None):
+        f = AarenForecaster(
+            horizon=24, interval_calibration=calibration, max_epochs=1, random_state=0, device="cpu"
+        )
+        f.fit(panel[fitted])
+        f.partial_update(panel[~fitted])  # the other series start their streams (no training)
+        many[calibration] = f
     encoder = single.net_.module_.encoder.eval()
 
     table = []
@@ -213,7 +220,10 @@ def main() -> None:
             inner = args.inner if streams == 1 else max(1, args.inner // 20)
             table += _encoder_rows(encoder, streams, inner, args.repeats, folder)
         table += _forecaster_rows(single, args.inner, args.repeats, folder)
-        table += _forecaster_rows(many, max(1, args.inner // 20), args.repeats, folder)
+        table += _forecaster_rows(many["aci"], max(1, args.inner // 20), args.repeats, folder)
+        table += _forecaster_rows(
+            many[None], max(1, args.inner // 20), args.repeats, folder, " (interval_calibration=None)"
+        )
 
     header = ["step", "path", "µs per step", "vs fused C / estimator", "vs sgemm floor"]
     text = markdown_table(header, table)
@@ -228,10 +238,40 @@ def main() -> None:
             text,
         ]
     )
-    out = results_dir(args.output) / "onnx_step.md"
+    folder = results_dir(args.output)
+    out = folder / "onnx_step.md"
     out.write_text(report + "\n", encoding="utf-8")
+    plot(table, folder / "onnx_step.png")
     print(report)
-    print(f"written to {out}")
+    print(f"written to {out} and onnx_step.png")
+
+
+def plot(table: list[list[object]], path: Path) -> None:
+    """One panel per step and stream count: microseconds per step of each path, log scale."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    groups = list(dict.fromkeys(row[0] for row in table))
+    fig, axes = plt.subplots(len(groups), 1, figsize=(8, 1.3 + 0.9 * len(groups) * 2.2), squeeze=False)
+    colours = {"sgemm floor": "0.6", "fused C step": "C2", "ONNX Runtime": "C1", "PyTorch step": "C0"}
+    for ax, group in zip(axes[:, 0], groups, strict=True):
+        rows = [row for row in table if row[0] == group]
+        names = [str(row[1]).split(" (")[0] for row in rows]
+        values = [float(row[2]) for row in rows]
+        colour = [colours.get(n, "C1" if "ONNX" in n or "Onnx" in n else "C0") for n in names]
+        ax.barh(names, values, color=colour)
+        ax.set_xscale("log")
+        ax.invert_yaxis()
+        ax.set_title(group, fontsize=10)
+        for y, v in enumerate(values):
+            ax.text(v, y, f" {v:,.0f} µs", va="center", fontsize=8)
+        ax.set_xlim(min(values) / 2, max(values) * 6)
+    axes[-1, 0].set_xlabel("µs per step (one thread, log scale)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 if __name__ == "__main__":
