@@ -239,8 +239,9 @@ class AarenEstimatorMixin:
         :class:`aaren_ts.onnx.OnnxStreamer` serves it with ONNX Runtime and numpy alone.
 
         Needs the ``onnx`` extra (``pip install "aaren_ts[onnx]"``) and the Aaren backbone (the
-        Transformer's KV cache grows with every observation). A forecaster fitted with covariates is
-        not exported yet.
+        Transformer's KV cache grows with every observation). A forecaster fitted with covariates takes
+        them at every step (input ``X``); the future-known ones' effect on a forecast is added by the
+        streamer from their future values.
 
         Parameters
         ----------

@@ -52,12 +52,13 @@ def _encoder_outputs(state: list[AarenState], rows: int) -> list[torch.Tensor]:
 class ForecasterStep(nn.Module):
     """One observation for every stream of a fitted :class:`~aaren_ts.AarenForecaster`.
 
-    Inputs: ``y`` ``(B, C)`` float64 (original units, finite), the streams' standardisation
-    ``series_mean`` and ``series_scale`` ``(B, C)`` float64, then the state (:meth:`state_names`).
-    Outputs: ``loc`` and ``scale`` ``(B, T, C)`` float64 (the Gaussian forecast of the next ``T``
-    steps, original units), then the new state in the same order (with calibration, the state holds
-    the working miscoverage ``levels`` from which :func:`aaren_ts._normal.level_z` gives the calibrated
-    interval half-widths).
+    Inputs: ``y`` ``(B, C)`` float64 (original units, finite), with covariates ``X`` ``(B, n_exog)``
+    float64 (their values at the same step), the streams' standardisation ``series_mean`` and
+    ``series_scale`` ``(B, C + n_exog)`` float64, then the state (:meth:`state_names`). Outputs: ``loc``
+    and ``scale`` ``(B, T, C)`` float64 (the Gaussian forecast of the next ``T`` steps, original units;
+    without the future-known covariates' effect, which needs their future values), then the new state
+    in the same order (with calibration, the state holds the working miscoverage ``levels`` from which
+    :func:`aaren_ts._normal.level_z` gives the calibrated interval half-widths).
     """
 
     def __init__(self, module: ForecastNet, calibration_rate: float | None) -> None:
@@ -77,11 +78,15 @@ class ForecasterStep(nn.Module):
     def output_names(self) -> list[str]:
         return ["loc", "scale"]
 
-    def forward(self, y: torch.Tensor, mean: torch.Tensor, scale: torch.Tensor, *state: torch.Tensor):
+    def forward(self, y: torch.Tensor, *inputs: torch.Tensor):
         module = self.module
-        history_values, history_observed, *rest = state
+        c, n_exog = module.n_channels, module.n_exog
+        covariates, inputs = (inputs[0], inputs[1:]) if n_exog else (None, inputs)
+        mean, scale, history_values, history_observed, *rest = inputs
         encoder_flat, calibration = rest[: 3 * self.n_layers], rest[3 * self.n_layers :]
-        x = ((y - mean) / scale).to(history_values.dtype)  # (B, C) standardised, as the estimator does
+        dtype = history_values.dtype
+        x = ((y - mean[:, :c]) / scale[:, :c]).to(dtype)  # (B, C) standardised, as the estimator does
+        exog = None if covariates is None else ((covariates - mean[:, c:]) / scale[:, c:]).to(dtype)
         batch = x.shape[0]
         values = torch.cat([history_values, x[:, None]], dim=1)  # (B, H + 1, C)
         observed = torch.cat([history_observed, torch.ones_like(history_observed[:, :1])], dim=1)
@@ -93,7 +98,9 @@ class ForecasterStep(nn.Module):
         offset = module.history_length - (module.context_length - 1)
         windows = filled[:, offset:].transpose(1, 2)[:, None]  # (B, 1, C, P)
         missing = (~observed[:, offset:]).to(x.dtype).transpose(1, 2)[:, None]
-        tokens, z, level, local_scale, window_std = module.tokens(windows, missing, None)
+        tokens, z, level, local_scale, window_std = module.tokens(
+            windows, missing, None if exog is None else exog[:, None]
+        )
         h, new_encoder = StackedEncoder.step(
             module.encoder, tokens[:, 0], _encoder_state(encoder_flat, self.rows)
         )
@@ -102,11 +109,15 @@ class ForecasterStep(nn.Module):
         history = module.history_length
         new_state = [values[:, -history:], observed[:, -history:], *_encoder_outputs(new_encoder, self.rows)]
         outputs = [
-            loc.to(torch.float64) * scale[:, None] + mean[:, None],
-            spread.to(torch.float64) * scale[:, None],
+            loc.to(torch.float64) * scale[:, None, :c] + mean[:, None, :c],
+            spread.to(torch.float64) * scale[:, None, :c],
         ]
         if self.rate is not None:
-            new_state += self._calibrate(x, loc, spread, *calibration)
+            effect = None  # of the future-known covariates now observed, on the forecasts judged now
+            if module.n_future:
+                future = exog[:, None, : module.n_future].expand(-1, module.horizon, -1)
+                effect = module.future_effect(future)
+            new_state += self._calibrate(x, loc, spread, effect, *calibration)
         return (*outputs, *new_state)
 
     def _calibrate(
@@ -114,6 +125,7 @@ class ForecasterStep(nn.Module):
         x: torch.Tensor,
         loc: torch.Tensor,
         spread: torch.Tensor,
+        effect: torch.Tensor | None,
         levels: torch.Tensor,
         issued_loc: torch.Tensor,
         issued_scale: torch.Tensor,
@@ -127,6 +139,8 @@ class ForecasterStep(nn.Module):
         index = slots[:, None, :, None].expand(-1, 1, -1, loc.shape[2])
         judged_loc = issued_loc.gather(1, index)[:, 0]  # (B, T, C)
         judged_scale = issued_scale.gather(1, index)[:, 0]
+        if effect is not None:
+            judged_loc = judged_loc + effect
         score = (x[:, None, :] - judged_loc).abs() / judged_scale
         p_value = torch.erfc(score / math.sqrt(2.0))[:, None]  # (B, 1, T, C)
         valid = (h[None, :, None] < n_issued[:, None, None]).expand_as(score)[:, None].to(levels.dtype)
@@ -188,11 +202,6 @@ class ClassifierStep(nn.Module):
 
 def _forecaster_step(est: Any) -> tuple[ForecasterStep, dict[str, np.ndarray], ModelSpec]:
     module: ForecastNet = est.net_.module_
-    if est.n_exog_:
-        raise NotImplementedError(
-            "to_onnx: this forecaster was fitted with covariates (X); exporting their effect is not "
-            "supported yet. Fit without X to export."
-        )
     streams = est._streams
     calibrated = streams.calibration is not None
     step = ForecasterStep(module, float(est.calibration_rate) if calibrated else None)
@@ -203,14 +212,19 @@ def _forecaster_step(est: Any) -> tuple[ForecasterStep, dict[str, np.ndarray], M
     if calibrated:
         tensors += streams.calibration.tensors()
     state = {name: t.detach().cpu().numpy() for name, t in zip(step.state_names(), tensors, strict=True)}
-    state["series_mean"] = streams.mean[:, :c].copy()
-    state["series_scale"] = streams.scale[:, :c].copy()
+    state["series_mean"] = streams.mean.copy()
+    state["series_scale"] = streams.scale.copy()
     # the streams' current forecasts, as the step's outputs would give them
-    state["output.loc"] = est.predict_array() if n else np.zeros((0, module.horizon, c))
+    state["output.loc"] = est._original_units(streams.forecast, np.arange(n))
     state["output.scale"] = est._original_units(streams.spread, np.arange(n), shift=False)
+    if module.n_future:  # not per stream: the future-known covariates' effect, (C, T, n_future)
+        state["future_coefficients"] = module.future_coefficients().detach().cpu().double().numpy()
     spec = ModelSpec(
         kind="forecaster",
         observation="y",
+        covariates="X" if module.n_exog else None,
+        exog_columns=[str(col) for col in est.exog_columns_] if module.n_exog else [],
+        n_future=module.n_future,
         constants=["series_mean", "series_scale"],
         state=step.state_names(),
         outputs=step.output_names(),
@@ -253,7 +267,8 @@ def _example_inputs(
         return torch.as_tensor(np.repeat(one, batch, axis=0))
 
     observation = torch.zeros(batch, spec.n_channels, dtype=torch.float64)
-    return (observation, *(rows(state[name]) for name in [*spec.constants, *spec.state]))
+    covariates = [torch.zeros(batch, len(spec.exog_columns), dtype=torch.float64)] if spec.covariates else []
+    return (observation, *covariates, *(rows(state[name]) for name in [*spec.constants, *spec.state]))
 
 
 @contextlib.contextmanager
@@ -297,7 +312,7 @@ def export_onnx(est: Any, path: str | os.PathLike) -> Path:
     was_training = module.training
     step = copy.deepcopy(step).to("cpu").eval()  # (the estimator's own network stays where it is)
     inputs = _example_inputs(spec, state)
-    names = [spec.observation, *spec.constants, *spec.state]
+    names = [spec.observation, *([spec.covariates] if spec.covariates else []), *spec.constants, *spec.state]
     streams = torch.export.Dim("streams")
     try:
         with torch.no_grad(), _quiet_exporter():
@@ -308,9 +323,8 @@ def export_onnx(est: Any, path: str | os.PathLike) -> Path:
                 input_names=names,
                 output_names=[*spec.outputs, *(f"new.{name}" for name in spec.state)],
                 dynamo=True,
-                # (the step's forward takes the state as *state: one nested entry for all of it)
-                dynamic_shapes=[{0: streams}] * (1 + len(spec.constants))
-                + [({0: streams},) * len(spec.state)],
+                # (the steps' forward takes its inputs after the first as *inputs: one nested entry)
+                dynamic_shapes=[{0: streams}, ({0: streams},) * (len(inputs) - 1)],
                 optimize=True,
                 verbose=False,
             )

@@ -33,6 +33,13 @@ class ModelSpec:
         Which estimator was exported.
     observation : str
         Name of the graph input holding each stream's new observation ``(n_streams, n_channels)``.
+    covariates : str or None
+        Name of the graph input holding the forecaster's covariates at the same step
+        ``(n_streams, n_exog)`` (None without covariates).
+    exog_columns : list of str
+        The covariates, in the order of that input's columns (future-known ones first).
+    n_future : int
+        How many of them are known for the future (``predict`` then needs their future values).
     constants : list of str
         Per-stream inputs the step reads but never changes (the forecaster's standardisation).
     state : list of str
@@ -67,6 +74,9 @@ class ModelSpec:
     series_ids: list[str] = field(default_factory=list)
     classes: list[Any] = field(default_factory=list)
     coverages: list[float] = field(default_factory=list)
+    covariates: str | None = None
+    exog_columns: list[str] = field(default_factory=list)
+    n_future: int = 0
     format_version: int = FORMAT_VERSION
 
 

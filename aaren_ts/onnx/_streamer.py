@@ -116,13 +116,16 @@ class OnnxStreamer:
             )
         return arr
 
-    def _advance(self, steps: np.ndarray) -> None:
-        """Run the step through ``steps`` ``(n_streams, n_steps, n_channels)``; commit only at the end."""
+    def _advance(self, steps: np.ndarray, covariates: np.ndarray | None = None) -> None:
+        """Run the step through ``steps`` ``(n_streams, n_steps, n_channels)`` (and ``covariates``
+        ``(n_streams, n_steps, n_exog)``); commit only at the end."""
         spec = self.spec
         state = dict(self._state)
         constants = [state[name] for name in spec.constants]
         for t in range(steps.shape[1]):
             feed = {spec.observation: np.ascontiguousarray(steps[:, t])}
+            if covariates is not None:
+                feed[spec.covariates] = np.ascontiguousarray(covariates[:, t])
             feed.update(zip(spec.constants, constants, strict=True))
             feed.update((name, state[name]) for name in spec.state)
             results = self._session.run(self._output_names, feed)
@@ -132,7 +135,7 @@ class OnnxStreamer:
         self._state = state
         self.n_seen += steps.shape[1]
 
-    def partial_update(self, values: Any) -> OnnxStreamer:
+    def partial_update(self, values: Any, X: Any = None) -> OnnxStreamer:
         """Advance every stream by its next observations.
 
         Parameters
@@ -143,6 +146,9 @@ class OnnxStreamer:
             streams in :attr:`series_ids` order. Classifier: ``(n_streams, n_channels, n_steps)``, as
             sktime's numpy3D; the first call after loading or :meth:`reset` starts ``n_streams``
             streams.
+        X : array-like, optional
+            A forecaster fitted with covariates: their values at the same steps, shaped as ``values``
+            with ``len(spec.exog_columns)`` columns in the order of ``spec.exog_columns``.
 
         Returns
         -------
@@ -155,22 +161,41 @@ class OnnxStreamer:
             streams are then left exactly as they were.
         """
         if self.kind == "classifier":
+            if X is not None:
+                raise ValueError("X is a forecaster's covariates; the classifier takes X_new only")
             return self._classifier_update(values)
         spec = self.spec
-        arr = self._check_observations(values, "y_new")
+        arr = self._steps(values, "y_new", spec.n_channels)
+        covariates = None
+        if spec.covariates:
+            if X is None:
+                raise ValueError("X is required: the forecaster was fitted with covariates")
+            covariates = self._steps(X, "X", len(spec.exog_columns))
+            if covariates.shape[1] != arr.shape[1]:
+                raise ValueError(
+                    f"X holds {covariates.shape[1]} steps, y_new {arr.shape[1]}: give X at every step"
+                )
+        elif X is not None:
+            raise ValueError("X given, but the forecaster was fitted without covariates")
+        self._advance(arr, covariates)
+        return self
+
+    def _steps(self, values: Any, name: str, width: int) -> np.ndarray:
+        """The forecaster's ``values`` as ``(n_streams, n_steps, width)`` float64, checked."""
+        spec = self.spec
+        arr = self._check_observations(values, name)
         if spec.single_series and arr.ndim == 2:
             arr = arr[None]
         elif not spec.single_series and arr.ndim == 2:
             arr = arr[:, None, :]
         expected = (
-            f"(n_steps, {spec.n_channels})"
+            f"(n_steps, {width})"
             if spec.single_series
-            else f"({self.n_streams}, n_steps, {spec.n_channels}) or ({self.n_streams}, {spec.n_channels})"
+            else f"({self.n_streams}, n_steps, {width}) or ({self.n_streams}, {width})"
         )
-        if arr.ndim != 3 or arr.shape[0] != self.n_streams or arr.shape[2] != spec.n_channels:
-            raise ValueError(f"y_new must have shape {expected}, got {np.shape(values)}")
-        self._advance(arr)
-        return self
+        if arr.ndim != 3 or arr.shape[0] != self.n_streams or arr.shape[2] != width or arr.shape[1] < 1:
+            raise ValueError(f"{name} must have shape {expected}, got {np.shape(values)}")
+        return arr
 
     def _classifier_update(self, values: Any) -> OnnxStreamer:
         spec = self.spec
@@ -206,9 +231,41 @@ class OnnxStreamer:
     def _shaped(self, values: np.ndarray) -> np.ndarray:
         return values[0] if self.spec.single_series else values
 
-    def predict(self) -> np.ndarray:
+    def _future_effect(self, X: Any) -> np.ndarray | float:
+        """What the future-known covariates ``X`` add to the forecasts: ``(n_streams, T, C)``, original
+        units."""
+        spec = self.spec
+        if not spec.n_future:
+            if X is not None:
+                raise ValueError("X given, but the forecaster has no future-known covariates")
+            return 0.0
+        if X is None:
+            raise ValueError(
+                f"X is required: the future values of {spec.exog_columns[: spec.n_future]} at the "
+                f"{spec.horizon} forecast steps"
+            )
+        arr = self._check_observations(X, "X")
+        arr = arr[None] if spec.single_series and arr.ndim == 2 else arr
+        if arr.shape != (self.n_streams, spec.horizon, spec.n_future):
+            expected = (spec.horizon, spec.n_future)
+            expected = expected if spec.single_series else (self.n_streams, *expected)
+            raise ValueError(f"X must have shape {expected}, got {np.shape(X)}")
+        c, f = spec.n_channels, spec.n_future
+        mean, scale = self._state["series_mean"], self._state["series_scale"]
+        z = (arr - mean[:, None, c : c + f]) / scale[:, None, c : c + f]
+        effect = np.einsum("rtf,ctf->rtc", z, self._state["future_coefficients"])
+        return effect * scale[:, None, :c]
+
+    def predict(self, X: Any = None) -> np.ndarray:
         """Forecaster: the forecast of the ``horizon`` steps after the last observation, in original
         units; classifier: each stream's most probable class.
+
+        Parameters
+        ----------
+        X : array-like, optional
+            A forecaster with future-known covariates: their values at the ``horizon`` forecast steps,
+            ``(horizon, n_future)`` (with a leading stream axis for a panel), columns in the order of
+            ``spec.exog_columns``.
 
         Returns
         -------
@@ -218,7 +275,7 @@ class OnnxStreamer:
         """
         if self.kind == "classifier":
             return self.classes_[self.predict_proba().argmax(axis=1)]
-        return self._shaped(self._state["output.loc"].copy())
+        return self._shaped(self._state["output.loc"] + self._future_effect(X))
 
     def predict_var(self) -> np.ndarray:
         """The variance of each forecast, in squared original units (calibrated if the estimator is):
@@ -235,13 +292,15 @@ class OnnxStreamer:
         shape = (self.n_streams, len(z), self.spec.horizon, self.spec.n_channels)
         return np.broadcast_to(z[None, :, None, None], shape)
 
-    def predict_quantiles(self, alpha: Sequence[float]) -> np.ndarray:
+    def predict_quantiles(self, alpha: Sequence[float], X: Any = None) -> np.ndarray:
         """Quantiles of each forecast, calibrated online if the estimator was.
 
         Parameters
         ----------
         alpha : sequence of float
             Probabilities in [0, 1].
+        X : array-like, optional
+            The future-known covariates at the forecast steps, as for :meth:`predict`.
 
         Returns
         -------
@@ -253,14 +312,16 @@ class OnnxStreamer:
             raise ValueError(f"alpha must lie in [0, 1], got {list(alpha)}")
         z = self._half_widths(np.abs(2.0 * probabilities - 1.0))
         z = z * np.sign(probabilities - 0.5)[None, :, None, None]
-        loc, spread = self._state["output.loc"], self._state["output.scale"]
+        loc = self._state["output.loc"] + self._future_effect(X)
+        spread = self._state["output.scale"]
         return self._shaped(loc[..., None] + np.moveaxis(z, 1, -1) * spread[..., None])
 
-    def predict_interval(self, coverage: float = 0.9) -> tuple[np.ndarray, np.ndarray]:
-        """Lower and upper bounds of the central ``coverage`` interval of each forecast."""
+    def predict_interval(self, coverage: float = 0.9, X: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        """Lower and upper bounds of the central ``coverage`` interval of each forecast (``X``: the
+        future-known covariates, as for :meth:`predict`)."""
         if not 0.0 <= coverage <= 1.0:
             raise ValueError(f"coverage must lie in [0, 1], got {coverage}")
-        quantiles = self.predict_quantiles([0.5 - coverage / 2.0, 0.5 + coverage / 2.0])
+        quantiles = self.predict_quantiles([0.5 - coverage / 2.0, 0.5 + coverage / 2.0], X)
         return quantiles[..., 0], quantiles[..., 1]
 
     # ------------------------------------------------------------------ classifier

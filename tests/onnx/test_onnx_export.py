@@ -156,6 +156,48 @@ def test_multivariate_channel_dependent_tokens(tmp_path):
     assert np.abs((streamer.predict() - est.predict_array()[0]) / scale).max() < TOL
 
 
+def _driven_series(n: int, seed: int = 4) -> tuple[pd.Series, pd.DataFrame]:
+    """A series driven by a known input and by a past-only one (with an effect one step later)."""
+    rng = np.random.default_rng(seed)
+    known = np.sin(2 * np.pi * np.arange(n) / 9) + rng.normal(0, 0.2, n)
+    past = rng.normal(0, 1, n).cumsum() * 0.1
+    values = 40 + 6 * known + 3 * np.roll(past, 1) + rng.normal(0, 0.5, n).cumsum() * 0.2
+    index = pd.RangeIndex(n)
+    return pd.Series(values, index=index), pd.DataFrame({"past": past, "known": known}, index=index)
+
+
+@pytest.mark.parametrize("calibration", ["aci", None])
+def test_covariates_stream_as_the_estimator(calibration, tmp_path):
+    n_fit, horizon = 400, TINY["horizon"]
+    y, X = _driven_series(n_fit + N_STEPS + horizon)
+    est = AarenForecaster(**TINY, past_covariates=["past"], interval_calibration=calibration)
+    est.fit(y[:n_fit], X=X[:n_fit])
+    columns = list(est.exog_columns_)
+    assert columns == ["known", "past"]  # future-known first
+    streamer = OnnxStreamer(est.to_onnx(tmp_path / "x.onnx"))
+    assert streamer.spec.exog_columns == columns and streamer.spec.n_future == 1
+    values, exog = y.to_numpy()[:, None], X[columns].to_numpy()
+    scale = est._streams.scale[0, 0]
+    worst = 0.0
+    for t in range(n_fit, n_fit + N_STEPS):
+        est.partial_update_array(values[None, t], X=exog[None, t])
+        streamer.partial_update(values[t : t + 1], X=exog[t : t + 1])
+        if t % 97 == 0:
+            future = exog[t + 1 : t + 1 + horizon, :1]
+            mine = streamer.predict_quantiles(QUANTILES, X=future)
+            theirs = est.predict_quantiles_array(QUANTILES, X=future[None])[0]
+            worst = max(worst, float(np.abs((mine - theirs) / scale).max()))
+            gap = np.abs((streamer.predict(X=future) - est.predict_array(X=future[None])[0]) / scale).max()
+            worst = max(worst, float(gap))
+    assert worst < TOL
+    with pytest.raises(ValueError, match="X is required"):
+        streamer.predict()
+    with pytest.raises(ValueError, match="X is required"):
+        streamer.partial_update(values[:1])
+    with pytest.raises(ValueError, match=r"X must have shape \(1, 2\)|X must have shape"):
+        streamer.partial_update(values[:1], X=exog[:1, :1])
+
+
 @pytest.mark.parametrize("readout", ["mean", "last", "attention"])
 @pytest.mark.parametrize("n_streams", [1, 256])
 def test_classifier_streams_as_the_estimator(readout, n_streams, tmp_path):
@@ -272,10 +314,6 @@ def test_what_cannot_be_exported_says_why(single_series, tmp_path):
     transformer = AarenForecaster(**{**TINY, "backbone": "transformer"}).fit(single_series)
     with pytest.raises(ValueError, match="only the Aaren backbone"):
         transformer.to_onnx(tmp_path / "t.onnx")
-    X = pd.DataFrame({"x": np.arange(300.0)}, index=single_series.index)
-    with_x = AarenForecaster(**TINY).fit(single_series, X=X)
-    with pytest.raises(NotImplementedError, match="covariates"):
-        with_x.to_onnx(tmp_path / "x.onnx")
     with pytest.raises(AttributeError, match="forecaster's call"):
         clf_file = tmp_path / "clf.onnx"
         rng = np.random.default_rng(0)
