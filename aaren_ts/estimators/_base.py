@@ -34,6 +34,7 @@ from sktime.exceptions import NotFittedError as _SktimeNotFittedError
 from aaren_ts.estimators._params import Constraint, validate_params
 from aaren_ts.estimators._persistence import load_archive, save_archive
 from aaren_ts.estimators._skorch import (
+    data_parallel_net_class,
     make_callbacks,
     num_threads,
     resolve_device,
@@ -160,9 +161,16 @@ class AarenEstimatorMixin:
     def _torch_context(self, seed: bool = False) -> Iterator[None]:
         """Run a block with ``num_threads`` torch threads and, with ``seed``, torch's RNG seeded from
         ``random_state`` (forked: the caller's global RNG is left alone)."""
-        device = resolve_device(self.device)
+        device = self._resolved_device()
         with num_threads(self.num_threads), seeded(torch_seed(self.random_state) if seed else None, device):
             yield
+
+    def _resolved_device(self) -> str:
+        """The device this estimator computes on: the accelerator's when training data-parallel."""
+        accelerator = getattr(self, "accelerator", None)
+        if accelerator is not None:
+            return str(accelerator.device)
+        return resolve_device(self.device)
 
     # ------------------------------------------------------------------ skorch
     def _lr_scheduler(self) -> Any:
@@ -224,6 +232,10 @@ class AarenEstimatorMixin:
             "device": resolve_device(self.device),
             "verbose": int(self.verbose),
         }
+        accelerator = getattr(self, "accelerator", None)
+        if accelerator is not None:  # data-parallel: the accelerator places modules and batches
+            net_class = data_parallel_net_class(net_class)
+            params.update(device=None, accelerator=accelerator)
         return net_class(**{**params, **net_params})
 
     # ------------------------------------------------------------------ export

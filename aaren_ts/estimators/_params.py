@@ -130,6 +130,16 @@ class _Anything(Constraint):
 PositiveInt = Interval(1, None, integer=True)
 _Fraction = Interval(0.0, 1.0, closed="left")
 
+
+class _Accelerator(Constraint):
+    """``None`` or a Hugging Face ``accelerate.Accelerator`` (anything with ``prepare`` and ``backward``)."""
+
+    description = "None or an accelerate.Accelerator"
+
+    def check(self, value: Any) -> bool:
+        return value is None or (callable(getattr(value, "prepare", None)) and hasattr(value, "backward"))
+
+
 #: Parameters both estimators have, with one meaning and one check.
 SHARED_CONSTRAINTS: dict[str, Constraint] = {
     "backbone": Options(("aaren", "transformer")),
@@ -154,6 +164,7 @@ SHARED_CONSTRAINTS: dict[str, Constraint] = {
     "verbose": Interval(0, None, integer=True),
     "callbacks": _Anything(),
     "num_threads": Optional(PositiveInt),
+    "accelerator": _Accelerator(),
 }
 
 

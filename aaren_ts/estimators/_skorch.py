@@ -16,6 +16,7 @@ its constructor parameters (as sklearn requires) and stay picklable and clonable
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -25,6 +26,7 @@ from sklearn.utils import check_random_state
 
 __all__ = [
     "OPTIMIZERS",
+    "data_parallel_net_class",
     "make_callbacks",
     "make_train_split",
     "num_threads",
@@ -34,6 +36,62 @@ __all__ = [
     "seeded",
     "torch_seed",
 ]
+
+
+@functools.cache
+def data_parallel_net_class(net_class: type) -> type:
+    """``net_class`` trained data-parallel through Hugging Face Accelerate (skorch's ``AccelerateMixin``).
+
+    Training batches are sharded across the processes and gradients averaged, as the mixin does. Unlike
+    the mixin, validation and prediction run on the whole data in every process, without gathering:
+    all processes hold the same weights, so every process computes the same validation loss and early
+    stopping (or a learning-rate schedule) takes the same decision everywhere, which keeps the
+    processes in step.
+
+    Raises
+    ------
+    ImportError
+        If accelerate is not installed, naming the extra that brings it.
+    """
+    try:
+        from skorch.hf import AccelerateMixin
+    except ImportError as err:  # (skorch.hf imports accelerate lazily; this is for old skorch)
+        raise ImportError(_DISTRIBUTED_HINT) from err
+    try:
+        import accelerate  # noqa: F401
+    except ImportError as err:
+        raise ImportError(_DISTRIBUTED_HINT) from err
+
+    class DataParallelNet(AccelerateMixin, net_class):
+        def _initialize_accelerator(self) -> Any:
+            # a loss without parameters needs no syncing, and DistributedDataParallel refuses to wrap it
+            criteria = self._criteria
+            self._criteria = [
+                name
+                for name in criteria
+                if any(p.requires_grad for p in getattr(self, name + "_").parameters())
+            ]
+            try:
+                return super()._initialize_accelerator()
+            finally:
+                self._criteria = criteria
+
+        def get_iterator(self, dataset: Any, training: bool = False) -> Any:
+            if training:
+                return super().get_iterator(dataset, training=True)  # sharded across processes
+            return net_class.get_iterator(self, dataset, training=False)
+
+        def evaluation_step(self, batch: Any, training: bool = False) -> Any:
+            return net_class.evaluation_step(self, batch, training=training)
+
+    DataParallelNet.__name__ = DataParallelNet.__qualname__ = f"DataParallel{net_class.__name__}"
+    return DataParallelNet
+
+
+_DISTRIBUTED_HINT = (
+    'training with an accelerator needs Hugging Face Accelerate, in the "distributed" extra: '
+    'pip install "aaren_ts[distributed]"'
+)
 
 
 def resolve_device(device: str | torch.device | None) -> str:
@@ -271,8 +329,8 @@ def resolve_optimizer(optimizer: str | type) -> type[torch.optim.Optimizer]:
 def savable_params(params: dict[str, Any]) -> dict[str, Any]:
     """Constructor parameters as plain data for a non-pickle save.
 
-    Callbacks are dropped (they are objects), an optimizer class is stored by its ``torch.optim``
-    name, and a ``RandomState`` seed by ``None``.
+    Callbacks and an accelerator are dropped (they are objects), an optimizer class is stored by its
+    ``torch.optim`` name, and a ``RandomState`` seed by ``None``.
 
     Raises
     ------
@@ -280,6 +338,8 @@ def savable_params(params: dict[str, Any]) -> dict[str, Any]:
         If the optimizer is a class outside ``torch.optim`` (it could not be restored by name).
     """
     params = dict(params, callbacks=None)
+    if "accelerator" in params:  # a training-time setting: a saved model loads in one process
+        params["accelerator"] = None
     opt = params.get("optimizer")
     if opt is not None and not isinstance(opt, str):
         if getattr(torch.optim, opt.__name__, None) is not opt:

@@ -174,6 +174,14 @@ class AarenClassifier(AarenEstimatorMixin, BaseClassifier):
         torch intra-op threads while fitting, predicting and streaming (restored afterwards); ``None``
         keeps torch's setting. These networks are small: ``1`` is often as fast, and much faster on a
         busy machine.
+    accelerator : accelerate.Accelerator or None, default=None
+        Train data-parallel across the processes that ``accelerate launch`` (or ``torchrun``) started,
+        through Hugging Face Accelerate (skorch's ``AccelerateMixin``): each process trains on its
+        share of every epoch's batches (``batch_size`` per process), gradients are averaged, and every
+        process ends with the same network. Validation runs on the whole hold-out in each process, so
+        early stopping agrees everywhere. Devices are the accelerator's (``device`` is not used for
+        training). Needs the ``distributed`` extra; not saved (a saved model loads and streams in one
+        process). See the user guide's "Scaling out".
 
     Attributes
     ----------
@@ -287,6 +295,7 @@ class AarenClassifier(AarenEstimatorMixin, BaseClassifier):
         verbose: int = 0,
         callbacks: list | None = None,
         num_threads: int | None = None,
+        accelerator: Any = None,
     ) -> None:
         self._store_init_params(locals())
         super().__init__()

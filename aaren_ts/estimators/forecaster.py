@@ -28,7 +28,6 @@ from aaren_ts.estimators._params import (
     Options,
     PositiveInt,
 )
-from aaren_ts.estimators._skorch import resolve_device
 
 __all__ = ["AarenForecaster"]
 
@@ -214,6 +213,14 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
     num_threads : int or None, default=None
         torch intra-op threads while fitting, predicting and streaming (restored afterwards); ``None``
         keeps torch's setting.
+    accelerator : accelerate.Accelerator or None, default=None
+        Train data-parallel across the processes that ``accelerate launch`` (or ``torchrun``) started,
+        through Hugging Face Accelerate (skorch's ``AccelerateMixin``): each process trains on its
+        share of every epoch's batches (``batch_size`` per process), gradients are averaged, and every
+        process ends with the same network. Validation runs on the whole hold-out in each process, so
+        early stopping agrees everywhere. Devices are the accelerator's (``device`` is not used for
+        training). Needs the ``distributed`` extra; not saved (a saved model loads and streams in one
+        process). See the user guide's "Scaling out".
 
     Attributes
     ----------
@@ -322,6 +329,7 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         verbose: int = 0,
         callbacks: Sequence[Any] | None = None,
         num_threads: int | None = None,
+        accelerator: Any = None,
     ) -> None:
         self._store_init_params(locals())
         super().__init__()
@@ -516,7 +524,7 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         self.context_length_ = self._context_length(panel)
         self.n_channels_ = len(panel.columns)
         self.columns_ = panel.columns.copy()
-        self._device = resolve_device(self.device)
+        self._device = self._resolved_device()
         self._train(panel)
         return self
 
@@ -541,7 +549,7 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         if not pretrained:
             self._set_covariates(X, "fit")
         panel = self._split_with_covariates(y, X, "fit")
-        self._device = resolve_device(self.device)  # not among the attributes a pretrained clone copies
+        self._device = self._resolved_device()  # not among the attributes a pretrained clone copies
         if sum(len(v) for v in panel.values) < 2:
             raise ValueError(f"fit: y needs at least 2 observations, got {sum(len(v) for v in panel.values)}")
         if pretrained:
@@ -1301,7 +1309,7 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         }
 
     def _restore_fitted(self, attributes: dict[str, Any], state_dict: dict[str, torch.Tensor]) -> None:
-        self._device = resolve_device(self.device)
+        self._device = self._resolved_device()
         self.horizon_ = int(attributes["horizon"])
         self.context_length_ = int(attributes["context_length"])
         self.n_channels_ = int(attributes["n_channels"])
