@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+import tempfile
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
@@ -27,8 +28,9 @@ def download_file(
 ) -> Path:
     """Download ``url`` to ``destination``, announcing it and showing a tqdm progress bar.
 
-    The bytes go to ``<destination>.part`` first; the file is moved into place only when the download is
-    complete and, if ``sha256`` is given, matches it. Parent folders are created.
+    The bytes go to a temporary ``<destination>.*.part`` of this download's own first; the file is
+    moved into place only when the download is complete and, if ``sha256`` is given, matches it (so
+    processes downloading the same file at once do not collide). Parent folders are created.
 
     Parameters
     ----------
@@ -64,7 +66,11 @@ def download_file(
 
     destination = Path(destination)
     destination.parent.mkdir(parents=True, exist_ok=True)
-    partial = destination.with_name(destination.name + ".part")
+    # a temporary file of this download's own, moved into place when complete: processes that download
+    # the same file at once (workers of a cluster starting together) never write into each other's
+    fd, name = tempfile.mkstemp(prefix=destination.name + ".", suffix=".part", dir=destination.parent)
+    os.close(fd)
+    partial = Path(name)
     opener = urllib.request.urlopen if opener is None else opener
     print(f"aaren_ts: downloading {url} to {destination}", file=sys.stderr)
     digest = hashlib.sha256()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import urllib.request
 from pathlib import Path
 
@@ -164,10 +165,54 @@ def test_download_file_from_file_url(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "downloading" in capsys.readouterr().err  # announced, never silent
     with pytest.raises(DatasetIntegrityError, match="was not kept"):
         download_file(source.as_uri(), tmp_path / "y.csv", sha256="0" * 64)
-    assert not (tmp_path / "y.csv").exists() and not (tmp_path / "y.csv.part").exists()
+    assert not (tmp_path / "y.csv").exists() and not list(tmp_path.glob("y.csv*.part"))
     with pytest.raises(OSError):
         download_file((tmp_path / "nowhere.csv").as_uri(), tmp_path / "z.csv")
-    assert not (tmp_path / "z.csv").exists() and not (tmp_path / "z.csv.part").exists()
+    assert not (tmp_path / "z.csv").exists() and not list(tmp_path.glob("z.csv*.part"))
+
+
+def test_concurrent_downloads_of_one_file_do_not_collide(tmp_path: Path) -> None:
+    """Workers starting together may download the same file: each writes its own partial file."""
+    import threading
+
+    payload = _ett_text(200).encode()
+    both_started = threading.Barrier(2)
+
+    class SlowResponse:
+        headers = None
+
+        def __init__(self) -> None:
+            self.chunks = [payload[i : i + 512] for i in range(0, len(payload), 512)]
+
+        def read(self, size: int) -> bytes:
+            if len(self.chunks) == len(payload[::512]):
+                both_started.wait(timeout=10)  # both downloads are writing before either finishes
+            return self.chunks.pop(0) if self.chunks else b""
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc) -> None:
+            return None
+
+    target = tmp_path / "home" / "x.csv"
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            download_file("https://example.invalid/x.csv", target, sha256=hashlib.sha256(payload).hexdigest(),
+                          opener=lambda url, timeout: SlowResponse(), progress=False)  # fmt: skip
+        except BaseException as err:
+            errors.append(err)
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+    assert target.read_bytes() == payload
+    assert not list(target.parent.glob("*.part"))
 
 
 def test_loader_downloads_when_missing(
