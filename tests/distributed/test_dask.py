@@ -142,3 +142,39 @@ def test_forecasting_grid_search_and_evaluate_with_the_dask_backend_equal_sequen
         for backend in (None, "dask")
     }
     np.testing.assert_array_equal(scores["dask"].to_numpy(), scores[None].to_numpy())
+
+
+class StreamShard:
+    """The streams of some series, held by one worker (the pattern of the "Scaling out" guide)."""
+
+    def __init__(self, path, series_ids):
+        self.forecaster = AarenForecaster.load(path)
+        self.series_ids = list(series_ids)
+
+    def update(self, y):
+        self.forecaster.partial_update_array(y, self.series_ids)
+        return self.forecaster.predict_array(self.series_ids)
+
+
+def test_streams_sharded_over_dask_actors_forecast_as_one_process(client, tmp_path):
+    import pandas as pd
+
+    rng = np.random.default_rng(2)
+    frames = []
+    for k in range(8):
+        values = 10 + k + np.sin(np.arange(80) / 3 + k) + rng.normal(0, 0.2, 80)
+        index = pd.MultiIndex.from_arrays([[f"s{k}"] * 80, np.arange(80)], names=["series", "time"])
+        frames.append(pd.DataFrame({"y": values}, index=index))
+    forecaster = AarenForecaster(**TINY_FC, horizon=4, num_threads=1).fit(pd.concat(frames))
+    path = forecaster.save(tmp_path / "global_model")
+    partitions = np.array_split(np.array(forecaster.series_ids_), len(client.nthreads()))
+    shards = [client.submit(StreamShard, str(path), ids, actor=True).result() for ids in partitions]
+    new = rng.normal(12, 1, (8, 5, 1))
+    parts = np.array_split(new, len(partitions))
+    sharded = np.concatenate([shard.update(part).result() for shard, part in zip(shards, parts, strict=True)])
+    forecaster.partial_update_array(new)
+    np.testing.assert_allclose(sharded, forecaster.predict_array(), rtol=0, atol=1e-6)
+    assert (
+        len({shard.update(part[:, :1]).result().shape for shard, part in zip(shards, parts, strict=True)})
+        == 1
+    )
