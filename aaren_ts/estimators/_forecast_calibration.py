@@ -25,6 +25,7 @@ widens the intervals of the series that were well calibrated.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -42,17 +43,31 @@ def nominal_levels(device: torch.device | str | None = None) -> torch.Tensor:
     return torch.tensor([1.0 - c for c in CALIBRATION_COVERAGES], device=device)[:, None, None]
 
 
-def aci_update(levels: torch.Tensor, p_value: torch.Tensor, valid: torch.Tensor, rate: float) -> torch.Tensor:
+def aci_update(
+    levels: torch.Tensor, p_value: torch.Tensor, valid: torch.Tensor, rate: float, inplace: bool = False
+) -> torch.Tensor:
     """One ACI step: ``levels + rate * (nominal - missed)`` where ``valid``, the levels elsewhere.
 
     ``levels`` is ``(..., L, T, C)``; ``p_value`` (the two-sided p-value of each judged observation)
     and ``valid`` (1.0 where an observation judged an issued interval) broadcast against it. An
-    interval of level ``a`` missed when ``p_value < a``.
+    interval of level ``a`` missed when ``p_value < max(a, MIN_LEVEL)`` (a level above 1 misses
+    whatever is observed, as a level of 1 does: no upper bound is needed). ``inplace`` updates
+    ``levels`` itself: with many streams the levels are the calibration's largest tensor, and
+    allocating a new one at every step costs more than the arithmetic.
     """
+    step = valid * rate
+    missed = torch.lt(p_value, levels).logical_or_(p_value < MIN_LEVEL)
     nominal = nominal_levels(levels.device)
-    # (a level above 1 misses whatever is observed, as a level of 1 does: no upper clamp needed)
-    missed = p_value < levels.clamp_min(MIN_LEVEL)
-    return levels + torch.where(missed, nominal - 1.0, nominal) * (rate * valid)
+    updated = levels.addcmul_(nominal, step) if inplace else torch.addcmul(levels, nominal, step)
+    return updated.addcmul_(missed, step, value=-1.0)
+
+
+@functools.cache
+def _ring_cells(n_rows: int, horizon: int, channels: int, device: torch.device) -> torch.Tensor:
+    """``(R, T, C)`` flat offsets of (row, slot 0, horizon step, channel) in a ``(R, T, T, C)`` ring."""
+    rows = torch.arange(n_rows, device=device)[:, None, None] * (horizon * horizon * channels)
+    steps = torch.arange(horizon, device=device)[None, :, None] * channels
+    return rows + steps + torch.arange(channels, device=device)
 
 
 @dataclass
@@ -181,34 +196,38 @@ class Calibration:
         """:meth:`advance` by one step: ``y`` ``(R, C)``, forecasts ``(R, T, C)``, ``advanced`` ``(R,)``.
 
         Reads and writes go through flat indices (``index_select``/``index_copy_``), several times
-        faster on CPU than ``gather``/``scatter`` of the same elements.
+        faster on CPU than ``gather``/``scatter`` of the same elements; the part of the read indices
+        that does not change between steps is cached (:func:`_ring_cells`).
         """
         n_rows, horizon, channels = loc.shape
         device = loc.device
-        rows = torch.arange(n_rows, device=device)
         flat_loc, flat_scale = self.issued_loc.view(-1), self.issued_scale.view(-1)
         if rate > 0:
             h = torch.arange(horizon, device=device)
             # the forecast of horizon h + 1 was issued h steps before the newest: slot (n - 1 - h) % T
-            slots = (self.n_issued[:, None] - 1 - h[None, :]) % horizon  # (R, T)
-            cell = (rows[:, None] * horizon + slots) * horizon + h[None, :]  # (R, T): (row, slot, h)
-            index = (cell[:, :, None] * channels + torch.arange(channels, device=device)).view(-1)
+            slots = ((self.n_issued - 1)[:, None] - h).remainder_(horizon)  # (R, T)
+            index = slots.mul_(horizon * channels).unsqueeze(-1) + _ring_cells(
+                n_rows, horizon, channels, device
+            )
+            index = index.view(-1)
             judged_loc = flat_loc.index_select(0, index).view(n_rows, horizon, channels)
             judged_scale = flat_scale.index_select(0, index).view(n_rows, horizon, channels)
             if known is not None:
                 judged_loc = judged_loc + known[:, 0]
-            score = (torch.nan_to_num(y)[:, None, :] - judged_loc).abs() / judged_scale
-            p_value = torch.erfc(score / math.sqrt(2.0))[:, None]  # (R, 1, T, C)
+            score = (torch.nan_to_num(y)[:, None, :] - judged_loc).abs_().div_(judged_scale)
+            p_value = torch.erfc(score.mul_(1.0 / math.sqrt(2.0)))[:, None]  # (R, 1, T, C)
             valid = advanced[:, None, None] & (h[None, :, None] < self.n_issued[:, None, None])
             valid = (valid & torch.isfinite(y)[:, None, :])[:, None].to(self.levels.dtype)
-            self.levels = aci_update(self.levels, p_value, valid, rate)
-        # the new forecast goes into the next slot of each advanced row's ring
-        moved = rows if bool(advanced.all()) else rows[advanced]
+            aci_update(self.levels, p_value, valid, rate, inplace=True)
+        # the new forecast goes into the next slot of each advanced row's ring: one row of the
+        # (stream, slot) x (horizon, channel) view each
+        all_rows = bool(advanced.all())
+        moved = torch.arange(n_rows, device=device) if all_rows else advanced.nonzero().flatten()
+        slot_rows = moved * horizon + self.n_issued[moved] % horizon
         width = horizon * channels
-        start = (moved * horizon + self.n_issued[moved] % horizon) * width
-        index = (start[:, None] + torch.arange(width, device=device)).view(-1)
-        flat_loc.index_copy_(0, index, loc[moved].reshape(-1))
-        flat_scale.index_copy_(0, index, scale[moved].reshape(-1))
+        new_loc, new_scale = (loc, scale) if all_rows else (loc[moved], scale[moved])
+        self.issued_loc.view(-1, width).index_copy_(0, slot_rows, new_loc.reshape(-1, width))
+        self.issued_scale.view(-1, width).index_copy_(0, slot_rows, new_scale.reshape(-1, width))
         self.n_issued = self.n_issued + advanced.long()
 
     def z(self, coverage: Sequence[float] | np.ndarray) -> np.ndarray:
