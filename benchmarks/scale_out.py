@@ -185,10 +185,40 @@ def main() -> None:
         f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}"
     )
     report = "\n\n".join(["# Scaling out", f"{machine}.", markdown_table(header, rows)])
-    out = results_dir(args.output) / "scale_out.md"
+    folder = results_dir(args.output)
+    out = folder / "scale_out.md"
     out.write_text(report + "\n", encoding="utf-8")
+    plot(rows, folder / "scale_out.png")
     print(report)
-    print(f"written to {out}")
+    print(f"written to {out} and scale_out.png")
+
+
+def plot(rows: list[list[object]], path: Path) -> None:
+    """Speed-up of each job against its one-process run, beside the ideal."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    jobs = list(dict.fromkeys(str(row[0]) for row in rows))
+    fig, axes = plt.subplots(1, len(jobs), figsize=(5 * len(jobs), 3.4), squeeze=False)
+    for ax, job in zip(axes[0], jobs, strict=True):
+        mine = [row for row in rows if row[0] == job]
+        labels = [str(row[1]).replace(", ", "\n", 1) for row in mine]
+        speed = [float(str(row[3]).rstrip("x")) for row in mine]
+        ideal = [1.0] + [float(str(row[4]).rstrip("x")) for row in mine[1:]]
+        x = np.arange(len(mine))
+        ax.bar(x - 0.2, speed, width=0.4, label="measured", color="C0")
+        ax.bar(x + 0.2, ideal, width=0.4, label="ideal", color="0.75")
+        for i, v in enumerate(speed):
+            ax.text(i - 0.2, v, f"{v:.2f}x", ha="center", va="bottom", fontsize=9)
+        ax.set_xticks(x, labels, fontsize=8)
+        ax.set_ylabel("speed-up")
+        ax.set_title(job, fontsize=9)
+        ax.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 if __name__ == "__main__":
