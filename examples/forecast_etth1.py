@@ -88,7 +88,6 @@ error = (forecast.iloc[: len(truth)].to_numpy() - truth.to_numpy()) / aaren.scal
 print(f"MSE of this one forecast over {len(truth)} steps, standardised scale: {np.mean(error**2):.3f}")
 
 
-
 def as_time(index):
     """Timestamps for matplotlib (sktime's airline data has a PeriodIndex)."""
     return index.to_timestamp() if isinstance(index, pd.PeriodIndex) else index
@@ -138,8 +137,10 @@ mean_error = np.abs(aaren_errors).mean()
 print(f"Aaren: {aaren.n_seen_} observations consumed; mean one-step-ahead |error| {mean_error:.3f}")
 for label, costs in (("Aaren", aaren_costs), ("Transformer", transformer_costs)):
     k = max(1, len(costs) // 10)
-    print(f"{label:12s} ms per observation: first tenth {1e3 * np.median(costs[:k]):.2f}, "
-          f"last tenth {1e3 * np.median(costs[-k:]):.2f}")
+    print(
+        f"{label:12s} ms per observation: first tenth {1e3 * np.median(costs[:k]):.2f}, "
+        f"last tenth {1e3 * np.median(costs[-k:]):.2f}"
+    )
 
 # %% [markdown]
 # ## 3. The encoders alone
@@ -169,8 +170,11 @@ for label, cls in (("AarenEncoder", AarenEncoder), ("CausalTransformerEncoder", 
             costs[i] = time.perf_counter() - start
     encoder_costs[label] = costs
     k = n_tokens // 10
-    print(f"{label:25s} µs per token: first tenth {1e6 * np.median(costs[:k]):.0f}, "
-          f"last tenth {1e6 * np.median(costs[-k:]):.0f}")
+    print(
+        f"{label:25s} µs per token: first tenth {1e6 * np.median(costs[:k]):.0f}, "
+        f"last tenth {1e6 * np.median(costs[-k:]):.0f}"
+    )
+
 
 # %%
 def smooth(x, width):
@@ -192,8 +196,12 @@ history = np.arange(1, n_tokens + 1)
 ax2.plot(
     history, 1e6 * smooth(encoder_costs["AarenEncoder"], 50), label="AarenEncoder.step", color="tab:blue"
 )
-ax2.plot(history, 1e6 * smooth(encoder_costs["CausalTransformerEncoder"], 50),
-         label="CausalTransformerEncoder.step (KV cache)", color="tab:red")
+ax2.plot(
+    history,
+    1e6 * smooth(encoder_costs["CausalTransformerEncoder"], 50),
+    label="CausalTransformerEncoder.step (KV cache)",
+    color="tab:red",
+)
 ax2.set_xlabel("history length (tokens)")
 ax2.set_ylabel("µs per token (running median)")
 ax2.set_ylim(bottom=0)

@@ -22,6 +22,7 @@ CASES = {
     "classify_japanese_vowels.py": ["classify_streaming_accuracy.png"],
     "forecast_etth1.py": ["forecast_vs_truth.png", "streaming_cost.png"],
     "model_selection.py": ["model_selection_benchmark.csv"],
+    "serve_onnx.py": ["serve_onnx.png", "airline.onnx"],
 }
 
 
