@@ -337,3 +337,27 @@ def test_missing_runtime_names_the_extra(exported, monkeypatch):
     monkeypatch.setitem(sys.modules, "onnxruntime", None)
     with pytest.raises(ImportError, match=r"aaren_ts\[onnx\]"):
         OnnxStreamer(exported)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"local_norm": "last"},
+        {"local_norm": "mean"},
+        {"local_norm": None},
+        {"channel_embedding": True},
+        {"sp": 4},
+    ],
+    ids=["last", "mean", "no-local-norm", "channel-embedding", "seasonal-skip"],
+)
+def test_model_variants_stream_as_the_estimator(params, tmp_path):
+    rng = np.random.default_rng(5)
+    t = np.arange(300)
+    y = pd.DataFrame({"a": 20 + 5 * np.sin(t / 5) + rng.normal(0, 0.5, 300), "b": 3 + np.cos(t / 7)})
+    est = AarenForecaster(**{**TINY, "max_epochs": 1, **params}).fit(y.iloc[:250])
+    streamer = OnnxStreamer(est.to_onnx(tmp_path / "variant.onnx"))
+    for k in range(250, 300):
+        est.partial_update_array(y.to_numpy()[None, k])
+        streamer.partial_update(y.to_numpy()[k : k + 1])
+    gap = np.abs((streamer.predict() - est.predict_array()[0]) / est._streams.scale[0]).max()
+    assert gap < TOL
