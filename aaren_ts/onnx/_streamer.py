@@ -95,6 +95,58 @@ class OnnxStreamer:
         """A copy of every per-stream array the streamer holds (state, constants, latest outputs)."""
         return {} if self._state is None else {k: v.copy() for k, v in self._state.items()}
 
+    def save_state(self, path: str | os.PathLike) -> None:
+        """Write the streams' state (every array of :meth:`state`, and :attr:`n_seen`) to a ``.npz`` file.
+
+        :meth:`load_state` on a streamer of the same exported file restores it, e.g. after a restart.
+        Nothing in the file is pickled.
+        """
+        if self._state is None:
+            raise ValueError("no streams to save: feed time points with partial_update first")
+        np.savez(path, **self._state, __n_seen__=np.asarray(self.n_seen))
+
+    def load_state(self, path: str | os.PathLike) -> OnnxStreamer:
+        """Restore streams saved by :meth:`save_state` from a streamer of the same exported file.
+
+        Raises
+        ------
+        ValueError
+            If the file's arrays do not match this model's state (names, dtypes, shapes, one number
+            of streams); the streamer is then left as it was.
+        """
+        with np.load(path, allow_pickle=False) as archive:
+            loaded = {name: archive[name] for name in archive.files}
+        n_seen = int(loaded.pop("__n_seen__", -1))
+        reference = self._initial if self.kind == "forecaster" else self._template()
+        if set(loaded) != set(reference) or n_seen < 0:
+            missing, extra = sorted(set(reference) - set(loaded)), sorted(set(loaded) - set(reference))
+            raise ValueError(
+                f"{path} is not a saved state of this model: missing {missing}, unexpected {extra}"
+            )
+        per_stream = {len(loaded[name]) for name in self.spec.state}
+        if len(per_stream) != 1:
+            raise ValueError(f"{path}: the state's arrays disagree on the number of streams")
+        for name, ref in reference.items():
+            got = loaded[name]
+            same_rows = name == "future_coefficients" or got.shape[1:] == ref.shape[1:]
+            if (
+                got.dtype != ref.dtype
+                or not same_rows
+                or (name == "future_coefficients" and got.shape != ref.shape)
+            ):
+                raise ValueError(
+                    f"{path}: {name} has dtype {got.dtype} and shape {got.shape}; this model's is "
+                    f"{ref.dtype} with per-stream shape {ref.shape[1:]}"
+                )
+        self._state, self.n_seen = loaded, n_seen
+        return self
+
+    def _template(self) -> dict[str, np.ndarray]:
+        """A classifier's state and outputs for one stream, as a stream that has seen a step has them."""
+        template = {name: self._initial[name] for name in self.spec.state}
+        template["output.proba"] = np.zeros((1, len(self.spec.classes)), dtype=np.float32)
+        return template
+
     def reset(self) -> OnnxStreamer:
         """Go back to the state the file was exported with (the classifier: no streams)."""
         self.n_seen = 0
@@ -200,9 +252,9 @@ class OnnxStreamer:
     def _classifier_update(self, values: Any) -> OnnxStreamer:
         spec = self.spec
         arr = self._check_observations(values, "X_new")
-        if arr.ndim != 3 or arr.shape[1] != spec.n_channels:
+        if arr.ndim != 3 or arr.shape[1] != spec.n_channels or arr.shape[2] < 1:
             raise ValueError(
-                f"X_new must have shape (n_streams, {spec.n_channels}, n_steps), got {np.shape(values)}"
+                f"X_new must have shape (n_streams, {spec.n_channels}, n_steps >= 1), got {np.shape(values)}"
             )
         if self._state is not None and arr.shape[0] != self.n_streams:
             raise ValueError(

@@ -286,7 +286,8 @@ def test_bad_input_to_the_classifier_streamer_leaves_its_state(tmp_path):
     bad[2, 1, 3] = np.nan
     for values, match in [
         (X[:3, :, 5:], "3 streams but 4 are ongoing"),
-        (X[:4, :1, 5:], r"shape \(n_streams, 2, n_steps\)"),
+        (X[:4, :1, 5:], r"shape \(n_streams, 2, n_steps >= 1\)"),
+        (X[:4, :, :0], r"n_steps >= 1"),
         (bad, r"non-finite value .* at index \[2, 1, 3\]"),
         (X[:4, :, 5:].astype(complex), "real numbers"),
     ]:
@@ -361,3 +362,38 @@ def test_model_variants_stream_as_the_estimator(params, tmp_path):
         streamer.partial_update(y.to_numpy()[k : k + 1])
     gap = np.abs((streamer.predict() - est.predict_array()[0]) / est._streams.scale[0]).max()
     assert gap < TOL
+
+
+def test_saved_streams_continue_in_another_streamer(exported, tmp_path):
+    streamer = OnnxStreamer(exported)
+    streamer.partial_update(np.array([[50.0], [52.0], [49.0]]))
+    streamer.save_state(tmp_path / "streams.npz")
+    restored = OnnxStreamer(exported).load_state(tmp_path / "streams.npz")
+    assert restored.n_seen == 3
+    np.testing.assert_array_equal(restored.predict(), streamer.predict())
+    for s in (streamer, restored):
+        s.partial_update(np.array([[55.0]]))
+    np.testing.assert_array_equal(restored.predict(), streamer.predict())
+    np.testing.assert_array_equal(restored.predict_interval(0.8)[1], streamer.predict_interval(0.8)[1])
+
+
+def test_a_state_of_another_model_is_refused_and_changes_nothing(exported, tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 2, 10))
+    clf = AarenClassifier(d_model=8, n_heads=2, n_layers=1, d_ff=16, max_epochs=1, random_state=0)
+    clf_streamer = OnnxStreamer(clf.fit(X, np.arange(20) % 2).to_onnx(tmp_path / "clf.onnx"))
+    with pytest.raises(ValueError, match="no streams to save"):
+        clf_streamer.save_state(tmp_path / "none.npz")
+    clf_streamer.partial_update(X[:3])
+    clf_streamer.save_state(tmp_path / "clf.npz")
+    np.testing.assert_array_equal(
+        OnnxStreamer(tmp_path / "clf.onnx").load_state(tmp_path / "clf.npz").predict_proba(),
+        clf_streamer.predict_proba(),
+    )
+    streamer = OnnxStreamer(exported)
+    before = streamer.state()
+    with pytest.raises(ValueError, match="not a saved state of this model"):
+        streamer.load_state(tmp_path / "clf.npz")
+    after = streamer.state()
+    for name in before:
+        np.testing.assert_array_equal(after[name], before[name])
