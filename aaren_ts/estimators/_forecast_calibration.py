@@ -58,8 +58,9 @@ def aci_update(
     step = valid * rate
     missed = torch.lt(p_value, levels).logical_or_(p_value < MIN_LEVEL)
     nominal = nominal_levels(levels.device)
-    updated = levels.addcmul_(nominal, step) if inplace else torch.addcmul(levels, nominal, step)
-    return updated.addcmul_(missed, step, value=-1.0)
+    if inplace:  # (missed is 0 or 1, so both forms round alike: the paths agree bit for bit)
+        return levels.addcmul_(nominal, step).addcmul_(missed, step, value=-1.0)
+    return torch.addcmul(levels, nominal, step).sub_(missed * step)
 
 
 @functools.cache

@@ -145,10 +145,13 @@ class ForecasterStep(nn.Module):
         p_value = torch.erfc(score / math.sqrt(2.0))[:, None]  # (B, 1, T, C)
         valid = (h[None, :, None] < n_issued[:, None, None]).expand_as(score)[:, None].to(levels.dtype)
         levels = aci_update(levels, p_value, valid, float(self.rate))
-        # the new forecast goes into slot n % T (a scatter: copying the ring is the step's main memory cost)
-        newest = (n_issued % horizon)[:, None, None, None].expand(-1, 1, horizon, loc.shape[2])
-        issued_loc = issued_loc.scatter(1, newest, loc[:, None])
-        issued_scale = issued_scale.scatter(1, newest, spread[:, None])
+        # the new forecast goes into slot n % T: one row of the (stream x slot, horizon x channel) view
+        batch, width = loc.shape[0], horizon * loc.shape[2]
+        rows = torch.arange(batch, device=x.device) * horizon + n_issued % horizon
+        issued_loc = issued_loc.reshape(-1, width).index_copy(0, rows, loc.reshape(batch, width))
+        issued_scale = issued_scale.reshape(-1, width).index_copy(0, rows, spread.reshape(batch, width))
+        issued_loc = issued_loc.reshape(batch, horizon, horizon, -1)
+        issued_scale = issued_scale.reshape(batch, horizon, horizon, -1)
         return [levels, issued_loc, issued_scale, n_issued + 1]
 
 
