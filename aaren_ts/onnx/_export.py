@@ -292,7 +292,7 @@ def export_onnx(est: Any, path: str | os.PathLike) -> Path:
     """Write ``est``'s streaming step and its streams' state to the ONNX file ``path``.
 
     See :meth:`~aaren_ts.AarenForecaster.to_onnx`; raises ``ValueError`` for a backbone without a
-    constant-size state and ``NotImplementedError`` for what the export does not cover yet.
+    constant-size state (the Transformer's KV cache) and ``ImportError`` without the ``onnx`` extra.
     """
     try:
         import onnx
@@ -305,38 +305,33 @@ def export_onnx(est: Any, path: str | os.PathLike) -> Path:
             f"to_onnx: the {est.backbone!r} backbone's state (a KV cache) grows with every observation; "
             "only the Aaren backbone has a constant-size state to export"
         )
-    kind = type(est).__name__
-    if kind == "AarenForecaster":
+    from aaren_ts.estimators.forecaster import AarenForecaster
+
+    if isinstance(est, AarenForecaster):
         step, state, spec = _forecaster_step(est)
     else:
         est._require_network("to_onnx")
         step, state, spec = _classifier_step(est)
-    module = est.net_.module_
-    was_training = module.training
-    step = copy.deepcopy(step).to("cpu").eval()  # (the estimator's own network stays where it is)
+    # a copy, on CPU, in eval mode: the estimator's own network stays where and as it is
+    step = copy.deepcopy(step).to("cpu").eval()
     inputs = _example_inputs(spec, state)
     names = [spec.observation, *([spec.covariates] if spec.covariates else []), *spec.constants, *spec.state]
     streams = torch.export.Dim("streams")
-    try:
-        with torch.no_grad(), _quiet_exporter():
-            program = torch.onnx.export(
-                step,
-                inputs,
-                None,
-                input_names=names,
-                output_names=[*spec.outputs, *(f"new.{name}" for name in spec.state)],
-                dynamo=True,
-                # (the steps' forward takes its inputs after the first as *inputs: one nested entry)
-                dynamic_shapes=[{0: streams}, ({0: streams},) * (len(inputs) - 1)],
-                optimize=True,
-                verbose=False,
-            )
-    finally:
-        module.train(was_training)
+    with torch.no_grad(), _quiet_exporter():
+        program = torch.onnx.export(
+            step,
+            inputs,
+            None,
+            input_names=names,
+            output_names=[*spec.outputs, *(f"new.{name}" for name in spec.state)],
+            dynamo=True,
+            # (the steps' forward takes its inputs after the first as *inputs: one nested entry)
+            dynamic_shapes=[{0: streams}, ({0: streams},) * (len(inputs) - 1)],
+            optimize=True,
+            verbose=False,
+        )
     proto = program.model_proto
     write_metadata(proto, spec, state)
     path = Path(path)
-    import onnx
-
     onnx.save_model(proto, path)
     return path
