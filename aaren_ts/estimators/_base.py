@@ -244,8 +244,9 @@ class AarenEstimatorMixin:
 
         The graph advances a batch of streams (a dynamic axis) by one observation each: its inputs
         are the new observations and every state tensor, its outputs the forecast (forecaster: mean
-        and standard deviation in original units, and the calibrated interval half-widths if the
-        intervals are calibrated online) or the class probabilities (classifier), then the new state.
+        and standard deviation in original units; with online interval calibration the state holds the
+        calibrated levels, from which the streamer reads the intervals) or the class probabilities
+        (classifier), then the new state.
         Standardisation happens inside the graph. The file also carries the state to start from: the
         forecaster's streams as they are now, an empty stream for the classifier.
         :class:`aaren_ts.onnx.OnnxStreamer` serves it with ONNX Runtime and numpy alone.

@@ -38,6 +38,12 @@ __all__ = [
 ]
 
 
+_DISTRIBUTED_HINT = (
+    'training with an accelerator needs Hugging Face Accelerate, in the "distributed" extra: '
+    'pip install "aaren_ts[distributed]"'
+)
+
+
 @functools.cache
 def data_parallel_net_class(net_class: type) -> type:
     """``net_class`` trained data-parallel through Hugging Face Accelerate (skorch's ``AccelerateMixin``).
@@ -86,12 +92,6 @@ def data_parallel_net_class(net_class: type) -> type:
 
     DataParallelNet.__name__ = DataParallelNet.__qualname__ = f"DataParallel{net_class.__name__}"
     return DataParallelNet
-
-
-_DISTRIBUTED_HINT = (
-    'training with an accelerator needs Hugging Face Accelerate, in the "distributed" extra: '
-    'pip install "aaren_ts[distributed]"'
-)
 
 
 def resolve_device(device: str | torch.device | None) -> str:

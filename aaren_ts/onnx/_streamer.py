@@ -155,7 +155,7 @@ class OnnxStreamer:
 
     # ------------------------------------------------------------------ stepping
     def _check_observations(self, values: Any, name: str) -> np.ndarray:
-        """``values`` as float64 ``(n_streams, n_steps, n_channels)``; clear errors otherwise."""
+        """``values`` as a float64 array (shape unchecked); a clear error for non-numeric or non-finite."""
         arr = np.asarray(values)
         if arr.dtype.kind not in "fiu":
             raise TypeError(f"{name} must hold real numbers, got an array of dtype {arr.dtype}")
@@ -236,10 +236,8 @@ class OnnxStreamer:
         """The forecaster's ``values`` as ``(n_streams, n_steps, width)`` float64, checked."""
         spec = self.spec
         arr = self._check_observations(values, name)
-        if spec.single_series and arr.ndim == 2:
-            arr = arr[None]
-        elif not spec.single_series and arr.ndim == 2:
-            arr = arr[:, None, :]
+        if arr.ndim == 2:  # one series' steps, or one step of every series
+            arr = arr[None] if spec.single_series else arr[:, None, :]
         expected = (
             f"(n_steps, {width})"
             if spec.single_series
