@@ -8,6 +8,7 @@ its validation loss is within a few percent of the single-process fit with the s
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -48,7 +49,12 @@ def _launch(kind: str, out: Path, processes: int, gpu: bool = False) -> dict:
         "0",
     ]
     cmd += [str(SCRIPT), kind, str(out), str(GLOBAL_BATCH // processes)] + (["--gpu"] if gpu else [])
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    env = dict(os.environ)
+    if not gpu:
+        # CPU processes on a machine with GPUs: Accelerate's barrier would still name a CUDA device per
+        # rank (and fail with "invalid device ordinal" past the first), so the GPUs are hidden
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
     return json.loads(Path(f"{out}.json").read_text(encoding="utf-8"))
 
