@@ -25,6 +25,7 @@ widens the intervals of the series that were well calibrated.
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import math
 from collections.abc import Sequence
@@ -34,6 +35,7 @@ import numpy as np
 import torch
 
 from aaren_ts._normal import CALIBRATION_COVERAGES, MIN_LEVEL, gaussian_z, interpolate_z, level_z
+from aaren_ts.nn._native import load_fused_step
 
 __all__ = ["CALIBRATION_COVERAGES", "Calibration", "aci_update", "gaussian_z", "level_z", "nominal_levels"]
 
@@ -69,6 +71,14 @@ def _ring_cells(n_rows: int, horizon: int, channels: int, device: torch.device) 
     rows = torch.arange(n_rows, device=device)[:, None, None] * (horizon * horizon * channels)
     steps = torch.arange(horizon, device=device)[None, :, None] * channels
     return rows + steps + torch.arange(channels, device=device)
+
+
+def _aci_kernel(calibration: Calibration, loc: torch.Tensor) -> ctypes.CDLL | None:
+    """The C ACI step where it applies (CPU, float32, contiguous state; built and not opted out)."""
+    state = (calibration.levels, calibration.issued_loc, calibration.issued_scale)
+    if loc.device.type != "cpu" or any(t.dtype != torch.float32 or not t.is_contiguous() for t in state):
+        return None
+    return load_fused_step()
 
 
 @dataclass
@@ -151,6 +161,13 @@ class Calibration:
         if n == 1:  # one new step (serving streams): gathers and scatters of one slot per stream
             self._advance_one(y[:, 0], loc[:, 0], scale[:, 0], lengths > 0, rate, known)
             return
+        if rate > 0 and _aci_kernel(self, loc) is not None:
+            # the C step, one time step at a time: the same arithmetic as serving one observation
+            # per call, so any chunking of a stream moves its levels exactly alike
+            for j in range(n):
+                part = None if known is None else known[:, j : j + 1]
+                self._advance_one(y[:, j], loc[:, j], scale[:, j], lengths > j, rate, part)
+            return
         if rate > 0:
             steps = torch.arange(n, device=device)[:, None]
             h = torch.arange(horizon, device=device)[None, :]
@@ -202,6 +219,10 @@ class Calibration:
         """
         n_rows, horizon, channels = loc.shape
         device = loc.device
+        lib = _aci_kernel(self, loc)
+        if lib is not None:
+            self._advance_one_native(lib, y, loc, scale, advanced, rate, known)
+            return
         flat_loc, flat_scale = self.issued_loc.view(-1), self.issued_scale.view(-1)
         if rate > 0:
             h = torch.arange(horizon, device=device)
@@ -230,6 +251,35 @@ class Calibration:
         self.issued_loc.view(-1, width).index_copy_(0, slot_rows, new_loc.reshape(-1, width))
         self.issued_scale.view(-1, width).index_copy_(0, slot_rows, new_scale.reshape(-1, width))
         self.n_issued = self.n_issued + advanced.long()
+
+    def _advance_one_native(
+        self,
+        lib: ctypes.CDLL,
+        y: torch.Tensor,
+        loc: torch.Tensor,
+        scale: torch.Tensor,
+        advanced: torch.Tensor,
+        rate: float,
+        known: torch.Tensor | None,
+    ) -> None:
+        """:meth:`_advance_one` through the C step (``aaren_ts/nn/_aci_step.c``): one pass per stream."""
+        n_rows, horizon, channels = loc.shape
+        y, loc, scale = (t.float().contiguous() for t in (y, loc, scale))
+        advanced = advanced.to(torch.bool).contiguous()
+        if known is not None:
+            known = known[:, 0].float().contiguous()
+        n_issued = self.n_issued.contiguous()
+        nominal = nominal_levels().flatten()
+        status = lib.aaren_aci_step(
+            n_rows, horizon, channels, nominal.numel(),
+            self.levels.data_ptr(), self.issued_loc.data_ptr(), self.issued_scale.data_ptr(),
+            n_issued.data_ptr(), advanced.data_ptr(), y.data_ptr(), loc.data_ptr(), scale.data_ptr(),
+            None if known is None else known.data_ptr(), nominal.data_ptr(),
+            rate, MIN_LEVEL, int(rate > 0),
+        )  # fmt: skip
+        if status != 0:
+            raise MemoryError("the calibration step could not allocate its scratch memory")
+        self.n_issued = n_issued + advanced.long()
 
     def z(self, coverage: Sequence[float] | np.ndarray) -> np.ndarray:
         """Calibrated half-widths ``(n_streams, len(coverage), horizon, n_channels)`` in standard deviations.

@@ -1,7 +1,8 @@
-"""Load the fused C step (``_fused_step.c``), built when aaren_ts was installed.
+"""Load the fused C steps (``_fused_step.c``, ``_aci_step.c``), built when aaren_ts was installed.
 
-The fused step runs a whole :class:`~aaren_ts.nn.AarenEncoder` token step in one C call (see the C
-file's header). It is compiled by the package's build (``setup.py``: an optional extension, portable
+The fused step runs a whole :class:`~aaren_ts.nn.AarenEncoder` token step in one C call; the ACI step
+moves the online interval calibration of many forecasting streams by one observation in one pass (see
+the C files' headers). It is compiled by the package's build (``setup.py``: an optional extension, portable
 flags) and installed beside this module; here it is only located and loaded with ctypes. No compiler
 runs at import or predict time, and no shared object is loaded from anywhere but the installed
 package. Where it was not built (no C compiler at install time, or Windows), when it does not load,
@@ -25,7 +26,7 @@ __all__ = ["AarenLayer", "FusedStepFallbackWarning", "fused_step_available", "lo
 logger = logging.getLogger(__name__)
 
 MODULE = "aaren_ts.nn._fused_step"  # the extension's name in setup.py
-ABI = 1
+ABI = 2
 _fallback_warned = False  # the fallback warning is given once per process
 
 
@@ -37,9 +38,9 @@ def _fall_back(cause: str) -> None:
     """Log and, the first time in this process, warn that the fused step is unavailable and why."""
     global _fallback_warned
     message = (
-        f"aaren_ts: the fused C inference step is unavailable ({cause}); AarenEncoder.step uses "
-        "PyTorch operations instead: the same results, just slower. Set AAREN_TS_NATIVE=0 to opt out "
-        "of the fused step (and of this warning)."
+        f"aaren_ts: the fused C inference step is unavailable ({cause}); AarenEncoder.step and the "
+        "forecasters' interval calibration use PyTorch operations instead: the same results, just "
+        "slower. Set AAREN_TS_NATIVE=0 to opt out of the fused step (and of this warning)."
     )
     logger.info(message)
     if not _fallback_warned:
@@ -78,8 +79,9 @@ def load_fused_step() -> ctypes.CDLL | None:
     Returns
     -------
     ctypes.CDLL or None
-        The library with ``aaren_encoder_step`` ready to call, or ``None`` (not built at install
-        time, a library that does not load or was built for another version, or ``AAREN_TS_NATIVE=0``).
+        The library with ``aaren_encoder_step`` and ``aaren_aci_step`` ready to call, or ``None`` (not
+        built at install time, a library that does not load or was built for another version, or
+        ``AAREN_TS_NATIVE=0``).
     """
     if os.environ.get("AAREN_TS_NATIVE", "1").strip().lower() in {"0", "false", "no", "off"}:
         return None  # a deliberate opt-out: no warning
@@ -109,6 +111,11 @@ def load_fused_step() -> ctypes.CDLL | None:
         ctypes.c_int, ctypes.POINTER(AarenLayer), ptr, ptr, ctypes.c_double,
         ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int, ptr, ptr,
         ptrs, ptrs, ptrs, ptrs, ptrs, ptrs,
+    ]  # fmt: skip
+    lib.aaren_aci_step.restype = ctypes.c_int
+    lib.aaren_aci_step.argtypes = [
+        ctypes.c_int64, ctypes.c_int, ctypes.c_int, ctypes.c_int, ptr, ptr, ptr, ptr, ptr, ptr, ptr,
+        ptr, ptr, ptr, ctypes.c_float, ctypes.c_float, ctypes.c_int,
     ]  # fmt: skip
     return lib
 

@@ -11,7 +11,7 @@ from scipy.special import ndtri
 from aaren_ts import AarenForecaster
 from aaren_ts.estimators._forecast_calibration import CALIBRATION_COVERAGES, Calibration
 from aaren_ts.estimators._forecast_module import ForecastLoss, ForecastNet, masked_mse
-from aaren_ts.nn import EncoderConfig
+from aaren_ts.nn import EncoderConfig, fused_step_available
 
 TINY = {
     "d_model": 8,
@@ -124,8 +124,13 @@ def test_streamed_intervals_do_not_depend_on_chunking(calibration):
         rtol=ATOL,
     )
     if calibration is not None:
+        # on CPU with the C calibration step every chunk is stepped through it: exactly the same levels
+        exact = fused_step_available()
         torch.testing.assert_close(
-            chunked._streams.calibration.levels, one_call._streams.calibration.levels, atol=1e-6, rtol=0
+            chunked._streams.calibration.levels,
+            one_call._streams.calibration.levels,
+            atol=0 if exact else 1e-6,
+            rtol=0,
         )
 
 

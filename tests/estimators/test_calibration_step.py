@@ -1,0 +1,106 @@
+"""The C step of the online interval calibration (``aaren_ts/nn/_aci_step.c``) against its PyTorch path."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from aaren_ts.estimators import _forecast_calibration as calibration_module
+from aaren_ts.estimators._forecast_calibration import Calibration
+from aaren_ts.nn import fused_step_available
+
+pytestmark = pytest.mark.skipif(
+    not fused_step_available(),
+    reason="the C kernels were not built with this install (reinstall where a C compiler is available)",
+)
+
+ROWS, HORIZON, CHANNELS, RATE = 200, 7, 3, 0.05
+
+
+def _random_state(rng: np.random.Generator) -> Calibration:
+    """Levels off their nominal values, full rings, and streams at every stage of their first horizon."""
+    state = Calibration.fresh(ROWS, HORIZON, CHANNELS, "cpu")
+    state.levels += torch.as_tensor(rng.uniform(-0.01, 0.01, state.levels.shape), dtype=torch.float32)
+    state.issued_loc.copy_(torch.as_tensor(rng.normal(size=state.issued_loc.shape)))
+    state.issued_scale.copy_(torch.as_tensor(rng.uniform(0.5, 1.5, size=state.issued_scale.shape)))
+    n_issued = rng.integers(HORIZON, 5 * HORIZON, ROWS)
+    n_issued[: HORIZON + 1] = np.arange(HORIZON + 1)  # streams that have issued fewer than a horizon
+    state.n_issued = torch.as_tensor(n_issued)
+    return state
+
+
+def _copy(state: Calibration) -> Calibration:
+    return Calibration(*(t.clone() for t in state.tensors()))
+
+
+def _step_inputs(rng: np.random.Generator, with_known: bool):
+    y = torch.as_tensor(rng.normal(size=(ROWS, CHANNELS)) * 1.5, dtype=torch.float32)
+    y[torch.as_tensor(rng.random(y.shape) < 0.1)] = float("nan")  # missing observations
+    y[3, 0], y[4, 1] = float("inf"), -float("inf")
+    loc = torch.as_tensor(rng.normal(size=(ROWS, HORIZON, CHANNELS)), dtype=torch.float32)
+    scale = torch.as_tensor(rng.uniform(0.5, 1.5, size=(ROWS, HORIZON, CHANNELS)), dtype=torch.float32)
+    advanced = torch.as_tensor(rng.random(ROWS) < 0.8)
+    known = None
+    if with_known:
+        known = torch.as_tensor(rng.normal(size=(ROWS, 1, HORIZON, CHANNELS)) * 0.3, dtype=torch.float32)
+    return y, loc, scale, advanced, known
+
+
+@pytest.mark.parametrize("with_known", [False, True], ids=["no covariates", "known covariate effect"])
+def test_c_step_equals_the_pytorch_step(with_known, monkeypatch):
+    rng = np.random.default_rng(0)
+    native = _random_state(rng)
+    reference = _copy(native)
+    assert calibration_module._aci_kernel(native, native.levels) is not None  # the C step is used
+    decisions = 0
+    for _ in range(60):
+        inputs = _step_inputs(rng, with_known)
+        native._advance_one(*inputs[:4], RATE, inputs[4])
+        with monkeypatch.context() as patch:
+            patch.setattr(calibration_module, "_aci_kernel", lambda *args: None)
+            reference._advance_one(*inputs[:4], RATE, inputs[4])
+        decisions += int(inputs[3].sum()) * native.levels[0].numel()
+        torch.testing.assert_close(native.issued_loc, reference.issued_loc, rtol=0, atol=0)
+        torch.testing.assert_close(native.issued_scale, reference.issued_scale, rtol=0, atol=0)
+        torch.testing.assert_close(native.n_issued, reference.n_issued, rtol=0, atol=0)
+    # the levels agree to rounding; where a p-value lands within ~1e-6 of a level the two erfc can
+    # decide differently, and that level then differs by one rate step: rare, and never more
+    gap = (native.levels - reference.levels).abs()
+    flipped = gap > 1e-5
+    assert int(flipped.sum()) <= max(1, decisions // 100_000), int(flipped.sum())
+    assert float(gap.max()) <= RATE * 1.001
+    assert float(gap[~flipped].max()) <= 1e-6
+    assert not torch.equal(native.levels, _random_state(np.random.default_rng(0)).levels)  # they moved
+
+
+def test_c_step_without_a_rate_only_files_the_forecasts(monkeypatch):
+    rng = np.random.default_rng(1)
+    native = _random_state(rng)
+    reference, before = _copy(native), native.levels.clone()
+    inputs = _step_inputs(rng, with_known=False)
+    native._advance_one(*inputs[:4], 0.0, None)
+    monkeypatch.setattr(calibration_module, "_aci_kernel", lambda *args: None)
+    reference._advance_one(*inputs[:4], 0.0, None)
+    assert torch.equal(native.levels, before)
+    for a, b in zip(native.tensors(), reference.tensors(), strict=True):
+        assert torch.equal(a, b)
+
+
+def test_any_chunking_moves_the_levels_bit_for_bit_alike():
+    rng = np.random.default_rng(2)
+    rows, n = 50, 40
+    y = torch.as_tensor(rng.normal(size=(rows, n, CHANNELS)) * 1.5, dtype=torch.float32)
+    y[torch.as_tensor(rng.random(y.shape) < 0.1)] = float("nan")
+    loc = torch.as_tensor(rng.normal(size=(rows, n, HORIZON, CHANNELS)), dtype=torch.float32)
+    scale = torch.as_tensor(rng.uniform(0.5, 1.5, size=(rows, n, HORIZON, CHANNELS)), dtype=torch.float32)
+    lengths = torch.as_tensor(rng.integers(0, n + 1, rows))  # ragged: each stream's own number of steps
+    whole = Calibration.fresh(rows, HORIZON, CHANNELS, "cpu")
+    whole.advance(y, loc, scale, lengths, RATE)
+    pieces = Calibration.fresh(rows, HORIZON, CHANNELS, "cpu")
+    for start, stop in [(0, 1), (1, 9), (9, 10), (10, 33), (33, n)]:
+        part = (lengths - start).clamp(0, stop - start)
+        pieces.advance(y[:, start:stop], loc[:, start:stop], scale[:, start:stop], part, RATE)
+    for a, b in zip(whole.tensors(), pieces.tensors(), strict=True):
+        assert torch.equal(a, b)
+    assert not torch.equal(whole.levels, Calibration.fresh(rows, HORIZON, CHANNELS, "cpu").levels)
