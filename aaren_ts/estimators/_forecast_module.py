@@ -67,6 +67,11 @@ _DIRECT_GAIN = 10.0
 NAIVE_MARGIN = 0.1
 
 
+
+def _all_true(mask: torch.Tensor) -> bool:
+    """``bool(mask.all())`` for a boolean tensor, read as bytes (tens of times faster on CPU for big masks)."""
+    return mask.numel() == 0 or bool(mask.view(torch.uint8).amin())
+
 class WindowHistory(NamedTuple):
     """The recent values a stream keeps for its next windows.
 
@@ -246,7 +251,7 @@ class ForecastNet(nn.Module):
             history = self.init_history(batch, x.device)
         observed = torch.isfinite(x)
         h = self.history_length
-        if lengths is None and bool(observed.all()) and bool(history.observed.all()):
+        if lengths is None and _all_true(observed) and _all_true(history.observed):
             # nothing missing (the common case): no value to carry
             values = torch.cat([history.values, x], dim=1)
             observed = torch.ones_like(values, dtype=torch.bool)
@@ -407,7 +412,7 @@ class ForecastNet(nn.Module):
         else:
             token_mask = token_mask.any(-1)
         tokens, z, level, scale, window_std = self.tokens(windows, missing, exog)
-        all_seen = bool(token_mask.all())
+        all_seen = _all_true(token_mask)
         if n == 1 and state is not None and not self.training and not torch.is_grad_enabled():
             # one new observation per stream: the encoder's step (same result, far less overhead)
             h, state = self.encoder.step(tokens[:, 0], state, None if all_seen else token_mask[:, 0])
