@@ -75,7 +75,7 @@ def _ring_cells(n_rows: int, horizon: int, channels: int, device: torch.device) 
 
 def _aci_kernel(calibration: Calibration, loc: torch.Tensor) -> ctypes.CDLL | None:
     """The C ACI step where it applies (CPU, float32, contiguous state; built and not opted out)."""
-    state = (calibration.levels, calibration.issued_loc, calibration.issued_scale)
+    state = (calibration.levels, calibration.issued)
     if loc.device.type != "cpu" or any(t.dtype != torch.float32 or not t.is_contiguous() for t in state):
         return None
     return load_fused_step()
@@ -90,33 +90,44 @@ class Calibration:
     levels : torch.Tensor
         ``(n_streams, L, horizon, n_channels)`` working miscoverage level of each nominal coverage of
         :data:`CALIBRATION_COVERAGES` (starts at ``1 - coverage``).
-    issued_loc, issued_scale : torch.Tensor
-        ``(n_streams, horizon, horizon, n_channels)``: a ring of the forecasts issued after each of the
-        last ``horizon`` steps (standardised units); the ``k``-th forecast a stream issued is in slot
-        ``k % horizon``.
+    issued : torch.Tensor
+        ``(n_streams, horizon, horizon, n_channels, 2)``: a ring of the forecasts issued after each of
+        the last ``horizon`` steps (standardised units), the mean and the standard deviation of each
+        side by side (the pair an observation judges is then one memory read); the ``k``-th forecast
+        a stream issued is in slot ``k % horizon``. :attr:`issued_loc` and :attr:`issued_scale` are
+        views of the two halves.
     n_issued : torch.Tensor
         ``(n_streams,)`` how many forecasts each stream has issued (its next one goes to slot
         ``n_issued % horizon``).
     """
 
     levels: torch.Tensor
-    issued_loc: torch.Tensor
-    issued_scale: torch.Tensor
+    issued: torch.Tensor
     n_issued: torch.Tensor
 
     @classmethod
     def fresh(cls, n: int, horizon: int, n_channels: int, device: torch.device | str) -> Calibration:
         """Nominal levels and no forecast issued yet, for ``n`` streams."""
-        shape = (n, horizon, horizon, n_channels)
+        issued = torch.zeros((n, horizon, horizon, n_channels, 2), device=device)
+        issued[..., 1] = 1.0
         return cls(
             levels=nominal_levels(device)[None].expand(n, -1, horizon, n_channels).clone(),
-            issued_loc=torch.zeros(shape, device=device),
-            issued_scale=torch.ones(shape, device=device),
+            issued=issued,
             n_issued=torch.zeros(n, dtype=torch.long, device=device),
         )
 
+    @property
+    def issued_loc(self) -> torch.Tensor:
+        """``(n_streams, horizon, horizon, n_channels)`` view of the issued means."""
+        return self.issued[..., 0]
+
+    @property
+    def issued_scale(self) -> torch.Tensor:
+        """``(n_streams, horizon, horizon, n_channels)`` view of the issued standard deviations."""
+        return self.issued[..., 1]
+
     def tensors(self) -> list[torch.Tensor]:
-        return [self.levels, self.issued_loc, self.issued_scale, self.n_issued]
+        return [self.levels, self.issued, self.n_issued]
 
     def take(self, rows: torch.Tensor) -> Calibration:
         return Calibration(*(t[rows] for t in self.tensors()))
@@ -198,8 +209,7 @@ class Calibration:
         keep = last >= 0
         row_of, step_of = rows[:, None].expand_as(last)[keep], last[keep]
         slots = (self.n_issued[row_of] + step_of) % horizon
-        self.issued_loc[row_of, slots] = loc[row_of, step_of]
-        self.issued_scale[row_of, slots] = scale[row_of, step_of]
+        self.issued[row_of, slots] = torch.stack([loc[row_of, step_of], scale[row_of, step_of]], dim=-1)
         self.n_issued = self.n_issued + lengths
 
     def _advance_one(
@@ -223,7 +233,6 @@ class Calibration:
         if lib is not None:
             self._advance_one_native(lib, y, loc, scale, advanced, rate, known)
             return
-        flat_loc, flat_scale = self.issued_loc.view(-1), self.issued_scale.view(-1)
         if rate > 0:
             h = torch.arange(horizon, device=device)
             # the forecast of horizon h + 1 was issued h steps before the newest: slot (n - 1 - h) % T
@@ -232,8 +241,9 @@ class Calibration:
                 n_rows, horizon, channels, device
             )
             index = index.view(-1)
-            judged_loc = flat_loc.index_select(0, index).view(n_rows, horizon, channels)
-            judged_scale = flat_scale.index_select(0, index).view(n_rows, horizon, channels)
+            judged = self.issued.view(-1, 2).index_select(0, index)  # (mean, sd) pairs
+            judged_loc = judged[:, 0].view(n_rows, horizon, channels)
+            judged_scale = judged[:, 1].view(n_rows, horizon, channels)
             if known is not None:
                 judged_loc = judged_loc + known[:, 0]
             score = (torch.nan_to_num(y)[:, None, :] - judged_loc).abs_().div_(judged_scale)
@@ -246,10 +256,11 @@ class Calibration:
         all_rows = bool(advanced.all())
         moved = torch.arange(n_rows, device=device) if all_rows else advanced.nonzero().flatten()
         slot_rows = moved * horizon + self.n_issued[moved] % horizon
-        width = horizon * channels
-        new_loc, new_scale = (loc, scale) if all_rows else (loc[moved], scale[moved])
-        self.issued_loc.view(-1, width).index_copy_(0, slot_rows, new_loc.reshape(-1, width))
-        self.issued_scale.view(-1, width).index_copy_(0, slot_rows, new_scale.reshape(-1, width))
+        width = horizon * channels * 2
+        new = torch.stack([loc, scale], dim=-1)
+        if not all_rows:
+            new = new[moved]
+        self.issued.view(-1, width).index_copy_(0, slot_rows, new.reshape(-1, width))
         self.n_issued = self.n_issued + advanced.long()
 
     def _advance_one_native(
@@ -272,9 +283,9 @@ class Calibration:
         nominal = nominal_levels().flatten()
         status = lib.aaren_aci_step(
             n_rows, horizon, channels, nominal.numel(),
-            self.levels.data_ptr(), self.issued_loc.data_ptr(), self.issued_scale.data_ptr(),
-            n_issued.data_ptr(), advanced.data_ptr(), y.data_ptr(), loc.data_ptr(), scale.data_ptr(),
-            None if known is None else known.data_ptr(), nominal.data_ptr(),
+            self.levels.data_ptr(), self.issued.data_ptr(), n_issued.data_ptr(), advanced.data_ptr(),
+            y.data_ptr(), loc.data_ptr(), scale.data_ptr(), None if known is None else known.data_ptr(),
+            nominal.data_ptr(),
             rate, MIN_LEVEL, int(rate > 0),
         )  # fmt: skip
         if status != 0:

@@ -67,10 +67,10 @@ _DIRECT_GAIN = 10.0
 NAIVE_MARGIN = 0.1
 
 
-
 def _all_true(mask: torch.Tensor) -> bool:
-    """``bool(mask.all())`` for a boolean tensor, read as bytes (tens of times faster on CPU for big masks)."""
+    """``bool(mask.all())`` of a boolean tensor, read as bytes (tens of times faster on CPU, big masks)."""
     return mask.numel() == 0 or bool(mask.view(torch.uint8).amin())
+
 
 class WindowHistory(NamedTuple):
     """The recent values a stream keeps for its next windows.

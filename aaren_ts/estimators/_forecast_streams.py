@@ -10,7 +10,7 @@ one gather, one batched computation and one scatter.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -185,8 +185,9 @@ class ForecastStreams:
         """Inverse of :meth:`tensors`, given a state of the same structure as ``template``."""
         tensors = list(tensors)
         if self.calibration is not None:
-            self.calibration = Calibration(*tensors[-4:])
-            del tensors[-4:]
+            n_parts = len(fields(Calibration))
+            self.calibration = Calibration(*tensors[-n_parts:])
+            del tensors[-n_parts:]
         *state, values, observed, forecast, spread = tensors
         self.state = unflatten_state(template, state)
         self.history = WindowHistory(values, observed)

@@ -28,7 +28,7 @@ __all__ = [
     "to_plain",
 ]
 
-FORMAT_VERSION = 2  # 2: forecasts carry a spread (forecast intervals)
+FORMAT_VERSION = 3  # 2: forecasts carry a spread (forecast intervals); 3: one ring of (mean, sd) pairs
 
 
 def to_plain(value: Any) -> Any:

@@ -10,9 +10,12 @@
  *         for every level a:  a <- a + rate * nominal - rate * [p < a or p < min_level]
  *     then the stream's new forecast (T x C means and scales) goes into ring slot n % T.
  *
+ * The ring holds each forecast's mean and standard deviation side by side, (slot, h, c, {mu, sigma}),
+ * so the pair an observation judges is one memory read.
+ *
  * With many streams the ring does not fit in any cache and the judged forecasts lie on a diagonal
- * of it, one per cache line: PyTorch gathers them with two index_select calls over an index tensor
- * as large as the data, then makes a handful of passes over the levels. Here each stream's diagonal
+ * of it, one per cache line: PyTorch gathers them with an index_select over an index tensor as large
+ * as the data, then makes a handful of passes over the levels. Here each stream's diagonal
  * is requested a few streams ahead (prefetch), read once, and its levels are updated while they are
  * in cache, in loops the compiler vectorises.
  *
@@ -69,21 +72,17 @@ static inline float erfc_positive(float z) {
 }
 
 /* Ask for the ring cells stream r will judge: one cache line per horizon step, far apart. */
-static void prefetch_diagonal(const float *issued_loc, const float *issued_scale, int64_t r, int64_t n,
-                              int64_t T, int64_t C) {
+static void prefetch_diagonal(const float *issued, int64_t r, int64_t n, int64_t T, int64_t C) {
     const int64_t row = T * C, base = r * T * row;
     int64_t slot = (n - 1) % T;
-    for (int64_t h = 0; h < T && h < n; ++h, slot = slot == 0 ? T - 1 : slot - 1) {
-        const int64_t at = base + slot * row + h * C;
-        __builtin_prefetch(issued_loc + at);
-        __builtin_prefetch(issued_scale + at);
-    }
+    for (int64_t h = 0; h < T && h < n; ++h, slot = slot == 0 ? T - 1 : slot - 1)
+        __builtin_prefetch(issued + 2 * (base + slot * row + h * C));
 }
 
 /*
  * levels:        (R, L, T, C) float32, updated in place
- * issued_loc,
- * issued_scale:  (R, T, T, C) float32 rings, slot-major; the advanced streams' next slot is written
+ * issued:        (R, T, T, C, 2) float32 rings of (mean, sd) pairs, slot-major; the advanced
+ *                streams' next slot is written
  * n_issued:      (R,) forecasts each stream had issued before this step (not written)
  * advanced:      (R,) 1 where the stream moved by one observation (others are left as they are)
  * y:             (R, C) the observations (NaN: missing, judges nothing)
@@ -94,19 +93,19 @@ static void prefetch_diagonal(const float *issued_loc, const float *issued_scale
  * Returns 0, or -1 if scratch memory could not be allocated (nothing is written then).
  */
 int aaren_aci_step(int64_t n_rows, int horizon, int channels, int n_levels, float *levels,
-                    float *issued_loc, float *issued_scale, const int64_t *n_issued,
+                    float *issued, const int64_t *n_issued,
                     const uint8_t *advanced, const float *y, const float *loc, const float *scale,
                     const float *known, const float *nominal, float rate, float min_level, int judge) {
     const int64_t T = horizon, C = channels, L = n_levels;
-    const int64_t ring = T * T * C, row = T * C;
+    const int64_t row = T * C;
     float *work = (float *)malloc(3 * (size_t)row * sizeof(float));
     if (work == NULL) return -1;
     for (int64_t r = 0; r < n_rows; ++r) {
-        if (judge && r + AACI_AHEAD < n_rows) prefetch_diagonal(issued_loc, issued_scale, r + AACI_AHEAD,
-                                                                 n_issued[r + AACI_AHEAD], T, C);
+        if (judge && r + AACI_AHEAD < n_rows)
+            prefetch_diagonal(issued, r + AACI_AHEAD, n_issued[r + AACI_AHEAD], T, C);
         if (!advanced[r]) continue;
         const int64_t n = n_issued[r];
-        float *ring_loc = issued_loc + r * ring, *ring_scale = issued_scale + r * ring;
+        float *ring = issued + 2 * r * T * row;
         if (judge) {
             const int64_t judged = n < T ? n : T;
             /* the judged forecasts, one per horizon step on the ring's diagonal (each in a cache
@@ -118,8 +117,8 @@ int aaren_aci_step(int64_t n_rows, int horizon, int channels, int n_levels, floa
                 for (int64_t c = 0; c < C; ++c) {
                     const float seen = y[r * C + c];
                     const float effect = known != NULL ? known[r * row + h * C + c] : 0.0f;
-                    mean[h * C + c] = ring_loc[at + c] + effect;
-                    sd[h * C + c] = ring_scale[at + c];
+                    mean[h * C + c] = ring[2 * (at + c)] + effect;
+                    sd[h * C + c] = ring[2 * (at + c) + 1];
                     obs[h * C + c] = isfinite(seen) ? seen : NAN;
                 }
             }
@@ -140,8 +139,11 @@ int aaren_aci_step(int64_t n_rows, int horizon, int channels, int n_levels, floa
             }
         }
         const int64_t slot = n % T;
-        memcpy(ring_loc + slot * row, loc + r * row, (size_t)row * sizeof(float));
-        memcpy(ring_scale + slot * row, scale + r * row, (size_t)row * sizeof(float));
+        float *dest = ring + 2 * slot * row;
+        for (int64_t k = 0; k < row; ++k) {
+            dest[2 * k] = loc[r * row + k];
+            dest[2 * k + 1] = scale[r * row + k];
+        }
     }
     free(work);
     return 0;

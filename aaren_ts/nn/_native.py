@@ -115,7 +115,7 @@ def load_fused_step() -> ctypes.CDLL | None:
     lib.aaren_aci_step.restype = ctypes.c_int
     lib.aaren_aci_step.argtypes = [
         ctypes.c_int64, ctypes.c_int, ctypes.c_int, ctypes.c_int, ptr, ptr, ptr, ptr, ptr, ptr, ptr,
-        ptr, ptr, ptr, ctypes.c_float, ctypes.c_float, ctypes.c_int,
+        ptr, ptr, ctypes.c_float, ctypes.c_float, ctypes.c_int,
     ]  # fmt: skip
     return lib
 

@@ -72,7 +72,7 @@ class ForecasterStep(nn.Module):
         names = ["history_values", "history_observed"]
         names += [f"encoder.{i}.{part}" for i in range(self.n_layers) for part in ("m", "c", "a")]
         if self.rate is not None:
-            names += ["levels", "issued_loc", "issued_scale", "n_issued"]
+            names += ["levels", "issued", "n_issued"]
         return names
 
     def output_names(self) -> list[str]:
@@ -127,8 +127,7 @@ class ForecasterStep(nn.Module):
         spread: torch.Tensor,
         effect: torch.Tensor | None,
         levels: torch.Tensor,
-        issued_loc: torch.Tensor,
-        issued_scale: torch.Tensor,
+        issued: torch.Tensor,
         n_issued: torch.Tensor,
     ) -> list[torch.Tensor]:
         """:meth:`Calibration.advance` by one observed step of every stream: the new calibration state."""
@@ -136,9 +135,9 @@ class ForecasterStep(nn.Module):
         h = torch.arange(horizon, device=x.device)
         # the forecast of horizon h + 1 was issued h steps before the newest: slot (n - 1 - h) % T
         slots = (n_issued[:, None] - 1 - h[None, :]) % horizon  # (B, T)
-        index = slots[:, None, :, None].expand(-1, 1, -1, loc.shape[2])
-        judged_loc = issued_loc.gather(1, index)[:, 0]  # (B, T, C)
-        judged_scale = issued_scale.gather(1, index)[:, 0]
+        index = slots[:, None, :, None, None].expand(-1, 1, -1, loc.shape[2], 2)
+        judged = issued.gather(1, index)[:, 0]  # (B, T, C, 2): (mean, sd) pairs
+        judged_loc, judged_scale = judged[..., 0], judged[..., 1]
         if effect is not None:
             judged_loc = judged_loc + effect
         score = (x[:, None, :] - judged_loc).abs() / judged_scale
@@ -146,13 +145,11 @@ class ForecasterStep(nn.Module):
         valid = (h[None, :, None] < n_issued[:, None, None]).expand_as(score)[:, None].to(levels.dtype)
         levels = aci_update(levels, p_value, valid, float(self.rate))
         # the new forecast goes into slot n % T: one row of the (stream x slot, horizon x channel) view
-        batch, width = loc.shape[0], horizon * loc.shape[2]
+        batch, width = loc.shape[0], horizon * loc.shape[2] * 2
         rows = torch.arange(batch, device=x.device) * horizon + n_issued % horizon
-        issued_loc = issued_loc.reshape(-1, width).index_copy(0, rows, loc.reshape(batch, width))
-        issued_scale = issued_scale.reshape(-1, width).index_copy(0, rows, spread.reshape(batch, width))
-        issued_loc = issued_loc.reshape(batch, horizon, horizon, -1)
-        issued_scale = issued_scale.reshape(batch, horizon, horizon, -1)
-        return [levels, issued_loc, issued_scale, n_issued + 1]
+        new = torch.stack([loc, spread], dim=-1).reshape(batch, width)
+        issued = issued.reshape(-1, width).index_copy(0, rows, new).reshape(issued.shape)
+        return [levels, issued, n_issued + 1]
 
 
 class ClassifierStep(nn.Module):
