@@ -6,6 +6,8 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import torch
+
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
@@ -19,6 +21,41 @@ def best_time(fn: Callable[[], object], repeats: int = 3, warmup: int = 1) -> fl
         fn()
         best = min(best, time.perf_counter() - start)
     return best
+
+
+def best_times(calls: dict[str, Callable[[], object]], repeats: int = 3, inner: int = 1) -> dict[str, float]:
+    """Best seconds per call of each of ``calls``: the best of ``repeats`` runs of ``inner`` calls.
+
+    The runs of the different calls alternate, round by round, so that a slow spell of a noisy
+    machine hits them all alike (and a ratio of two of them compares like with like).
+    """
+    best = dict.fromkeys(calls, float("inf"))
+    for fn in calls.values():
+        fn()  # warm-up
+    for _ in range(repeats):
+        for name, fn in calls.items():
+            start = time.perf_counter()
+            for _ in range(inner):
+                fn()
+            best[name] = min(best[name], time.perf_counter() - start)
+    return {name: t / inner for name, t in best.items()}
+
+
+def gemm_floor(linears: Sequence[torch.nn.Linear], rows: int, device: str = "cpu") -> Callable[[], None]:
+    """The FLOP floor of a step: the matrix products of ``linears`` on ``rows`` tokens, as plain sgemms."""
+    mats = [
+        (
+            torch.randn(rows, m.in_features, device=device),
+            torch.randn(m.in_features, m.out_features, device=device),
+        )
+        for m in linears
+    ]
+
+    def run() -> None:
+        for a, b in mats:
+            torch.mm(a, b)
+
+    return run
 
 
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:

@@ -21,21 +21,24 @@ tensors.
 Usage::
 
     python benchmarks/many_streams.py --data-home $AAREN_TS_DATA
+    python benchmarks/many_streams.py --data-home $AAREN_TS_DATA --device cuda   # the same on a GPU
 
-Writes ``benchmarks/results/many_streams.md``.
+Writes ``benchmarks/results/many_streams.md`` (``many_streams_cuda.md`` with ``--device cuda``).
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import platform
 import time
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 import torch
-from _common import best_time, markdown_table, results_dir
+from _common import best_time, best_times, gemm_floor, markdown_table, results_dir
 
 from aaren_ts import AarenForecaster
 from aaren_ts.datasets import load_m4
@@ -61,24 +64,30 @@ def _state_bytes(f: AarenForecaster) -> int:
     return sum(t.element_size() * t.nelement() for t in f.stream_state_tensors())
 
 
-def _gemm_floor(f: AarenForecaster, rows: int, repeats: int) -> float:
-    """Seconds for the model's matrix products on ``rows`` tokens, as plain sgemms of the same shapes."""
-    shapes = [m.weight.shape for m in f.net_.module_.modules() if isinstance(m, torch.nn.Linear)]
-    mats = [(torch.randn(rows, k), torch.randn(k, n)) for n, k in shapes]
+def _synced(fn: Callable[[], object], device: str) -> Callable[[], None]:
+    """``fn`` followed by waiting for the GPU, so that a wall-clock timer measures its work there."""
+    if not device.startswith("cuda"):
+        return fn  # type: ignore[return-value]
 
     def run() -> None:
-        for a, b in mats:
-            torch.mm(a, b)
+        fn()
+        torch.cuda.synchronize()
 
-    return best_time(run, repeats=repeats)
+    return run
 
 
-def _encoder_step_time(f: AarenForecaster, repeats: int) -> float:
+def _encoder_step(f: AarenForecaster, device: str) -> Callable[[], object]:
+    """The encoder's own step on a token for every stream of ``f`` (from their states)."""
     module = f.net_.module_
     state = f._streams.state
-    tokens = torch.randn(f._streams.forecast.shape[0] * f._streams.rows_per_series, module.embed.out_features)
-    with torch.no_grad():
-        return best_time(lambda: module.encoder.step(tokens, state), repeats=repeats)
+    rows = f._streams.forecast.shape[0] * f._streams.rows_per_series
+    tokens = torch.randn(rows, module.embed.out_features, device=device)
+
+    def run() -> object:
+        with torch.no_grad():
+            return module.encoder.step(tokens, state)
+
+    return run
 
 
 def main() -> None:
@@ -92,12 +101,15 @@ def main() -> None:
     parser.add_argument("--one-at-a-time", type=int, default=200, help="series timed one call each (a)")
     parser.add_argument("--broadcast-series", type=int, default=10, help="series of the broadcast peer (b)")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--device", default="cpu", help='"cpu" or "cuda": where the models run')
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--output", default=None, help="results folder")
     args = parser.parse_args()
     warnings.filterwarnings("ignore", message=".*remember_data.*", category=FutureWarning)
     torch.set_num_threads(args.threads)
     rng = np.random.default_rng(0)
+    device = args.device
+    small_fit = {**SMALL_FIT, "device": device}
 
     data = load_m4("Hourly", data_home=args.data_home)
     fh = list(range(1, data.horizon + 1))
@@ -109,7 +121,7 @@ def main() -> None:
     }
     for backbone, params in variants.items():
         start = time.perf_counter()
-        f = AarenForecaster(horizon=data.horizon, **params, **SMALL_FIT).fit(data.y_train)
+        f = AarenForecaster(horizon=data.horizon, **params, **small_fit).fit(data.y_train)
         count = args.transformer_streams if backbone == "transformer" else args.streams
         streams = _tile(data.y_train, count, args.warmup)
         f.partial_update(streams)  # new series start their streams (no training)
@@ -120,7 +132,11 @@ def main() -> None:
 
     rows: list[list[object]] = []
     n = args.streams
-    figures: dict[str, float] = {}
+    # every batched call, the encoder's step and the GEMM floor timed in alternating rounds, so that
+    # the ratios compare calls made under the same conditions of a noisy machine
+    aaren = models["aaren"]
+    n_aaren = len(aaren.series_ids_)
+    calls: dict[str, Callable[[], object]] = {}
     for backbone, f in models.items():
         n_all = len(f.series_ids_)
 
@@ -128,7 +144,17 @@ def main() -> None:
             f.partial_update_array(rng.normal(size=(n_all, 1)))  # every stream, one observation each
             f.predict_array()
 
-        t = best_time(step_all, repeats=args.repeats)
+        calls[backbone] = _synced(step_all, device)
+    calls["encoder step"] = _synced(_encoder_step(aaren, device), device)
+    linears = [m for m in aaren.net_.module_.modules() if isinstance(m, torch.nn.Linear)]
+    calls["gemm floor"] = _synced(
+        gemm_floor(linears, n_aaren * aaren._streams.rows_per_series, device), device
+    )
+    seconds = best_times(calls, repeats=args.repeats)
+    figures: dict[str, float] = {}
+    for backbone, f in models.items():
+        n_all = len(f.series_ids_)
+        t = seconds[backbone]
         figures[f"{backbone} all"] = t / n_all
         state_kib = _state_bytes(f) / n_all / 1024
         label = f" (c) ({n_all} streams)" if backbone == "transformer" else f" ({n_all} streams)"
@@ -181,7 +207,7 @@ def main() -> None:
     from sktime.forecasting.compose import ForecastByLevel
 
     few = data.y_train[data.y_train.index.get_level_values(0).isin(data.series_ids[: args.broadcast_series])]
-    broadcast = ForecastByLevel(AarenForecaster(horizon=data.horizon, **SMALL_FIT), groupby="local").fit(
+    broadcast = ForecastByLevel(AarenForecaster(horizon=data.horizon, **small_fit), groupby="local").fit(
         few, fh=fh
     )
     cut = few.groupby(level=0, sort=False).tail(1)
@@ -205,26 +231,25 @@ def main() -> None:
         ]
     )
 
-    t_enc = _encoder_step_time(f, args.repeats)
-    t_gemm = _gemm_floor(f, len(f.series_ids_) * f._streams.rows_per_series, args.repeats)
-    n_all = len(f.series_ids_)
+    t_enc, t_gemm = seconds["encoder step"], seconds["gemm floor"]
     rows.append(
-        [f"encoder step alone ({n_all} streams)", f"{t_enc * 1e3:.1f}", f"{t_enc / n_all * 1e6:.2f}", ""]
+        [f"encoder step alone ({n_aaren} streams)", f"{t_enc * 1e3:.1f}", f"{t_enc / n_aaren * 1e6:.2f}", ""]
     )
     rows.append(
         [
-            f"GEMM floor: the model's matrix products as sgemms ({n_all} tokens)",
+            f"GEMM floor: the model's matrix products as sgemms ({n_aaren} tokens)",
             f"{t_gemm * 1e3:.1f}",
-            f"{t_gemm / n_all * 1e6:.2f}",
+            f"{t_gemm / n_aaren * 1e6:.2f}",
             "",
         ]
     )
-    ratio_all = figures["aaren all"] / (t_gemm / n_all)
-    ratio_points = figures["aaren, interval_calibration=None all"] / (t_gemm / n_all)
+    ratio_all = figures["aaren all"] / (t_gemm / n_aaren)
+    ratio_points = figures["aaren, interval_calibration=None all"] / (t_gemm / n_aaren)
 
     # one series, one observation
     single_series = data.y_train.xs(data.series_ids[0], level=0)
-    one = AarenForecaster(horizon=data.horizon, **SMALL_FIT).fit(single_series)
+    one = AarenForecaster(horizon=data.horizon, **small_fit).fit(single_series)
+    one_arrays = copy.deepcopy(one)  # its own stream, so that the two paths' timings can alternate
     position = [int(single_series.index[-1])]
 
     def pandas_step() -> None:
@@ -233,20 +258,20 @@ def main() -> None:
         one.predict(fh)
 
     def array_step() -> None:
-        one.partial_update_array(rng.normal(size=(1, 1)))
-        one.predict_array()
+        one_arrays.partial_update_array(rng.normal(size=(1, 1)))
+        one_arrays.predict_array()
 
     module = one.net_.module_
     state, history = one._streams.take(torch.zeros(1, dtype=torch.long))
-    x = torch.randn(1, 1, 1)
+    x = torch.randn(1, 1, 1, device=device)
 
     def own_compute() -> None:
         with torch.no_grad():
             module(x, state=state, history=history, last_only=True, return_state=True)
 
-    t_pd, t_arr, t_own = (
-        best_time(fn, repeats=args.repeats * 20) for fn in (pandas_step, array_step, own_compute)
-    )
+    single = {"pandas": pandas_step, "array": array_step, "own": own_compute}
+    single = best_times({k: _synced(fn, device) for k, fn in single.items()}, repeats=args.repeats * 20)
+    t_pd, t_arr, t_own = single["pandas"], single["array"], single["own"]
     single_rows = [
         ["partial_update + predict (pandas)", f"{t_pd * 1e3:.3f}", f"{t_pd / t_own:.1f}"],
         ["partial_update_array + predict_array", f"{t_arr * 1e3:.3f}", f"{t_arr / t_own:.1f}"],
@@ -260,9 +285,13 @@ def main() -> None:
     text = [
         f"# Many streams: one observation for each of {n} series (M4 Hourly tiled)",
         "",
-        "Command: `python benchmarks/many_streams.py --data-home $AAREN_TS_DATA`",
+        "Command: `python benchmarks/many_streams.py --data-home $AAREN_TS_DATA"
+        + ("" if device == "cpu" else f" --device {device}")
+        + "`",
         "",
-        f"Machine: {platform.machine()}, torch {torch.__version__}, {args.threads} thread(s); "
+        f"Machine: {platform.machine()}, torch {torch.__version__}, {args.threads} thread(s)"
+        + (f", {torch.cuda.get_device_name()}" if device.startswith("cuda") else "")
+        + "; "
         "default model sizes (d_model 64, 2 layers), fitted one epoch on M4 Hourly; each stream started "
         f"from {args.warmup} observations. Best of repeated calls; * scaled to {n} series from the "
         "per-series cost measured.",
@@ -281,7 +310,8 @@ def main() -> None:
         markdown_table(["call", "ms", "× the model's own compute"], single_rows),
     ]
     out = results_dir(args.output)
-    (out / "many_streams.md").write_text("\n".join(text) + "\n")
+    name = "many_streams.md" if device == "cpu" else f"many_streams_{device.split(':')[0]}.md"
+    (out / name).write_text("\n".join(text) + "\n")
     print("\n".join(text))
 
 

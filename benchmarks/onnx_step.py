@@ -26,16 +26,14 @@ from __future__ import annotations
 import argparse
 import platform
 import tempfile
-import time
 import warnings
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import onnxruntime as ort
 import pandas as pd
 import torch
-from _common import markdown_table, results_dir
+from _common import best_times, gemm_floor, markdown_table, results_dir
 from torch import nn
 
 from aaren_ts import AarenForecaster
@@ -78,33 +76,8 @@ def _session(path: Path) -> ort.InferenceSession:
     return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
 
 
-def _per_call(calls: dict[str, Callable[[], object]], inner: int, repeats: int) -> dict[str, float]:
-    """Microseconds per call of each of ``calls``: the best of ``repeats`` runs of ``inner`` calls.
-
-    The runs of the different calls alternate (round by round), so that a slow spell of the machine
-    hits them all alike.
-    """
-    best = dict.fromkeys(calls, float("inf"))
-    for fn in calls.values():
-        fn()  # warm-up
-    for _ in range(repeats):
-        for name, fn in calls.items():
-            start = time.perf_counter()
-            for _ in range(inner):
-                fn()
-            best[name] = min(best[name], time.perf_counter() - start)
-    return {name: t / inner * 1e6 for name, t in best.items()}
-
-
-def _gemm_floor(linears: list[nn.Linear], rows: int) -> Callable[[], None]:
-    """The FLOP floor: the matrix products of ``linears`` on ``rows`` tokens, as plain sgemms."""
-    mats = [(torch.randn(rows, m.in_features), torch.randn(m.in_features, m.out_features)) for m in linears]
-
-    def run() -> None:
-        for a, b in mats:
-            torch.mm(a, b)
-
-    return run
+def _microseconds(seconds: dict[str, float]) -> dict[str, float]:
+    return {name: t * 1e6 for name, t in seconds.items()}
 
 
 def _encoder_rows(encoder, streams: int, inner: int, repeats: int, folder: Path) -> list[list[object]]:
@@ -136,10 +109,8 @@ def _encoder_rows(encoder, streams: int, inner: int, repeats: int, folder: Path)
         }
         if plan.native is not None:
             calls["fused C step"] = lambda: plan._step_native(x, state)
-        calls["sgemm floor"] = _gemm_floor(
-            [m for m in encoder.modules() if isinstance(m, nn.Linear)], streams
-        )
-        times = _per_call(calls, inner, repeats)
+        calls["sgemm floor"] = gemm_floor([m for m in encoder.modules() if isinstance(m, nn.Linear)], streams)
+        times = _microseconds(best_times(calls, repeats, inner))
     floor = times.pop("sgemm floor")
     fused = times.get("fused C step")
     rows = []
@@ -171,10 +142,10 @@ def _forecaster_rows(
         ),
         "OnnxStreamer (partial_update + predict)": lambda: (streamer.partial_update(new), streamer.predict()),
         "ONNX Runtime session.run alone": lambda: session.run(None, feed),
-        "sgemm floor": _gemm_floor(linears, streams * f._streams.rows_per_series),
+        "sgemm floor": gemm_floor(linears, streams * f._streams.rows_per_series),
     }
     with torch.no_grad():
-        times = _per_call(calls, inner, repeats)
+        times = _microseconds(best_times(calls, repeats, inner))
     floor = times.pop("sgemm floor")
     base = times["estimator (partial_update_array + predict_array)"]
     label = f"forecaster step{note}, {streams} stream(s)"
