@@ -404,7 +404,9 @@ class ForecastNet(nn.Module):
         p = self.context_length
         values, observed, carried, new_history = self._carried(x, history, lengths)
         offset = self.history_length - (p - 1)
-        windows = values[:, offset:].nan_to_num(0.0).unfold(1, p, 1)  # (B, N, C, P)
+        # NaN remains only before a series' first observation, so only where something is carried
+        windows = values[:, offset:] if carried is None else values[:, offset:].nan_to_num(0.0)
+        windows = windows.unfold(1, p, 1)  # (B, N, C, P)
         missing = None if carried is None else carried[:, offset:].to(x.dtype).unfold(1, p, 1)
         token_mask = observed[:, self.history_length :]  # (B, N, C)
         if self.channel_independent:
