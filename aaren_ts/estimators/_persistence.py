@@ -52,22 +52,27 @@ def save_payload(path: str | os.PathLike, payload: dict[str, Any]) -> None:
     torch.save(payload, os.fspath(path))
 
 
-def load_payload(path: str | os.PathLike, estimator: str) -> dict[str, Any]:
+def load_payload(
+    path: str | os.PathLike, estimator: str, source: str | os.PathLike | None = None
+) -> dict[str, Any]:
     """Read a file written by :func:`save_payload`, refusing code execution and checking its kind.
+
+    ``source`` is the file the user named, for the error messages (``path`` by default).
 
     Raises
     ------
     ValueError
         If the file holds another estimator or an unknown format version.
     """
+    shown = os.fspath(path if source is None else source)
     payload = torch.load(os.fspath(path), map_location="cpu", weights_only=True)
     if not isinstance(payload, dict) or payload.get("estimator") != estimator:
         found = payload.get("estimator") if isinstance(payload, dict) else type(payload).__name__
-        raise ValueError(f"{os.fspath(path)!r} does not hold a saved {estimator} (found {found!r})")
+        raise ValueError(f"{shown!r} does not hold a saved {estimator} (found {found!r})")
     if payload.get("format_version") != FORMAT_VERSION:
         raise ValueError(
-            f"{os.fspath(path)!r} has format version {payload.get('format_version')}, "
-            f"this aaren_ts reads version {FORMAT_VERSION}"
+            f"{shown!r} was saved in format version {payload.get('format_version')}; this aaren_ts "
+            f"reads version {FORMAT_VERSION}: load it with the aaren_ts that saved it, or fit again"
         )
     return payload
 
@@ -148,4 +153,4 @@ def load_archive(path: str | os.PathLike, estimator_cls: type) -> dict[str, Any]
     with zipfile.ZipFile(source) as archive, tempfile.TemporaryDirectory() as tmp:
         if PAYLOAD_ENTRY not in archive.namelist():
             raise not_ours
-        return load_payload(archive.extract(PAYLOAD_ENTRY, tmp), name)
+        return load_payload(archive.extract(PAYLOAD_ENTRY, tmp), name, source)

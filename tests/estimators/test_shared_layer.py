@@ -167,3 +167,18 @@ def test_load_never_runs_code_from_the_archive(which, classifier, forecaster, tm
     with pytest.raises(pickle.UnpicklingError):
         cls.load(evil_payload)
     assert not marker.exists()
+
+
+def test_load_names_the_users_file_when_its_format_is_another(forecaster, tmp_path) -> None:
+    good = forecaster.save(tmp_path / "good")
+    with zipfile.ZipFile(good) as archive:
+        payload = torch.load(
+            archive.extract(PAYLOAD_ENTRY, tmp_path / "unpacked"), map_location="cpu", weights_only=True
+        )
+    payload["format_version"] = 2  # written by an older aaren_ts (two rings of issued forecasts)
+    buffer = tmp_path / "old_payload.pt"
+    torch.save(payload, buffer)
+    old = tmp_path / "old.zip"
+    _craft(good, old, {PAYLOAD_ENTRY: buffer.read_bytes()})
+    with pytest.raises(ValueError, match=r"old\.zip' was saved in format version 2; .* or fit again"):
+        AarenForecaster.load(old)
