@@ -155,6 +155,7 @@ class Calibration:
         lengths: torch.Tensor,
         rate: float,
         known: torch.Tensor | None = None,
+        streams: torch.Tensor | None = None,
     ) -> None:
         """Move on, in place, through observations ``y`` ``(R, N, C)`` and the forecasts issued after each.
 
@@ -163,21 +164,31 @@ class Calibration:
         for every ``h`` (missing observations judge nothing) and moves the levels by ``rate`` (``0``:
         only the issued forecasts move on, as after ``fit``). ``known`` ``(R, N, T, C)``, if given, is
         added to the mean of the forecast of horizon ``h + 1`` judged at each step (the effect of
-        covariates known for that step, left out of the stored forecasts).
+        covariates known for that step, left out of the stored forecasts). ``streams`` ``(R,)``, if
+        given, are the distinct streams of this calibration that the rows belong to (``None``: every
+        stream, in order); the others are left as they are.
         """
+        lib = _aci_kernel(self, loc)
+        if lib is not None:
+            # the C step, one time step at a time and in place (also for a subset of the streams):
+            # the same arithmetic as serving one observation per call, so any chunking of a stream
+            # moves its levels exactly alike
+            for j in range(loc.shape[1]):
+                step = (y[:, j], loc[:, j], scale[:, j], lengths > j)
+                part = None if known is None else known[:, j]
+                self._advance_one_native(lib, *step, rate, part, streams)
+            return
+        if streams is not None:
+            part = self.take(streams)
+            part.advance(y, loc, scale, lengths, rate, known)
+            self.put(streams, part)
+            return
         n_rows, n, horizon, _ = loc.shape
         device = loc.device
         rows = torch.arange(n_rows, device=device)
         lengths = lengths.long()
         if n == 1:  # one new step (serving streams): gathers and scatters of one slot per stream
             self._advance_one(y[:, 0], loc[:, 0], scale[:, 0], lengths > 0, rate, known)
-            return
-        if rate > 0 and _aci_kernel(self, loc) is not None:
-            # the C step, one time step at a time: the same arithmetic as serving one observation
-            # per call, so any chunking of a stream moves its levels exactly alike
-            for j in range(n):
-                part = None if known is None else known[:, j : j + 1]
-                self._advance_one(y[:, j], loc[:, j], scale[:, j], lengths > j, rate, part)
             return
         if rate > 0:
             steps = torch.arange(n, device=device)[:, None]
@@ -221,7 +232,8 @@ class Calibration:
         rate: float,
         known: torch.Tensor | None,
     ) -> None:
-        """:meth:`advance` by one step: ``y`` ``(R, C)``, forecasts ``(R, T, C)``, ``advanced`` ``(R,)``.
+        """:meth:`advance` by one step through PyTorch operations: ``y`` ``(R, C)``, forecasts ``(R, T, C)``,
+        ``advanced`` ``(R,)``.
 
         Reads and writes go through flat indices (``index_select``/``index_copy_``), several times
         faster on CPU than ``gather``/``scatter`` of the same elements; the part of the read indices
@@ -229,10 +241,6 @@ class Calibration:
         """
         n_rows, horizon, channels = loc.shape
         device = loc.device
-        lib = _aci_kernel(self, loc)
-        if lib is not None:
-            self._advance_one_native(lib, y, loc, scale, advanced, rate, known)
-            return
         if rate > 0:
             h = torch.arange(horizon, device=device)
             # the forecast of horizon h + 1 was issued h steps before the newest: slot (n - 1 - h) % T
@@ -272,25 +280,35 @@ class Calibration:
         advanced: torch.Tensor,
         rate: float,
         known: torch.Tensor | None,
+        streams: torch.Tensor | None,
     ) -> None:
-        """:meth:`_advance_one` through the C step (``aaren_ts/nn/_aci_step.c``): one pass per stream."""
+        """One step through the C step (``aaren_ts/nn/_aci_step.c``), in place: one pass per stream.
+
+        ``y`` ``(R, C)``, forecasts and ``known`` ``(R, T, C)``, ``advanced`` ``(R,)``; ``streams`` as in
+        :meth:`advance`.
+        """
         n_rows, horizon, channels = loc.shape
         y, loc, scale = (t.float().contiguous() for t in (y, loc, scale))
         advanced = advanced.to(torch.bool).contiguous()
         if known is not None:
-            known = known[:, 0].float().contiguous()
-        n_issued = self.n_issued.contiguous()
+            known = known.float().contiguous()
+        if streams is not None:
+            streams = streams.to(torch.int64).contiguous()
+        n_issued = self.n_issued.contiguous()  # (held: the kernel reads it through a pointer)
         nominal = nominal_levels().flatten()
         status = lib.aaren_aci_step(
             n_rows, horizon, channels, nominal.numel(),
-            self.levels.data_ptr(), self.issued.data_ptr(), n_issued.data_ptr(), advanced.data_ptr(),
+            self.levels.data_ptr(), self.issued.data_ptr(), n_issued.data_ptr(),
+            None if streams is None else streams.data_ptr(), advanced.data_ptr(),
             y.data_ptr(), loc.data_ptr(), scale.data_ptr(), None if known is None else known.data_ptr(),
-            nominal.data_ptr(),
-            rate, MIN_LEVEL, int(rate > 0),
+            nominal.data_ptr(), rate, MIN_LEVEL, int(rate > 0),
         )  # fmt: skip
         if status != 0:
             raise MemoryError("the calibration step could not allocate its scratch memory")
-        self.n_issued = n_issued + advanced.long()
+        if streams is None:
+            self.n_issued = n_issued + advanced.long()
+        else:
+            self.n_issued = n_issued.index_add(0, streams, advanced.long())
 
     def z(self, coverage: Sequence[float] | np.ndarray) -> np.ndarray:
         """Calibrated half-widths ``(n_streams, len(coverage), horizon, n_channels)`` in standard deviations.

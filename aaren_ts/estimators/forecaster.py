@@ -649,9 +649,7 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         state, history = streams.take(row_t)
         forecast = streams.forecast if every else streams.forecast[row_t]
         spread = streams.spread if every else streams.spread[row_t]
-        calibration = streams.calibration
-        if calibration is not None and not every:
-            calibration = calibration.take(row_t)
+        calibration = streams.calibration  # advanced in place, at these rows
         rate = float(self.calibration_rate) if calibrate else 0.0
         with torch.no_grad(), self._torch_context():
             for start in range(0, n, _ENCODE_CHUNK):
@@ -671,7 +669,9 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
                     if self.n_future_:  # the future-known covariates' part of every judged forecast
                         future = x_chunk[..., c : c + self.n_future_, None].transpose(-1, -2)
                         known = module.future_effect(future.expand(-1, -1, self.horizon_, -1))
-                    calibration.advance(observed, out.loc, out.scale, chunk, rate, known)
+                    calibration.advance(
+                        observed, out.loc, out.scale, chunk, rate, known, None if every else row_t
+                    )
                     last = (chunk - 1).clamp_min(0)
                     pick = torch.arange(len(rows), device=x.device)
                     out = type(out)(out.loc[pick, last][:, None], out.scale[pick, last][:, None])
@@ -682,8 +682,6 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
                 else:
                     forecast, spread = out.loc[:, 0], out.scale[:, 0]
         streams.put(row_t, state, history)
-        if calibration is not None and not every:
-            streams.calibration.put(row_t, calibration)
         if every:
             streams.forecast, streams.spread = forecast, spread
         else:

@@ -80,11 +80,13 @@ static void prefetch_diagonal(const float *issued, int64_t r, int64_t n, int64_t
 }
 
 /*
- * levels:        (R, L, T, C) float32, updated in place
- * issued:        (R, T, T, C, 2) float32 rings of (mean, sd) pairs, slot-major; the advanced
+ * levels:        (S, L, T, C) float32, updated in place
+ * issued:        (S, T, T, C, 2) float32 rings of (mean, sd) pairs, slot-major; the advanced
  *                streams' next slot is written
- * n_issued:      (R,) forecasts each stream had issued before this step (not written)
- * advanced:      (R,) 1 where the stream moved by one observation (others are left as they are)
+ * n_issued:      (S,) forecasts each stream had issued before this step (not written)
+ * streams:       (R,) the distinct streams (rows of levels, issued, n_issued) that the R rows of the
+ *                inputs belong to, or NULL: the first R streams, in order
+ * advanced:      (R,) 1 where the row's stream moved by one observation (others are left as they are)
  * y:             (R, C) the observations (NaN: missing, judges nothing)
  * loc, scale:    (R, T, C) the forecasts issued after the observation
  * known:         (R, T, C) added to the judged means (covariates' known effect), or NULL
@@ -93,7 +95,7 @@ static void prefetch_diagonal(const float *issued, int64_t r, int64_t n, int64_t
  * Returns 0, or -1 if scratch memory could not be allocated (nothing is written then).
  */
 int aaren_aci_step(int64_t n_rows, int horizon, int channels, int n_levels, float *levels,
-                    float *issued, const int64_t *n_issued,
+                    float *issued, const int64_t *n_issued, const int64_t *streams,
                     const uint8_t *advanced, const float *y, const float *loc, const float *scale,
                     const float *known, const float *nominal, float rate, float min_level, int judge) {
     const int64_t T = horizon, C = channels, L = n_levels;
@@ -101,11 +103,14 @@ int aaren_aci_step(int64_t n_rows, int horizon, int channels, int n_levels, floa
     float *work = (float *)malloc(3 * (size_t)row * sizeof(float));
     if (work == NULL) return -1;
     for (int64_t r = 0; r < n_rows; ++r) {
-        if (judge && r + AACI_AHEAD < n_rows)
-            prefetch_diagonal(issued, r + AACI_AHEAD, n_issued[r + AACI_AHEAD], T, C);
+        if (judge && r + AACI_AHEAD < n_rows) {
+            const int64_t ahead = streams != NULL ? streams[r + AACI_AHEAD] : r + AACI_AHEAD;
+            prefetch_diagonal(issued, ahead, n_issued[ahead], T, C);
+        }
         if (!advanced[r]) continue;
-        const int64_t n = n_issued[r];
-        float *ring = issued + 2 * r * T * row;
+        const int64_t s = streams != NULL ? streams[r] : r; /* this row's stream */
+        const int64_t n = n_issued[s];
+        float *ring = issued + 2 * s * T * row;
         if (judge) {
             const int64_t judged = n < T ? n : T;
             /* the judged forecasts, one per horizon step on the ring's diagonal (each in a cache
@@ -126,7 +131,7 @@ int aaren_aci_step(int64_t n_rows, int horizon, int channels, int n_levels, floa
             for (int64_t k = 0; k < m; ++k)
                 p_value[k] = erfc_positive(fabsf(obs[k] - mean[k]) / sd[k] * 0.70710678118654752f);
             /* a <- a + nominal * step - missed * step, step = rate (0 where nothing was judged: NaN) */
-            float *lv = levels + r * L * row;
+            float *lv = levels + s * L * row;
             for (int64_t l = 0; l < L; ++l) {
                 float *a = lv + l * row;
                 const float nominal_l = nominal[l];

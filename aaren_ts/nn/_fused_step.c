@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define AAREN_FUSED_STEP_ABI 2 /* 2: with aaren_aci_step (_aci_step.c) in the same library */
+#define AAREN_FUSED_STEP_ABI 3 /* 2: with aaren_aci_step (_aci_step.c); 3: its streams argument */
 
 typedef struct {
     const float *ln1_w, *ln1_b;

@@ -26,7 +26,7 @@ __all__ = ["AarenLayer", "FusedStepFallbackWarning", "fused_step_available", "lo
 logger = logging.getLogger(__name__)
 
 MODULE = "aaren_ts.nn._fused_step"  # the extension's name in setup.py
-ABI = 2
+ABI = 3
 _fallback_warned = False  # the fallback warning is given once per process
 
 
@@ -115,7 +115,7 @@ def load_fused_step() -> ctypes.CDLL | None:
     lib.aaren_aci_step.restype = ctypes.c_int
     lib.aaren_aci_step.argtypes = [
         ctypes.c_int64, ctypes.c_int, ctypes.c_int, ctypes.c_int, ptr, ptr, ptr, ptr, ptr, ptr, ptr,
-        ptr, ptr, ctypes.c_float, ctypes.c_float, ctypes.c_int,
+        ptr, ptr, ptr, ctypes.c_float, ctypes.c_float, ctypes.c_int,
     ]  # fmt: skip
     return lib
 

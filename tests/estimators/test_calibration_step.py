@@ -34,6 +34,12 @@ def _copy(state: Calibration) -> Calibration:
     return Calibration(*(t.clone() for t in state.tensors()))
 
 
+def _advance(state: Calibration, inputs, rate: float, streams: torch.Tensor | None = None) -> None:
+    """One observation for the rows ``inputs[3]`` marks as advanced, through ``Calibration.advance``."""
+    y, loc, scale, advanced, known = inputs
+    state.advance(y[:, None], loc[:, None], scale[:, None], advanced.long(), rate, known, streams)
+
+
 def _step_inputs(rng: np.random.Generator, with_known: bool):
     y = torch.as_tensor(rng.normal(size=(ROWS, CHANNELS)) * 1.5, dtype=torch.float32)
     y[torch.as_tensor(rng.random(y.shape) < 0.1)] = float("nan")  # missing observations
@@ -56,10 +62,10 @@ def test_c_step_equals_the_pytorch_step(with_known, monkeypatch):
     decisions = 0
     for _ in range(60):
         inputs = _step_inputs(rng, with_known)
-        native._advance_one(*inputs[:4], RATE, inputs[4])
+        _advance(native, inputs, RATE)
         with monkeypatch.context() as patch:
             patch.setattr(calibration_module, "_aci_kernel", lambda *args: None)
-            reference._advance_one(*inputs[:4], RATE, inputs[4])
+            _advance(reference, inputs, RATE)
         decisions += int(inputs[3].sum()) * native.levels[0].numel()
         torch.testing.assert_close(native.issued_loc, reference.issued_loc, rtol=0, atol=0)
         torch.testing.assert_close(native.issued_scale, reference.issued_scale, rtol=0, atol=0)
@@ -79,9 +85,10 @@ def test_c_step_without_a_rate_only_files_the_forecasts(monkeypatch):
     native = _random_state(rng)
     reference, before = _copy(native), native.levels.clone()
     inputs = _step_inputs(rng, with_known=False)
-    native._advance_one(*inputs[:4], 0.0, None)
+    inputs = (*inputs[:4], None)
+    _advance(native, inputs, 0.0)
     monkeypatch.setattr(calibration_module, "_aci_kernel", lambda *args: None)
-    reference._advance_one(*inputs[:4], 0.0, None)
+    _advance(reference, inputs, 0.0)
     assert torch.equal(native.levels, before)
     for a, b in zip(native.tensors(), reference.tensors(), strict=True):
         assert torch.equal(a, b)
@@ -104,3 +111,34 @@ def test_any_chunking_moves_the_levels_bit_for_bit_alike():
     for a, b in zip(whole.tensors(), pieces.tensors(), strict=True):
         assert torch.equal(a, b)
     assert not torch.equal(whole.levels, Calibration.fresh(rows, HORIZON, CHANNELS, "cpu").levels)
+
+
+def test_a_subset_of_streams_moves_in_place_as_if_taken_apart(monkeypatch):
+    rng = np.random.default_rng(3)
+    in_place = _random_state(rng)
+    apart, with_pytorch, before = _copy(in_place), _copy(in_place), _copy(in_place)
+    streams = torch.as_tensor(rng.permutation(ROWS)[: ROWS // 2])  # any distinct streams, any order
+    rest = torch.as_tensor(np.setdiff1d(np.arange(ROWS), streams.numpy()))
+    for _ in range(20):
+        y, loc, scale, advanced, known = _step_inputs(rng, with_known=True)
+        inputs = (
+            y[: len(streams)],
+            loc[: len(streams)],
+            scale[: len(streams)],
+            advanced[: len(streams)],
+            known[: len(streams)],
+        )
+        _advance(in_place, inputs, RATE, streams)
+        part = apart.take(streams)
+        _advance(part, inputs, RATE)
+        apart.put(streams, part)
+        with monkeypatch.context() as patch:
+            patch.setattr(calibration_module, "_aci_kernel", lambda *args: None)
+            _advance(with_pytorch, inputs, RATE, streams)
+    for a, b, c, untouched in zip(
+        in_place.tensors(), apart.tensors(), with_pytorch.tensors(), before.tensors(), strict=True
+    ):
+        assert torch.equal(a, b)  # the same C step: exactly the same
+        assert torch.equal(a[rest], untouched[rest])  # the other streams are left as they were
+        torch.testing.assert_close(a.double(), c.double(), rtol=0, atol=1e-6)  # the PyTorch path, to rounding
+    assert not torch.equal(in_place.levels[streams], before.levels[streams])
