@@ -145,6 +145,13 @@ def main() -> None:
             f.predict_array()
 
         calls[backbone] = _synced(step_all, device)
+    half = list(rng.permutation(np.array(aaren.series_ids_, dtype=object))[: n_aaren // 2])
+
+    def step_half() -> None:  # any subset of the series, in any order: advanced in place
+        aaren.partial_update_array(rng.normal(size=(len(half), 1)), series_ids=half)
+        aaren.predict_array(half)
+
+    calls["aaren, half"] = _synced(step_half, device)
     calls["encoder step"] = _synced(_encoder_step(aaren, device), device)
     linears = [m for m in aaren.net_.module_.modules() if isinstance(m, torch.nn.Linear)]
     calls["gemm floor"] = _synced(
@@ -166,6 +173,15 @@ def main() -> None:
                 f"{state_kib:.1f}",
             ]
         )
+    t = seconds["aaren, half"]
+    rows.append(
+        [
+            f"global aaren: the same for a random half of the streams ({len(half)}, in random order)",
+            f"{t / len(half) * n * 1e3:.1f}*",
+            f"{t / len(half) * 1e6:.2f}",
+            "",
+        ]
+    )
     f = models["aaren"]
     ids = [i for i in f.series_ids_ if "#" in str(i)]
     f._sync_cutoffs()
