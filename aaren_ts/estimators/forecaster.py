@@ -636,6 +636,9 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
             full_lengths[rows] = lengths
             self._advance_rows(np.arange(len(streams)), full, full_lengths, calibrate)
             return
+        if len(rows) > 1 and (np.diff(rows) < 0).any():  # in stream order: the states are read in sequence
+            order = np.argsort(rows, kind="stable")
+            rows, raw, lengths = rows[order], raw[order], lengths[order]
         within = np.arange(n)[None, :] < lengths[:, None]
         c = self.n_channels_
         x = (raw - streams.mean[rows, None, :]) / streams.scale[rows, None, :]
