@@ -1,9 +1,10 @@
-"""Build the fused inference steps' C kernels at install time (everything else is in pyproject.toml).
+"""Build the C kernels at install time (everything else is in pyproject.toml).
 
-The kernels (``aaren_ts/nn/_fused_step.c``: the encoder's token step; ``aaren_ts/nn/_aci_step.c``: the
-interval calibration's step) make one plain C shared library that ``aaren_ts.nn._native`` loads with
-ctypes; it does not use the Python C API. It is optional: where it does not build (no C
-compiler, an unsupported platform) the installation goes on and the encoder steps through PyTorch.
+Two plain C shared libraries, loaded with ctypes (neither uses the Python C API):
+``aaren_ts/nn/_fused_step.c``, the encoder's token step (loaded by ``aaren_ts.nn._native``), and
+``aaren_ts/engine/_aci_step.c``, the streams' interval-calibration step (``aaren_ts.engine._native``).
+Both are optional: where they do not build (no C compiler, an unsupported platform) the installation
+goes on and the same computations run through PyTorch.
 Portable flags only (no ``-march=native``), so a wheel built here runs on any CPU of its platform.
 """
 
@@ -19,11 +20,15 @@ libraries = [] if sys.platform == "win32" else ["m"]
 setup(
     ext_modules=[
         Extension(
-            "aaren_ts.nn._fused_step",
-            sources=["aaren_ts/nn/_fused_step.c", "aaren_ts/nn/_aci_step.c"],
+            name,
+            sources=[source],
             extra_compile_args=compile_args,
             libraries=libraries,
             optional=True,
         )
+        for name, source in [
+            ("aaren_ts.nn._fused_step", "aaren_ts/nn/_fused_step.c"),
+            ("aaren_ts.engine._aci_step", "aaren_ts/engine/_aci_step.c"),
+        ]
     ]
 )

@@ -223,7 +223,7 @@ def main() -> None:
         n_test = borders["test"][1] - val_stop
         later = scaled[val_stop : val_stop + n_test - 1]
         uncalibrated = copy.deepcopy(forecaster)
-        uncalibrated._streams.calibration = None  # the same weights and states, intervals as the network's
+        uncalibrated.engine_.calibration = None  # the same weights and states, intervals as the network's
         for label, model in (
             ("streaming, calibrated (aci)", forecaster),
             ("streaming, uncalibrated", uncalibrated),
@@ -238,7 +238,7 @@ def main() -> None:
             truth = truth[: len(later)].transpose(0, 2, 1)  # (i, T, C): rows i+1 .. i+T after the cutoff
             full = len(truth)
             crps = None
-            if model._streams.calibration is None:
+            if model.engine_.calibration is None:
                 std_stream = (quantiles[..., QUANTILES.index(0.975)] - quantiles[..., 2]) / ndtri(0.975)
                 crps = gaussian_crps(truth, quantiles[:full, ..., 2], std_stream[:full])
             rows.append(_row(name, label, truth, quantiles[:full, ..., 2], quantiles[:full], crps))

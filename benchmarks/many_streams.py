@@ -79,8 +79,8 @@ def _synced(fn: Callable[[], object], device: str) -> Callable[[], None]:
 def _encoder_step(f: AarenForecaster, device: str) -> Callable[[], object]:
     """The encoder's own step on a token for every stream of ``f`` (from their states)."""
     module = f.net_.module_
-    state = f._streams.state
-    rows = f._streams.forecast.shape[0] * f._streams.rows_per_series
+    state = f.engine_.state
+    rows = f.engine_.forecast.shape[0] * f.engine_.rows_per_series
     tokens = torch.randn(rows, module.embed.out_features, device=device)
 
     def run() -> object:
@@ -155,7 +155,7 @@ def main() -> None:
     calls["encoder step"] = _synced(_encoder_step(aaren, device), device)
     linears = [m for m in aaren.net_.module_.modules() if isinstance(m, torch.nn.Linear)]
     calls["gemm floor"] = _synced(
-        gemm_floor(linears, n_aaren * aaren._streams.rows_per_series, device), device
+        gemm_floor(linears, n_aaren * aaren.engine_.rows_per_series, device), device
     )
     seconds = best_times(calls, repeats=args.repeats)
     figures: dict[str, float] = {}
@@ -184,8 +184,7 @@ def main() -> None:
     )
     f = models["aaren"]
     ids = [i for i in f.series_ids_ if "#" in str(i)]
-    f._sync_cutoffs()
-    times = [f._streams.cutoffs[f._streams.row_of[i]][0] for i in ids]
+    times = f.series_cutoffs_.loc[ids].to_numpy()
     new = pd.DataFrame(
         {"y": rng.normal(size=n)},
         index=pd.MultiIndex.from_arrays([ids, np.asarray(times) + 1], names=["series", "time"]),
@@ -278,7 +277,7 @@ def main() -> None:
         one_arrays.predict_array()
 
     module = one.net_.module_
-    state, history = one._streams.take(torch.zeros(1, dtype=torch.long))
+    state, history = one.engine_.take(torch.zeros(1, dtype=torch.long))
     x = torch.randn(1, 1, 1, device=device)
 
     def own_compute() -> None:

@@ -34,6 +34,7 @@ import onnxruntime as ort
 import pandas as pd
 import torch
 from _common import best_times, gemm_floor, markdown_table, results_dir
+from aaren_ts.onnx._export import _quiet_exporter
 from torch import nn
 
 from aaren_ts import AarenForecaster
@@ -42,7 +43,6 @@ from aaren_ts.nn.blocks import StackedEncoder
 from aaren_ts.nn.encoder import _StepPlan
 from aaren_ts.nn.functional import AarenState
 from aaren_ts.onnx import OnnxStreamer
-from aaren_ts.onnx._export import _quiet_exporter
 
 
 class EncoderStep(nn.Module):
@@ -142,7 +142,7 @@ def _forecaster_rows(
         ),
         "OnnxStreamer (partial_update + predict)": lambda: (streamer.partial_update(new), streamer.predict()),
         "ONNX Runtime session.run alone": lambda: session.run(None, feed),
-        "sgemm floor": gemm_floor(linears, streams * f._streams.rows_per_series),
+        "sgemm floor": gemm_floor(linears, streams * f.engine_.rows_per_series),
     }
     with torch.no_grad():
         times = _microseconds(best_times(calls, repeats, inner))

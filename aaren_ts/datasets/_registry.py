@@ -10,8 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .protocol import DEFAULT_HORIZONS
 from .reference import M4_HOURLY, PAPER_ACCURACY, PAPER_MSE
+
+#: The long-horizon forecasting protocol's horizons (the paper's; :mod:`.protocol` re-exports them).
+DEFAULT_HORIZONS = (96, 192, 336, 720)
 
 __all__ = [
     "CLASSIFICATION_DATASETS",

@@ -19,6 +19,8 @@ import numpy as np
 import pandas as pd
 from sklearn.preprocessing import StandardScaler
 
+from ._registry import DEFAULT_HORIZONS, _forecasting_info
+
 __all__ = [
     "DEFAULT_HORIZONS",
     "DEFAULT_INPUT_LENGTH",
@@ -36,8 +38,6 @@ __all__ = [
 
 #: The protocol's input length.
 DEFAULT_INPUT_LENGTH = 96
-#: The protocol's horizons.
-DEFAULT_HORIZONS = (96, 192, 336, 720)
 #: The split names, in time order.
 SPLITS = ("train", "val", "test")
 
@@ -95,8 +95,6 @@ def split_borders(
     >>> split_borders("Weather", 96)
     {'train': (0, 36887), 'val': (36791, 42157), 'test': (42061, 52696)}
     """
-    from ._registry import _forecasting_info  # here: the registry imports this module's constants
-
     info = _forecasting_info(name)
     input_length = _check_int(input_length, "input_length", 0)
     n = info.n_rows if n_rows is None else _check_int(n_rows, "n_rows", 1)

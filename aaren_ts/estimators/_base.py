@@ -266,9 +266,12 @@ class AarenEstimatorMixin:
         pathlib.Path
             The file written.
         """
-        from aaren_ts.onnx._export import export_onnx
+        self.check_is_fitted("to_onnx")
+        return self._export_onnx(path)
 
-        return export_onnx(self, path)
+    def _export_onnx(self, path: str | os.PathLike) -> Path:
+        """Export through :mod:`aaren_ts.onnx.export` (each estimator passes its network and state)."""
+        raise NotImplementedError
 
     # ------------------------------------------------------------------ persistence
     def _fitted_attributes(self) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-__all__ = ["Panel", "to_panel"]
+__all__ = ["Panel", "real_array", "to_panel"]
 
 
 @dataclass(frozen=True)
@@ -78,6 +78,20 @@ def _as_float(a: object, name: str) -> np.ndarray:
             f"{name} must hold numbers (int/float); got dtype {arr.dtype} whose values cannot be "
             f"converted to float: {err}"
         ) from err
+
+
+def real_array(a: object, where: str, name: str) -> np.ndarray:
+    """``a`` as a float64 array of real numbers: ``TypeError`` naming ``name`` for anything else.
+
+    Integers and floats pass; booleans, complex numbers, strings and objects are refused rather than
+    coerced (a complex value would lose its imaginary part, a string its meaning).
+    """
+    arr = np.asarray(a)
+    if arr.dtype.kind not in "iuf":
+        raise TypeError(
+            f"{where}: {name} must hold real numbers (int or float), got an array of dtype {arr.dtype}"
+        )
+    return arr.astype(np.float64, copy=False)
 
 
 def _check_finite(values: np.ndarray, name: str) -> None:

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from aaren_ts.engine.forecast import series_label
+
 __all__ = ["SeriesPanel", "panel_frame", "series_label", "split_series"]
 
 
@@ -48,11 +50,6 @@ class SeriesPanel:
     def is_panel(self) -> bool:
         """Whether the data came as a panel or hierarchy (a MultiIndex frame)."""
         return self.level_names is not None
-
-
-def series_label(series_id: Hashable) -> str:
-    """How errors name a series: ``"series 'H1'"``, or ``"y"`` for the single series."""
-    return "y" if series_id is None else f"series {series_id!r}"
 
 
 def split_series(y: pd.DataFrame, where: str) -> SeriesPanel:

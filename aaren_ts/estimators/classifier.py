@@ -5,8 +5,10 @@ See :class:`AarenClassifier`.
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -15,11 +17,11 @@ import torch
 from sktime.classification.base import BaseClassifier
 
 from aaren_ts.estimators._base import AarenEstimatorMixin, standardization
-from aaren_ts.estimators._classifier_module import READOUTS, ClassifierModule, StreamState
 from aaren_ts.estimators._inputs import Panel, to_panel
 from aaren_ts.estimators._params import SHARED_CONSTRAINTS, Interval, Options, PositiveInt
 from aaren_ts.estimators._skorch import make_train_split, torch_seed
-from aaren_ts.estimators._stream_state import flatten_state, unflatten_state
+from aaren_ts.nn.classify import READOUTS, ClassifierModule, StreamState
+from aaren_ts.nn.state import flatten_state, unflatten_state
 
 __all__ = ["SKLEARN_EXPECTED_FAILED_CHECKS", "AarenClassifier"]
 
@@ -625,6 +627,13 @@ class AarenClassifier(AarenEstimatorMixin, BaseClassifier):
         """The tensors of the current stream state (empty list without streams), e.g. to compare."""
         state = getattr(self, "_stream_state", None)
         return [] if state is None else [t.clone() for t in flatten_state(state)]
+
+    def _export_onnx(self, path: str | os.PathLike) -> Path:
+        from aaren_ts.onnx.export import export_classifier
+
+        self._require_network("to_onnx")
+        classes = np.asarray(self.classes_).tolist()
+        return export_classifier(self.net_.module_, path, self.channel_mean_, self.channel_scale_, classes)
 
     # ================================================================== persistence hooks
     def _check_savable(self) -> None:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import enum
 import math
+import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
@@ -12,13 +13,20 @@ import pandas as pd
 import torch
 from sktime.forecasting.base import BaseForecaster, ForecastingHorizon
 
+from aaren_ts.engine.forecast import ForecastEngine, series_label
 from aaren_ts.estimators._base import AarenEstimatorMixin, standardization
 from aaren_ts.estimators._covariates import covariate_columns, covariates_at
-from aaren_ts.estimators._forecast_calibration import gaussian_z
+from aaren_ts.estimators._cutoffs import (
+    SeriesCutoffs,
+    absolute_times,
+    continuation,
+    index_from_plain,
+    index_to_plain,
+    relative_steps,
+)
 from aaren_ts.estimators._forecast_data import SegmentDataset, pad_segments
-from aaren_ts.estimators._forecast_module import LOCAL_NORMS, ForecastLoss, ForecastNet, beats_naive
-from aaren_ts.estimators._forecast_streams import ForecastStreams
-from aaren_ts.estimators._panel import SeriesPanel, panel_frame, series_label, split_series
+from aaren_ts.estimators._inputs import real_array
+from aaren_ts.estimators._panel import SeriesPanel, panel_frame, split_series
 from aaren_ts.estimators._params import (
     SHARED_CONSTRAINTS,
     Flag,
@@ -28,17 +36,15 @@ from aaren_ts.estimators._params import (
     Options,
     PositiveInt,
 )
+from aaren_ts.estimators._sktime_state import plain_metadata, plain_names, restore_sktime_state, sktime_state
+from aaren_ts.nn.forecast import LOCAL_NORMS, ForecastLoss, ForecastNet, beats_naive
 
 __all__ = ["AarenForecaster"]
 
-_ENCODE_CHUNK = 512  # tokens per block when encoding a long series (bounds attention memory)
-_ENCODE_TOKENS = 2**19  # series x steps per batch when encoding many series (bounds activation memory)
 # the default context length: 96 (the long-horizon protocol's input), longer where the series' training
 # parts hold four windows or more, up to a week of hourly data (M4 Hourly: 168, OWA 0.563 against 0.631
 # at 96; airline stays at 96: MSE 375-464 over seeds 0-2, against 503-606 with a quarter of its length)
 _MIN_DEFAULT_CONTEXT, _MAX_DEFAULT_CONTEXT = 96, 168
-_ONE_SIGMA = 0.6826894921370859  # coverage of mean +- one standard deviation of a Gaussian
-_CALIBRATION_VALUES = 2**22  # forecast values per batch when every step's forecast is kept (calibration)
 
 
 class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
@@ -333,9 +339,6 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
     ) -> None:
         self._store_init_params(locals())
         super().__init__()
-        # sktime keeps these only when the user opts in with set_config(remember_data=True)
-        self._y = None
-        self._X = None
         # fh is needed in fit only to learn the horizon, when it is not given here.
         self.set_tags(**{"requires-fh-in-fit": horizon is None})
 
@@ -384,9 +387,8 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
                     f"{where}: y's columns {list(panel.columns)} differ from those seen in fit "
                     f"{list(self.columns_)}"
                 )
-        streams = getattr(self, "_streams", None)
-        if streams is not None and where != "fit":
-            fitted_levels = self._level_names
+        if where != "fit" and hasattr(self, "engine_"):
+            fitted_levels = self.level_names_
             if (panel.level_names is None) != (fitted_levels is None) or (
                 panel.level_names is not None and len(panel.level_names) != len(fitted_levels)
             ):
@@ -395,6 +397,12 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
                     f"{_describe_levels(fitted_levels)}"
                 )
         return panel
+
+    def _split_with_covariates(self, y: pd.DataFrame, X: pd.DataFrame | None, where: str) -> SeriesPanel:
+        """:meth:`_split`, then each series' values followed by its covariates at the same steps."""
+        panel = self._split(y, where)
+        values = self._with_covariates(panel.values, panel.ids, panel.times, X, where, panel.is_panel)
+        return SeriesPanel(panel.ids, panel.times, values, panel.columns, panel.level_names)
 
     def _with_covariates(
         self,
@@ -405,21 +413,13 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         where: str,
         is_panel: bool,
     ) -> list[np.ndarray]:
-        """Each series' ``values`` followed by its covariates at the same steps (as is without covariates).
-
-        The channels become ``C + n_exog``: the series', then the covariates (future-known first).
-        """
+        """Each series' ``values`` followed by its covariates at the same steps (channels ``C + n_exog``:
+        the series', then the covariates, future-known first); as is without covariates."""
         columns = getattr(self, "exog_columns_", None)
         if columns is None:
             return values
         exog = covariates_at(X, columns, ids, times, where, is_panel)
         return [np.concatenate([v, e], axis=1) for v, e in zip(values, exog, strict=True)]
-
-    def _split_with_covariates(self, y: pd.DataFrame, X: pd.DataFrame | None, where: str) -> SeriesPanel:
-        """:meth:`_split`, then :meth:`_with_covariates` on every series."""
-        panel = self._split(y, where)
-        values = self._with_covariates(panel.values, panel.ids, panel.times, X, where, panel.is_panel)
-        return SeriesPanel(panel.ids, panel.times, values, panel.columns, panel.level_names)
 
     def _set_covariates(self, X: pd.DataFrame | None, where: str) -> None:
         """Record which covariates the network takes (``X``'s columns, future-known ones first)."""
@@ -463,7 +463,7 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         return int(min(_MAX_DEFAULT_CONTEXT, max(_MIN_DEFAULT_CONTEXT, median // 4)))
 
     def _horizon(self, fh: ForecastingHorizon | None, where: str) -> int:
-        steps = None if fh is None else int(self._relative_steps(fh, None).max())
+        steps = None if fh is None else int(relative_steps(fh, self.cutoff).max())
         horizon = getattr(self, "horizon_", None) or self.horizon
         if horizon is None:
             if steps is None:
@@ -510,9 +510,15 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
                         self.net_.set_params(callbacks__early_stopping=None)
                         self.net_.initialize_callbacks()
                 self.net_.partial_fit(train_ds, y=None, epochs=int(epochs))
-        if valid_ds is not None and not beats_naive(self.net_.module_, valid_ds, self._device):
+        if valid_ds is not None and not beats_naive(self.net_.module_, valid_ds, self._resolved_device()):
             self.net_.module_.reset_to_naive()  # no clear gain over the last value on held-out data
         self.net_.module_.eval()
+
+    def _new_engine(self) -> None:
+        """Empty streams for the trained network (no series yet)."""
+        rate = None if self.interval_calibration is None else float(self.calibration_rate)
+        self.engine_ = ForecastEngine(self.net_.module_, self._resolved_device(), rate)
+        self._cutoffs = SeriesCutoffs()
 
     # ------------------------------------------------------------------ sktime interface
     def _pretrain(self, y: pd.DataFrame, X: pd.DataFrame | None = None, fh: ForecastingHorizon | None = None):
@@ -524,7 +530,6 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         self.context_length_ = self._context_length(panel)
         self.n_channels_ = len(panel.columns)
         self.columns_ = panel.columns.copy()
-        self._device = self._resolved_device()
         self._train(panel)
         return self
 
@@ -545,11 +550,10 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         ``fine_tune_epochs`` epochs (none by default) and the streams are conditioned on ``y``.
         """
         self._validate_params()
-        pretrained = getattr(self, "_state", "new") == "pretrained" and hasattr(self, "net_")
+        pretrained = self._state_is_pretrained()
         if not pretrained:
             self._set_covariates(X, "fit")
         panel = self._split_with_covariates(y, X, "fit")
-        self._device = self._resolved_device()  # not among the attributes a pretrained clone copies
         if sum(len(v) for v in panel.values) < 2:
             raise ValueError(f"fit: y needs at least 2 observations, got {sum(len(v) for v in panel.values)}")
         if pretrained:
@@ -562,23 +566,30 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
             self.n_channels_ = len(panel.columns)
             self._train(panel)
         self.columns_ = panel.columns.copy()
-        self._level_names = panel.level_names
-        module = self.net_.module_
-        self._streams = ForecastStreams.empty(module, self._device, self.interval_calibration is not None)
+        self.level_names_ = panel.level_names
+        self._new_engine()
         train, valid = self._holdout(panel)
         mean, scale = self._standardize(train)
-        rows = self._streams.add(panel.ids, mean, scale, module, self._device)
+        rows = self._add_series(panel.ids, mean, scale)
         # the training parts leave the interval calibration at its nominal levels; the validation
         # tails, which the network did not train on, calibrate it (adaptive conformal inference)
         n_train = [len(v) for v in train]
-        self._consume(
-            rows, train, [t[:k] for t, k in zip(panel.times, n_train, strict=True)], calibrate=False
-        )
+        train_times = [t[:k] for t, k in zip(panel.times, n_train, strict=True)]
+        self._consume(rows, train, train_times, calibrate=False, where="fit")
         tails = np.flatnonzero([len(v) > 0 for v in valid])
         if len(tails):
             tail_times = [panel.times[k][n_train[k] :] for k in tails]
-            self._consume(rows[tails], [valid[k] for k in tails], tail_times, calibrate=True)
+            self._consume(rows[tails], [valid[k] for k in tails], tail_times, calibrate=True, where="fit")
         return self
+
+    def _state_is_pretrained(self) -> bool:
+        """Whether ``pretrain`` (and no ``fit``) trained the network this ``fit`` conditions on."""
+        return getattr(self, "_state", "new") == "pretrained" and hasattr(self, "net_")
+
+    def _add_series(self, ids: list[Any], mean: np.ndarray, scale: np.ndarray) -> np.ndarray:
+        rows = self.engine_.add(ids, mean, scale)
+        self._cutoffs.extend(len(ids))
+        return rows
 
     def _consume(
         self,
@@ -586,156 +597,38 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         parts: Sequence[np.ndarray],
         times: Sequence[pd.Index],
         calibrate: bool = True,
+        where: str = "update",
     ) -> None:
-        """Advance the streams at ``rows`` through their new values ``parts`` (original units).
-
-        ``calibrate=False`` (``fit``'s own series) keeps the interval calibration's levels as they are.
-        """
+        """Advance the streams at ``rows`` through their new values ``parts`` (original units) and
+        move their cutoffs to the ends of ``times``."""
         lengths = np.array([len(v) for v in parts], dtype=np.int64)
-        groups = self._row_groups(len(rows), int(lengths.max()))
-        for group in groups:
-            raw = np.full((len(group), int(lengths[group].max()), self.n_channels_ + self.n_exog_), np.nan)
-            for i, k in enumerate(group):
-                raw[i, : lengths[k]] = parts[k]
-            self._advance_rows(rows[group], raw, lengths[group], calibrate=calibrate)
-        streams = self._streams
-        for row, time in zip(rows, times, strict=True):
-            streams.cutoffs[row] = time[-1:]
-            streams.pending[row] = 0
-
-    def _row_groups(self, n_rows: int, n_steps: int) -> list[np.ndarray]:
-        """Positions of the rows to advance together (bounding the tokens, hence memory, per call)."""
-        if self.backbone != "aaren":  # a KV cache grows for every series at once: one call for them all
-            return [np.arange(n_rows)]
-        steps = max(1, min(n_steps, _ENCODE_CHUNK))
-        per_group = max(1, _ENCODE_TOKENS // steps)
-        if self._streams.calibration is not None:  # every step's forecast is kept
-            per_group = max(
-                1, min(per_group, _CALIBRATION_VALUES // (steps * self.horizon_ * self.n_channels_))
-            )
-        return np.array_split(np.arange(n_rows), max(1, -(-n_rows // per_group)))
-
-    def _advance_rows(
-        self, rows: np.ndarray, raw: np.ndarray, lengths: np.ndarray | None = None, calibrate: bool = True
-    ) -> None:
-        """Advance the streams at ``rows`` by ``raw`` ``(R, N, C)`` (original units, NaN = missing).
-
-        Row ``i`` consumes its first ``lengths[i]`` steps (all ``N`` when ``lengths`` is None); the rest
-        is padding. Updates the states, histories, forecasts, interval calibrations (their levels only
-        if ``calibrate``) and counters, not the cutoffs.
-        """
-        streams = self._streams
-        n = raw.shape[1]
-        if lengths is None:
-            lengths = np.full(len(rows), n, dtype=np.int64)
-        if self.backbone != "aaren" and len(rows) < len(streams):
-            # a KV cache: every series in row order, the others with nothing new (padding)
-            full = np.full((len(streams), n, raw.shape[2]), np.nan)
-            full[rows] = raw
-            full_lengths = np.zeros(len(streams), dtype=np.int64)
-            full_lengths[rows] = lengths
-            self._advance_rows(np.arange(len(streams)), full, full_lengths, calibrate)
-            return
-        if len(rows) > 1 and (np.diff(rows) < 0).any():  # in stream order: the states are read in sequence
-            order = np.argsort(rows, kind="stable")
-            rows, raw, lengths = rows[order], raw[order], lengths[order]
-        within = np.arange(n)[None, :] < lengths[:, None]
-        c = self.n_channels_
-        x = (raw - streams.mean[rows, None, :]) / streams.scale[rows, None, :]
-        x = torch.as_tensor(x, dtype=torch.float32, device=self._device)
-        row_t = torch.as_tensor(rows, device=self._device)
-        length_t = torch.as_tensor(lengths, device=self._device)
-        module = self.net_.module_
-        if module.training:  # (eval() walks every submodule: a measurable cost per streamed step)
-            module.eval()
-        every = len(rows) == len(streams) and bool((rows == np.arange(len(rows))).all())
-        state, history = streams.take(row_t)
-        forecast = streams.forecast if every else streams.forecast[row_t]
-        spread = streams.spread if every else streams.spread[row_t]
-        calibration = streams.calibration  # advanced in place, at these rows
-        rate = float(self.calibration_rate) if calibrate else 0.0
-        with torch.no_grad(), self._torch_context():
-            for start in range(0, n, _ENCODE_CHUNK):
-                chunk = (length_t - start).clamp(0, _ENCODE_CHUNK)
-                ragged = bool((chunk < min(_ENCODE_CHUNK, n - start)).any())
-                x_chunk = x[:, start : start + _ENCODE_CHUNK]
-                out, state, history = module(
-                    x_chunk,
-                    state=state,
-                    history=history,
-                    last_only=calibration is None,
-                    return_state=True,
-                    lengths=chunk if ragged else None,
-                )
-                if calibration is not None:  # judge the intervals issued before, keep every new one
-                    observed, known = x_chunk[..., :c], None
-                    if self.n_future_:  # the future-known covariates' part of every judged forecast
-                        future = x_chunk[..., c : c + self.n_future_, None].transpose(-1, -2)
-                        known = module.future_effect(future.expand(-1, -1, self.horizon_, -1))
-                    calibration.advance(
-                        observed, out.loc, out.scale, chunk, rate, known, None if every else row_t
-                    )
-                    last = (chunk - 1).clamp_min(0)
-                    pick = torch.arange(len(rows), device=x.device)
-                    out = type(out)(out.loc[pick, last][:, None], out.scale[pick, last][:, None])
-                if ragged:
-                    advanced = (chunk > 0)[:, None, None]
-                    forecast = torch.where(advanced, out.loc[:, 0], forecast)
-                    spread = torch.where(advanced, out.scale[:, 0], spread)
-                else:
-                    forecast, spread = out.loc[:, 0], out.scale[:, 0]
-        streams.put(row_t, state, history)
-        if every:
-            streams.forecast, streams.spread = forecast, spread
-        else:
-            streams.forecast[row_t] = forecast
-            streams.spread[row_t] = spread
-        streams.n_seen[rows] += lengths
-        streams.n_observed[rows] += (np.isfinite(raw[..., :c]).any(axis=2) & within).sum(axis=1)
-
-    def _relative_steps(self, fh: ForecastingHorizon, cutoff: pd.Index | None) -> np.ndarray:
-        if fh.is_relative:
-            steps = np.asarray(fh.to_numpy(), dtype=np.int64)
-        else:
-            reference = cutoff if cutoff is not None else self.cutoff
-            steps = np.asarray(fh.to_relative(reference).to_numpy(), dtype=np.int64)
-        if (steps < 1).any():
-            raise ValueError(
-                f"fh contains in-sample step(s) {steps[steps < 1].tolist()}; AarenForecaster forecasts only "
-                "steps after the cutoff (1, 2, ...)"
-            )
-        return steps
+        raw = np.full((len(rows), int(lengths.max()), self.n_channels_ + self.n_exog_), np.nan)
+        for i, part in enumerate(parts):
+            raw[i, : lengths[i]] = part
+        with self._torch_context():
+            self.engine_.advance(rows, raw, lengths, calibrate=calibrate, where=where)
+        self._cutoffs.set(rows, times)
 
     def _predict(self, fh: ForecastingHorizon, X: pd.DataFrame | None = None) -> pd.DataFrame:
         """Read each series' forecast at its own cutoff for the steps of ``fh``."""
-        streams = self._streams
         steps, times = self._forecast_steps(fh, "predict")
         known = self._known_future(X, steps, times, "predict")
-        loc = self._original_units(streams.forecast, np.arange(len(streams)))
+        loc = self.engine_.predict()
         values = [loc[row, s - 1] + known[row] for row, s in enumerate(steps)]
-        return panel_frame(streams.ids, times, values, self.columns_, self._level_names)
+        return self._frame(times, values)
 
     def _predict_quantiles(
         self, fh: ForecastingHorizon, X: pd.DataFrame | None, alpha: list[float]
     ) -> pd.DataFrame:
         """Quantiles of each series' forecast distribution (calibrated if ``interval_calibration``)."""
-        streams = self._streams
         steps, times = self._forecast_steps(fh, "predict_quantiles")
         known = self._known_future(X, steps, times, "predict_quantiles")
         alpha = [float(a) for a in alpha]
-        quantiles = self._quantiles(alpha)
-        frames = []
-        for k in range(len(alpha)):
-            quantile = quantiles[..., k]
-            frames.append(
-                panel_frame(
-                    streams.ids,
-                    times,
-                    [quantile[r, s - 1] + known[r] for r, s in enumerate(steps)],
-                    self.columns_,
-                    self._level_names,
-                )
-            )
+        quantiles = self.engine_.predict_quantiles(alpha)
+        frames = [
+            self._frame(times, [quantiles[r, s - 1, :, k] + known[r] for r, s in enumerate(steps)])
+            for k in range(len(alpha))
+        ]
         columns = self._get_columns(method="predict_quantiles", alpha=alpha)
         values = np.stack([f.to_numpy() for f in frames], axis=-1)  # (rows, C, len(alpha))
         return pd.DataFrame(values.reshape(len(frames[0]), -1), index=frames[0].index, columns=columns)
@@ -746,83 +639,43 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         """Variance of each series' forecast distribution (calibrated if ``interval_calibration``)."""
         if cov:
             raise NotImplementedError("AarenForecaster forecasts marginal variances only (cov=False)")
-        streams = self._streams
         steps, times = self._forecast_steps(fh, "predict_var")
-        every = np.arange(len(streams))
-        std = (
-            self._original_units(streams.spread, every, shift=False)
-            * self._half_widths([_ONE_SIGMA], every)[:, 0]
-        )
-        values = [std[row, s - 1] ** 2 for row, s in enumerate(steps)]
-        return panel_frame(streams.ids, times, values, self.columns_, self._level_names)
+        std = self.engine_.predict_std()
+        return self._frame(times, [std[row, s - 1] ** 2 for row, s in enumerate(steps)])
+
+    def _frame(self, times: list[pd.Index], values: list[np.ndarray]) -> pd.DataFrame:
+        return panel_frame(self.engine_.ids, times, values, self.columns_, self.level_names_)
 
     def _known_future(
         self, X: pd.DataFrame | None, steps: list[np.ndarray], times: list[pd.Index], where: str
     ) -> list[np.ndarray | float]:
-        """What the future-known covariates add to each series' forecast at its ``steps`` (original units).
-
-        ``0.0`` per series when the forecaster has no future-known covariates.
-        """
+        """What the future-known covariates add to each series' forecast at its ``steps`` (original units);
+        ``0.0`` per series without future-known covariates."""
         if not getattr(self, "n_future_", 0):
             return [0.0] * len(steps)
-        streams = self._streams
+        engine = self.engine_
         future_columns = self.exog_columns_[: self.n_future_]
-        values = covariates_at(X, future_columns, streams.ids, times, where, self._level_names is not None)
-        rows = np.arange(len(streams))  # (every series forecasts the same number of steps of fh)
-        effect = self._future_effect(rows, np.stack(values), np.stack(steps) - 1)
-        return list(effect * streams.scale[:, None, : self.n_channels_])
-
-    def _quantiles(self, alpha: list[float], rows: np.ndarray | None = None) -> np.ndarray:
-        """Quantiles ``(n_rows, horizon, C, len(alpha))`` of the streams at ``rows`` (all if None)."""
-        rows = np.arange(len(self._streams)) if rows is None else rows
-        z = self._half_widths([abs(2.0 * a - 1.0) for a in alpha], rows)  # (n_rows, len(alpha), T, C)
-        z = z * np.sign(np.asarray(alpha) - 0.5)[None, :, None, None]
-        loc = self._original_units(self._streams.forecast, rows)
-        spread = self._original_units(self._streams.spread, rows, shift=False)
-        return loc[..., None] + np.moveaxis(z, 1, -1) * spread[..., None]
-
-    def _half_widths(self, coverage: list[float], rows: np.ndarray) -> np.ndarray:
-        """Interval half-widths in standard deviations, ``(n_rows, len(coverage), horizon, C)``."""
-        calibration = self._streams.calibration
-        if calibration is not None:
-            if len(rows) < len(self._streams):
-                calibration = calibration.take(torch.as_tensor(rows, device=calibration.levels.device))
-            return calibration.z(coverage)
-        z = gaussian_z(np.asarray(coverage))
-        return np.broadcast_to(z[None, :, None, None], (len(rows), len(z), self.horizon_, self.n_channels_))
-
-    def _original_units(self, values: torch.Tensor, rows: np.ndarray, shift: bool = True) -> np.ndarray:
-        """Standardised ``(n_series, horizon, C)`` values of ``rows`` in their own series' units.
-
-        ``shift=False`` scales only (for spreads); otherwise the series' mean is added too.
-        """
-        streams = self._streams
-        c = self.n_channels_
-        if len(rows) < len(streams):
-            values = values[torch.as_tensor(rows, device=values.device)]
-        out = values.detach().cpu().numpy().astype(np.float64) * streams.scale[rows, None, :c]
-        return out + streams.mean[rows, None, :c] if shift else out
+        values = covariates_at(X, future_columns, engine.ids, times, where, self.level_names_ is not None)
+        rows = np.arange(len(engine))  # (every series forecasts the same number of steps of fh)
+        return list(engine.future_effect(rows, np.stack(values), np.stack(steps) - 1))
 
     def _forecast_steps(self, fh: ForecastingHorizon, where: str) -> tuple[list[np.ndarray], list[pd.Index]]:
         """For every series: the steps of ``fh`` after its own cutoff and their time index."""
-        streams = self._streams
         self._sync_cutoffs()
-        self._require_observed(np.arange(len(streams)), where)
+        engine = self.engine_
+        engine.require_observed(np.arange(len(engine)), where)
         steps, times = [], []
-        for row, cutoff in enumerate(streams.cutoffs):
-            row_steps = self._relative_steps(fh, cutoff)
+        for row, cutoff in enumerate(self._cutoffs.cutoffs):
+            row_steps = relative_steps(fh, cutoff)
             if row_steps.max() > self.horizon_:
                 raise ValueError(
                     f"fh reaches {int(row_steps.max())} steps ahead of the cutoff of "
-                    f"{series_label(streams.ids[row])}, "
+                    f"{series_label(engine.ids[row])}, "
                     f"but the forecaster was trained for a horizon of {self.horizon_}; refit with "
                     f"horizon >= {int(row_steps.max())}"
                 )
             steps.append(row_steps)
-            if fh.is_relative and _is_integer_index(cutoff):  # plain arithmetic, as sktime's would give
-                times.append(pd.Index(int(cutoff[0]) + row_steps))
-            else:
-                times.append(fh.to_absolute_index(cutoff))
+            times.append(absolute_times(fh, row_steps, cutoff))
         return steps, times
 
     def _update(self, y: pd.DataFrame, X: pd.DataFrame | None = None, update_params: bool = True):
@@ -832,29 +685,25 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         ``update`` has already moved the cutoff to ``y``'s end; on bad input it is put back, so the
         forecaster is left exactly as it was.
         """
-        old_cutoff = self._latest_cutoff()
+        old_cutoff = self._cutoffs.latest()
         try:
-            plan = self._plan(y, X, strict=False, where="update")
-            if update_params and self.update_epochs > 0:
-                fresh = SeriesPanel(plan.ids, plan.times, plan.values, self.columns_, self._level_names)
-                if any(len(v) >= 2 for v in fresh.values):
-                    self._train(fresh, epochs=int(self.update_epochs))
-            self._apply(plan)
+            with self.engine_.lock:
+                plan = self._plan(y, X, strict=False, where="update")
+                if update_params and self.update_epochs > 0:
+                    fresh = SeriesPanel(plan.ids, plan.times, plan.values, self.columns_, self.level_names_)
+                    if any(len(v) >= 2 for v in fresh.values):
+                        self._train(fresh, epochs=int(self.update_epochs))
+                self._apply(plan, "update")
         except (TypeError, ValueError):
             self._set_cutoff(old_cutoff)
             raise
-        self._set_cutoff(self._latest_cutoff())
+        self._set_cutoff(self._cutoffs.latest())
         return self
 
     def _sync_cutoffs(self) -> None:
         """Bring every series' cutoff, and sktime's ``cutoff``, up to date after array updates."""
-        if self._streams.pending.any():
-            self._set_cutoff(self._latest_cutoff())
-
-    def _latest_cutoff(self) -> pd.Index:
-        self._streams.sync_cutoffs()
-        cutoffs = [c for c in self._streams.cutoffs if c is not None]
-        return max(cutoffs, key=lambda c: c[0])
+        if self._cutoffs.sync():
+            self._set_cutoff(self._cutoffs.latest())
 
     def _plan(self, y: pd.DataFrame, X: pd.DataFrame | None, strict: bool, where: str) -> _StreamPlan:
         """Check ``y`` (and ``X``) against every stream and return what to consume; changes nothing.
@@ -864,11 +713,11 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         The covariates of the rows to consume are appended to their values.
         """
         panel = self._split(y, where)
-        streams = self._streams
+        engine = self.engine_
         self._sync_cutoffs()
         ids, times, values, new = [], [], [], []
         for series_id, time, part in zip(panel.ids, panel.times, panel.values, strict=True):
-            row = streams.row_of.get(series_id)
+            row = engine.row_of.get(series_id)
             if row is None:
                 if not panel.is_panel:
                     raise ValueError(f"{where}: y is not a continuation of the series seen in fit")
@@ -879,7 +728,7 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
                     )
                 new.append(series_id)
             else:
-                keep = _continuation(time, streams.cutoffs[row], strict, where, series_id)
+                keep = continuation(time, self._cutoffs.cutoffs[row], strict, where, series_id)
                 if keep is None:
                     continue
                 time, part = time[keep], part[keep]
@@ -887,19 +736,23 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
             times.append(time)
             values.append(part)
         values = self._with_covariates(values, ids, times, X, where, panel.is_panel) if ids else values
+        if ids and not new:  # (a new series is checked against its own scale when it is added)
+            rows = np.array([engine.row_of[i] for i in ids], dtype=np.int64)
+            for row, part in zip(rows, values, strict=True):
+                engine.check_values(row[None], part[None], where)
         return _StreamPlan(ids, times, values, new)
 
-    def _apply(self, plan: _StreamPlan) -> None:
+    def _apply(self, plan: _StreamPlan, where: str) -> None:
         if not plan.ids:
             return
-        streams = self._streams
+        engine = self.engine_
         if plan.new:
             new_ids = set(plan.new)
             parts = [v for i, v in zip(plan.ids, plan.values, strict=True) if i in new_ids]
             mean, scale = self._standardize(parts)
-            streams.add(plan.new, mean, scale, self.net_.module_, self._device)
-        rows = np.array([streams.row_of[i] for i in plan.ids], dtype=np.int64)
-        self._consume(rows, plan.values, plan.times)
+            self._add_series(plan.new, mean, scale)
+        rows = np.array([engine.row_of[i] for i in plan.ids], dtype=np.int64)
+        self._consume(rows, plan.values, plan.times, where=where)
 
     # ------------------------------------------------------------------ public extensions
     def partial_update(self, y: pd.Series | pd.DataFrame, X: pd.DataFrame | None = None) -> AarenForecaster:
@@ -911,6 +764,7 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         from its own cutoff; series absent from ``y`` are left as they are, and a series id not seen
         before starts a new stream (scaled by the observations given). The forecasts afterwards equal
         (to float32 round-off) those from encoding every whole series at once with the same weights.
+        Calls from several threads are serialised: none of their observations is lost.
 
         Parameters
         ----------
@@ -927,17 +781,18 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         Raises
         ------
         TypeError, ValueError
-            On bad input (not pandas, infinite values, other columns or index levels, a gap or overlap
-            with the observations already seen, missing or non-finite covariates, named by series);
-            the forecaster is then left exactly as it was.
+            On bad input (not pandas, infinite or overflowing values, other columns or index levels, a
+            gap or overlap with the observations already seen, missing or non-finite covariates, named
+            by series); the forecaster is then left exactly as it was.
         """
         self.check_is_fitted()
         frame = self._as_frame(y, "partial_update")
         if self.get_config()["remember_data"]:
             return self.update(y, X=X, update_params=False)  # the user asked sktime to keep the data
         # Fast path, same result as update(y, update_params=False) without sktime's per-call conversions.
-        self._apply(self._plan(frame, X, strict=True, where="partial_update"))
-        self._set_cutoff(self._latest_cutoff())
+        with self.engine_.lock:
+            self._apply(self._plan(frame, X, strict=True, where="partial_update"), "partial_update")
+            self._set_cutoff(self._cutoffs.latest())
         return self
 
     def partial_update_array(
@@ -968,13 +823,14 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
 
         Raises
         ------
-        ValueError
-            On a wrong shape, infinite values, missing or non-finite covariates, or an unknown or
-            repeated series id; the forecaster is then left exactly as it was.
+        TypeError, ValueError
+            On a wrong shape or type, infinite or overflowing values, missing or non-finite covariates,
+            or an unknown or repeated series id; the forecaster is then left exactly as it was.
         """
         self.check_is_fitted()
-        rows = self._rows_of(series_ids, "partial_update_array")
-        arr = np.asarray(y, dtype=np.float64)
+        engine = self.engine_
+        rows = engine.rows_of(series_ids, "partial_update_array")
+        arr = real_array(y, "partial_update_array", "y")
         if arr.ndim == 2:
             arr = arr[:, None, :]
         if arr.ndim != 3 or arr.shape[0] != len(rows) or arr.shape[2] != self.n_channels_ or arr.shape[1] < 1:
@@ -982,20 +838,14 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
                 f"partial_update_array: y must have shape ({len(rows)}, n_steps >= 1, {self.n_channels_}) "
                 f"or ({len(rows)}, {self.n_channels_}), got {np.shape(y)}"
             )
-        if np.isinf(arr).any():
-            bad = self._streams.ids[rows[int(np.argwhere(np.isinf(arr))[0, 0])]]
-            raise ValueError(
-                f"partial_update_array: {series_label(bad)} holds an infinite value; "
-                "use NaN for a missing observation"
-            )
         if self.n_exog_:
             exog = self._covariate_array(
                 X, (len(rows), arr.shape[1], self.n_exog_), rows, "partial_update_array"
             )
             arr = np.concatenate([arr, exog], axis=2)
-        for group in self._row_groups(len(rows), arr.shape[1]):
-            self._advance_rows(rows[group], arr[group])
-        self._streams.pending[rows] += arr.shape[1]
+        with engine.lock, self._torch_context():
+            engine.advance(rows, arr, where="partial_update_array")
+            self._cutoffs.defer(rows, arr.shape[1])
         return self
 
     def predict_array(
@@ -1018,15 +868,9 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
             Each series' forecast of the ``horizon_`` steps after its cutoff, in original units.
         """
         self.check_is_fitted()
-        rows = self._rows_of(series_ids, "predict_array")
-        self._require_observed(rows, "predict_array")
-        streams = self._streams
-        forecast = streams.forecast if series_ids is None else streams.forecast[torch.as_tensor(rows)]
-        forecast = forecast.cpu().numpy().astype(np.float64) + self._known_future_array(
-            X, rows, "predict_array"
-        )
-        c = self.n_channels_
-        return forecast * streams.scale[rows, None, :c] + streams.mean[rows, None, :c]
+        rows = self.engine_.rows_of(series_ids, "predict_array")
+        self.engine_.require_observed(rows, "predict_array")
+        return self.engine_.predict(rows) + self._known_future_array(X, rows, "predict_array")
 
     def predict_quantiles_array(
         self, alpha: Sequence[float], series_ids: Sequence[Any] | None = None, X: np.ndarray | None = None
@@ -1036,7 +880,7 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         Parameters
         ----------
         alpha : sequence of float
-            Probabilities of the quantiles, in [0, 1] (``0.5``: the point forecast).
+            Probabilities of the quantiles, each strictly between 0 and 1 (``0.5``: the point forecast).
         series_ids : sequence, optional
             Ids of the series, in the order wanted; ``None``: every series, in the order of
             :attr:`series_ids_`.
@@ -1050,76 +894,42 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
             (calibrated online with ``interval_calibration="aci"``).
         """
         self.check_is_fitted()
-        probabilities = np.asarray(alpha, dtype=np.float64).ravel()
-        if not np.all((probabilities >= 0.0) & (probabilities <= 1.0)):
-            raise ValueError(f"predict_quantiles_array: alpha must lie in [0, 1], got {list(alpha)}")
-        rows = self._rows_of(series_ids, "predict_quantiles_array")
-        self._require_observed(rows, "predict_quantiles_array")
-        known = self._known_future_array(X, rows, "predict_quantiles_array")
-        known = known * self._streams.scale[rows, None, : self.n_channels_] if self.n_future_ else 0.0
-        return self._quantiles(probabilities.tolist(), rows) + np.asarray(known)[..., None]
-
-    def _require_observed(self, rows: np.ndarray, where: str) -> None:
-        """Refuse to forecast for a series at ``rows`` with no observed value yet (all NaN so far)."""
-        unseen = rows[self._streams.n_observed[rows] == 0]
-        if len(unseen):
+        probabilities = real_array(alpha, "predict_quantiles_array", "alpha").ravel()
+        if len(probabilities) == 0 or not np.all((probabilities > 0.0) & (probabilities < 1.0)):
             raise ValueError(
-                f"{where}: {series_label(self._streams.ids[unseen[0]])} has no observed value yet (all NaN): "
-                "nothing to forecast from" + (f" ({len(unseen)} such series)" if len(unseen) > 1 else "")
+                f"predict_quantiles_array: alpha must be probabilities strictly between 0 and 1 (the "
+                f"quantiles at 0 and 1 are infinite), got {np.asarray(alpha).tolist()}"
             )
+        rows = self.engine_.rows_of(series_ids, "predict_quantiles_array")
+        self.engine_.require_observed(rows, "predict_quantiles_array")
+        known = self._known_future_array(X, rows, "predict_quantiles_array")
+        return self.engine_.predict_quantiles(probabilities.tolist(), rows) + np.asarray(known)[..., None]
 
     def _covariate_array(self, X: Any, shape: tuple[int, ...], rows: np.ndarray, where: str) -> np.ndarray:
         """``X`` as a float array of ``shape`` (or one step less), checked finite; in original units."""
         if X is None:
             raise ValueError(f"{where}: X is required: the forecaster was fitted with covariates")
-        arr = np.asarray(X, dtype=np.float64)
+        arr = real_array(X, where, "X")
         if arr.ndim == len(shape) - 1 and shape[1] == 1:
             arr = arr[:, None]
         if arr.shape != shape:
             raise ValueError(f"{where}: X must have shape {shape}, got {np.shape(X)}")
         if not np.isfinite(arr).all():
-            bad = self._streams.ids[rows[int(np.argwhere(~np.isfinite(arr))[0, 0])]]
+            bad = self.engine_.ids[rows[int(np.argwhere(~np.isfinite(arr))[0, 0])]]
             raise ValueError(f"{where}: X holds a non-finite value for {series_label(bad)}")
         return arr
 
     def _known_future_array(self, X: Any, rows: np.ndarray, where: str) -> np.ndarray | float:
-        """Effect ``(n_rows, horizon, C)`` of the future-known covariates ``X``, standardised units."""
+        """Effect ``(n_rows, horizon, C)`` of the future-known covariates ``X``, original units."""
         if not getattr(self, "n_future_", 0):
             return 0.0
         future = self._covariate_array(X, (len(rows), self.horizon_, self.n_future_), rows, where)
-        return self._future_effect(rows, future, np.arange(self.horizon_))
-
-    def _future_effect(self, rows: np.ndarray, future: np.ndarray, steps: np.ndarray) -> np.ndarray:
-        """Effect ``(n_rows, k, C)``, standardised units, of future covariates ``(n_rows, k, n_future)``.
-
-        ``future`` holds the values (original units) at the forecast steps ``steps`` (0-based, ``(k,)``
-        shared by all rows or ``(n_rows, k)``).
-        """
-        c, f = self.n_channels_, self.n_future_
-        streams = self._streams
-        z = (future - streams.mean[rows, None, c : c + f]) / streams.scale[rows, None, c : c + f]
-        weight = self.net_.module_.future_coefficients().detach().cpu().numpy().astype(np.float64)
-        per_step = weight[:, np.broadcast_to(steps, z.shape[:2]), :]  # (C, n_rows, k, F)
-        return np.einsum("rkf,crkf->rkc", z, per_step)
-
-    def _rows_of(self, series_ids: Sequence[Any] | None, where: str) -> np.ndarray:
-        streams = self._streams
-        if series_ids is None:
-            return np.arange(len(streams))
-        try:
-            rows = np.fromiter((streams.row_of[i] for i in series_ids), dtype=np.int64)
-        except KeyError as err:
-            raise ValueError(
-                f"{where}: unknown {series_label(err.args[0])}; a new series starts through partial_update"
-            ) from None
-        if len(np.unique(rows)) != len(rows):
-            raise ValueError(f"{where}: series_ids repeats a series")
-        return rows
+        return self.engine_.future_effect(rows, future, np.arange(self.horizon_))
 
     @property
     def cutoff(self) -> pd.Index:
         """The latest cutoff over all series (sktime's ``cutoff``), including array updates."""
-        if getattr(self, "_streams", None) is not None:
+        if getattr(self, "_cutoffs", None) is not None:
             self._sync_cutoffs()
         return super().cutoff
 
@@ -1134,10 +944,8 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         raise TypeError(f"{where}: y must be a pandas Series or DataFrame, got {type(y).__name__}")
 
     def _single_stream(self, where: str) -> None:
-        if self._level_names is not None:
+        if self.level_names_ is not None:
             raise ValueError(f"{where} works on a forecaster fitted on a single series, not on a panel")
-
-    def _no_covariates(self, where: str) -> None:
         if self.n_exog_:
             raise ValueError(
                 f"{where} does not take covariates; the forecaster was fitted with X: stream with "
@@ -1165,25 +973,10 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         """
         self.check_is_fitted()
         self._single_stream("stream_forecasts")
-        self._no_covariates("stream_forecasts")
         frame = self._as_frame(y, "stream_forecasts")
-        plan = self._plan(frame, None, strict=True, where="stream_forecasts")
-        streams = self._streams
-        x = torch.as_tensor(
-            (plan.values[0] - streams.mean[0]) / streams.scale[0], dtype=torch.float32, device=self._device
-        )[None]
-        module = self.net_.module_
-        if module.training:  # (eval() walks every submodule: a measurable cost per streamed step)
-            module.eval()
-        state, history = streams.take(torch.zeros(1, dtype=torch.long, device=self._device))
-        out = []
-        with torch.no_grad(), self._torch_context():
-            for start in range(0, x.shape[1], _ENCODE_CHUNK):
-                pred, state, history = module(
-                    x[:, start : start + _ENCODE_CHUNK], state=state, history=history, return_state=True
-                )
-                out.append(pred.loc[0].cpu().numpy().astype(np.float64))
-        return np.concatenate(out) * streams.scale[0] + streams.mean[0]
+        with self.engine_.lock, self._torch_context():
+            plan = self._plan(frame, None, strict=True, where="stream_forecasts")
+            return self.engine_.stream_forecasts(0, plan.values[0])
 
     def predict_windows(
         self, windows: np.ndarray, batch_size: int = 256, return_std: bool = False
@@ -1213,8 +1006,7 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         """
         self.check_is_fitted()
         self._single_stream("predict_windows")
-        self._no_covariates("predict_windows")
-        arr = np.asarray(windows, dtype=np.float64)
+        arr = real_array(windows, "predict_windows", "windows")
         if arr.ndim == 2 and self.n_channels_ == 1:
             arr = arr[..., None]
         if arr.ndim != 3 or arr.shape[2] != self.n_channels_ or arr.shape[1] < 1:
@@ -1223,94 +1015,89 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
             )
         if not np.isfinite(arr).all():
             raise ValueError("windows contain NaN or infinite values")
-        mean, scale = self._streams.mean[0], self._streams.scale[0]
-        module = self.net_.module_
-        if module.training:  # (eval() walks every submodule: a measurable cost per streamed step)
-            module.eval()
-        locs, stds = [], []
-        with torch.no_grad(), self._torch_context():
-            for start in range(0, len(arr), batch_size):
-                x = torch.as_tensor((arr[start : start + batch_size] - mean) / scale, dtype=torch.float32)
-                pred = module(x.to(self._device), last_only=True)
-                locs.append(pred.loc[:, 0].cpu().numpy().astype(np.float64))
-                stds.append(pred.scale[:, 0].cpu().numpy().astype(np.float64))
-        if not locs:
-            empty = np.zeros((0, self.horizon_, self.n_channels_))
-            return (empty, empty.copy()) if return_std else empty
-        loc = np.concatenate(locs) * scale + mean
-        return (loc, np.concatenate(stds) * scale) if return_std else loc
+        with self._torch_context():
+            loc, std = self.engine_.forecast_windows(arr, batch_size=batch_size)
+        return (loc, std) if return_std else loc
 
     def stream_state_tensors(self) -> list[torch.Tensor]:
         """Copies of every tensor of the streams (encoder states, recent values, current forecasts)."""
         self.check_is_fitted()
-        return [t.detach().clone() for t in self._streams.tensors()]
+        return [t.detach().clone() for t in self.engine_.tensors()]
+
+    def _export_onnx(self, path: str | os.PathLike) -> Path:
+        from aaren_ts.onnx.export import export_forecaster
+
+        exog = [] if self.exog_columns_ is None else [str(c) for c in self.exog_columns_]
+        return export_forecaster(self.engine_, path, exog_columns=exog)
 
     # ------------------------------------------------------------------ fitted attributes
     @property
     def series_ids_(self) -> list[Any]:
         """Ids of the series the forecaster streams, in order (``[None]`` for a single series)."""
-        return list(self._streams.ids)
+        return list(self.engine_.ids)
+
+    @property
+    def series_cutoffs_(self) -> pd.Series:
+        """Each series' cutoff (the time of its last observation), indexed by series id (``None`` for a
+        single series)."""
+        self._sync_cutoffs()
+        index = pd.Index([None]) if self.level_names_ is None else self._series_index()
+        return pd.Series([c[0] for c in self._cutoffs.cutoffs], index=index, name="cutoff", dtype=object)
 
     @property
     def mean_(self) -> np.ndarray | pd.DataFrame:
         """Standardisation means: ``(n_channels,)`` for a single series, one row per series of a panel."""
-        return self._per_series(self._streams.mean[:, : self.n_channels_])
+        return self._per_series(self.engine_.mean[:, : self.n_channels_])
 
     @property
     def scale_(self) -> np.ndarray | pd.DataFrame:
         """Standardisation scales: ``(n_channels,)`` for a single series, one row per series of a panel."""
-        return self._per_series(self._streams.scale[:, : self.n_channels_])
+        return self._per_series(self.engine_.scale[:, : self.n_channels_])
 
     @property
     def n_seen_(self) -> int | pd.Series:
         """Time steps consumed (``fit`` plus updates): an int, or one per series of a panel."""
-        if self._level_names is None:
-            return int(self._streams.n_seen[0])
-        return pd.Series(self._streams.n_seen, index=self._series_index(), name="n_seen")
+        if self.level_names_ is None:
+            return int(self.engine_.n_seen[0])
+        return pd.Series(self.engine_.n_seen, index=self._series_index(), name="n_seen")
 
     def _series_index(self) -> pd.Index:
-        ids = self._streams.ids
-        names = self._level_names[:-1]
+        ids = self.engine_.ids
+        names = self.level_names_[:-1]
         if len(names) == 1:
             return pd.Index(ids, name=names[0])
         return pd.MultiIndex.from_tuples(ids, names=names)
 
     def _per_series(self, stats: np.ndarray) -> np.ndarray | pd.DataFrame:
-        if self._level_names is None:
+        if self.level_names_ is None:
             return stats[0].copy()
         return pd.DataFrame(stats, index=self._series_index(), columns=self.columns_)
 
     # ------------------------------------------------------------------ persistence hooks
     def _fitted_attributes(self) -> dict[str, Any]:
-        streams = self._streams
-        self._sync_cutoffs()
-        cutoff = self.cutoff
-        return {
-            "horizon": self.horizon_,
-            "context_length": int(self.context_length_),
-            "n_channels": self.n_channels_,
-            "columns": [c if isinstance(c, int | str) else str(c) for c in self.columns_],
-            "exog_columns": None
-            if self.exog_columns_ is None
-            else [c if isinstance(c, int | str) else str(c) for c in self.exog_columns_],
-            "n_future": int(self.n_future_),
-            "level_names": _plain_metadata(self._level_names),
-            "series_ids": [_plain_metadata(i) for i in streams.ids],
-            "series_cutoffs": [_index_to_plain(c) for c in streams.cutoffs],
-            "mean": streams.mean,
-            "scale": streams.scale,
-            "n_seen": streams.n_seen,
-            "n_observed": streams.n_observed,
-            "streams": [t.cpu() for t in streams.tensors()],
-            "cutoff": _index_to_plain(cutoff),
-            "fh": None if self._fh is None else [int(s) for s in self._fh.to_relative(cutoff).to_numpy()],
-            "y_mtype": str(self._y_mtype_last_seen),
-            "y_name": _plain_metadata(getattr(self, "_converter_store_y", {}).get("name")),
-            "y_metadata": _plain_metadata(getattr(self, "_y_metadata", {})),
-        }
+        engine = self.engine_
+        with engine.lock:
+            cutoff = self.cutoff
+            return {
+                "horizon": self.horizon_,
+                "context_length": int(self.context_length_),
+                "n_channels": self.n_channels_,
+                "columns": plain_names(self.columns_),
+                "exog_columns": None if self.exog_columns_ is None else plain_names(self.exog_columns_),
+                "n_future": int(self.n_future_),
+                "level_names": plain_metadata(self.level_names_),
+                "series_ids": [plain_metadata(i) for i in engine.ids],
+                "series_cutoffs": self._cutoffs.to_plain(),
+                "mean": engine.mean,
+                "scale": engine.scale,
+                "n_seen": engine.n_seen,
+                "n_observed": engine.n_observed,
+                "streams": [t.cpu() for t in engine.tensors()],
+                "cutoff": index_to_plain(cutoff),
+                **sktime_state(self, cutoff),
+            }
 
     def _restore_fitted(self, attributes: dict[str, Any], state_dict: dict[str, torch.Tensor]) -> None:
-        self._device = self._resolved_device()
         self.horizon_ = int(attributes["horizon"])
         self.context_length_ = int(attributes["context_length"])
         self.n_channels_ = int(attributes["n_channels"])
@@ -1322,26 +1109,15 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         self.net_.module_.load_state_dict(state_dict)
         self.net_.module_.eval()
         levels = attributes["level_names"]
-        self._level_names = None if levels is None else list(levels)
+        self.level_names_ = None if levels is None else list(levels)
         ids = [i if not isinstance(i, list) else tuple(i) for i in attributes["series_ids"]]
-        module = self.net_.module_
-        streams = ForecastStreams.empty(module, self._device, self.interval_calibration is not None)
-        streams.add(ids, attributes["mean"].numpy(), attributes["scale"].numpy(), module, self._device)
-        streams.load_tensors(streams.state, [t.to(self._device) for t in attributes["streams"]])
-        streams.n_seen = attributes["n_seen"].numpy().copy()
-        streams.n_observed = attributes["n_observed"].numpy().copy()
-        streams.cutoffs = [_index_from_plain(c) for c in attributes["series_cutoffs"]]
-        self._streams = streams
-        cutoff = _index_from_plain(attributes["cutoff"])
-        self._set_cutoff(cutoff)
-        if attributes["fh"] is not None:
-            self._fh = ForecastingHorizon(attributes["fh"], is_relative=True, freq=cutoff)
-        self._y_mtype_last_seen = attributes["y_mtype"]
-        if attributes["y_name"] is not None:  # the name sktime gives a univariate forecast
-            self._converter_store_y = {"name": attributes["y_name"]}
-        self._y_metadata = _metadata_from_plain(attributes["y_metadata"])
-        self._X_mtype_last_seen = None
-        self._is_vectorized = False
+        self._new_engine()
+        self._add_series(ids, attributes["mean"].numpy(), attributes["scale"].numpy())
+        self.engine_.restore(
+            attributes["streams"], attributes["n_seen"].numpy(), attributes["n_observed"].numpy()
+        )
+        self._cutoffs = SeriesCutoffs.from_plain(attributes["series_cutoffs"])
+        restore_sktime_state(self, attributes, index_from_plain(attributes["cutoff"]))
 
     # ------------------------------------------------------------------ test parameters
     @classmethod
@@ -1384,59 +1160,6 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         ]
 
 
-def _index_to_plain(index: pd.Index) -> dict[str, Any]:
-    """A one-element time index as plain data (for weights-only persistence)."""
-    value = index[0]
-    freq = getattr(index, "freqstr", None)
-    if isinstance(index, pd.PeriodIndex):
-        return {"kind": "period", "value": str(value), "freq": freq}
-    if isinstance(index, pd.DatetimeIndex):
-        tz = str(index.tz) if index.tz else None
-        return {"kind": "datetime", "value": value.isoformat(), "freq": freq, "tz": tz}
-    return {"kind": "int", "value": int(value), "freq": None}
-
-
-def _index_from_plain(data: dict[str, Any]) -> pd.Index:
-    if data["kind"] == "period":
-        return pd.PeriodIndex([data["value"]], freq=data["freq"])
-    if data["kind"] == "datetime":
-        index = pd.DatetimeIndex([pd.Timestamp(data["value"])])
-        if data.get("tz"):
-            index = index.tz_convert(data["tz"]) if index.tz is not None else index.tz_localize(data["tz"])
-        if data["freq"]:
-            index.freq = data["freq"]
-        return index
-    return pd.Index([data["value"]])
-
-
-def _plain_metadata(meta: Any) -> Any:
-    """sktime's ``_y_metadata`` reduced to plain data (strings, numbers, lists, dicts)."""
-    if isinstance(meta, dict):
-        return {str(k): _plain_metadata(v) for k, v in meta.items()}
-    if isinstance(meta, list | tuple | pd.Index):
-        return [_plain_metadata(v) for v in meta]
-    if isinstance(meta, enum.Enum):
-        return meta.name
-    if isinstance(meta, bool | int | float | str | type(None)):
-        return meta
-    if isinstance(meta, np.generic):
-        return meta.item()
-    return str(meta)
-
-
-def _metadata_from_plain(meta: dict[str, Any]) -> dict[str, Any]:
-    """Undo :func:`_plain_metadata` where sktime expects enums (the ``feature_kind`` entries)."""
-    meta = dict(meta)
-    if "feature_kind" in meta:
-        try:
-            from sktime.datatypes._dtypekind import DtypeKind
-
-            meta["feature_kind"] = [DtypeKind[k] if isinstance(k, str) else k for k in meta["feature_kind"]]
-        except (ImportError, KeyError):
-            pass
-    return meta
-
-
 class _StreamPlan(NamedTuple):
     """What a batch of new observations does to the streams (built before anything changes)."""
 
@@ -1446,53 +1169,7 @@ class _StreamPlan(NamedTuple):
     new: list[Any]
 
 
-def _is_integer_index(index: pd.Index) -> bool:
-    return not isinstance(index, pd.MultiIndex) and pd.api.types.is_integer_dtype(index.dtype)
-
-
 def _describe_levels(level_names: list[Any] | None) -> str:
     if level_names is None:
         return "a single series (no MultiIndex)"
     return f"a MultiIndex of {len(level_names)} levels {list(level_names)}"
-
-
-def _continuation(
-    time: pd.Index, cutoff: pd.Index, strict: bool, where: str, series_id: Any
-) -> np.ndarray | None:
-    """Which steps of ``time`` come after ``cutoff``, checked to continue it without a gap.
-
-    ``strict`` also rejects steps at or before ``cutoff`` (an overlap); otherwise they are skipped (the
-    state has consumed them already; their values cannot be checked, history is not stored). Returns
-    ``None`` when nothing comes after the cutoff.
-    """
-    who = series_label(series_id)
-    try:
-        if _is_integer_index(time) and _is_integer_index(cutoff):  # plain arithmetic (a panel's usual case)
-            steps = time.to_numpy(dtype=np.int64) - int(cutoff[0])
-        else:
-            steps = np.asarray(
-                ForecastingHorizon(time, is_relative=False, freq=cutoff).to_relative(cutoff).to_numpy(),
-                dtype=np.int64,
-            )
-    except Exception as err:  # index of another type or frequency than the stream's
-        raise ValueError(
-            f"{where}: {who}'s index ({type(time).__name__}) cannot be placed after its cutoff "
-            f"{cutoff[0]!r}: {err}"
-        ) from err
-    if strict and steps[0] <= 0:
-        raise ValueError(
-            f"{where}: {who} overlaps the observations already seen: it starts at {time[0]!r}, "
-            f"not after its cutoff {cutoff[0]!r}"
-        )
-    keep = steps > 0
-    if not keep.any():
-        return None
-    expected = np.arange(1, int(keep.sum()) + 1)
-    if not np.array_equal(steps[keep], expected):
-        first_bad = int(np.argmax(steps[keep] != expected))
-        raise ValueError(
-            f"{where}: {who} leaves a gap after its cutoff {cutoff[0]!r}: observation "
-            f"{time[keep][first_bad]!r} is {int(steps[keep][first_bad])} steps after it, expected "
-            f"{int(expected[first_bad])} (mark missing observations with NaN)"
-        )
-    return keep

@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define AAREN_FUSED_STEP_ABI 3 /* 2: with aaren_aci_step (_aci_step.c); 3: its streams argument */
+#define AAREN_FUSED_STEP_ABI 4 /* 4: the encoder step alone (the calibration step is its own library) */
 
 typedef struct {
     const float *ln1_w, *ln1_b;

@@ -117,11 +117,14 @@ def test_aaren_stream_memory_is_constant_transformer_grows():
 
 
 def test_no_history_is_stored():
-    y = _series(100)
+    y = _series(2050)
     f = AarenForecaster(**TINY, horizon=2).fit(y[:50])
-    f.partial_update(y[50:])
-    assert f._y is None
-    assert f._streams.history.values.shape[1] == TINY["context_length"] - 1
+    before = len(pickle.dumps(f))
+    f.partial_update(y[50:1050])
+    f.update(y[1050:], update_params=False)
+    # 2000 observations of 2 channels are 32 kB: neither the streams nor sktime kept them
+    assert abs(len(pickle.dumps(f)) - before) < 512
+    assert f.engine_.history.values.shape[1] == TINY["context_length"] - 1
 
 
 def _bad_inputs(y: pd.DataFrame) -> dict[str, tuple[pd.DataFrame | object, str]]:
@@ -412,8 +415,8 @@ def test_protocol_window_stride_scores_every_kth_window(shared_data_home):
 
 
 def test_standard_local_norm_makes_forecasts_affine_equivariant():
-    from aaren_ts.estimators._forecast_module import ForecastNet
     from aaren_ts.nn import EncoderConfig
+    from aaren_ts.nn.forecast import ForecastNet
 
     torch.manual_seed(0)
     net = ForecastNet(2, 12, 4, EncoderConfig("aaren", 16, 2, 1, 32, 0.0), True, "standard").eval()

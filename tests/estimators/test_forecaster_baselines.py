@@ -20,8 +20,8 @@ from sktime.forecasting.naive import NaiveForecaster
 
 from aaren_ts import AarenForecaster
 from aaren_ts.estimators._forecast_data import MIN_TRAIN_ITEMS, SegmentDataset
-from aaren_ts.estimators._forecast_module import ForecastNet
 from aaren_ts.nn import EncoderConfig
+from aaren_ts.nn.forecast import ForecastNet
 
 RW_FIT, RW_TEST, RW_HORIZON = 3000, 576, 24
 

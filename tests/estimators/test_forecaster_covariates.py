@@ -73,7 +73,7 @@ def test_streaming_with_covariates_does_not_depend_on_chunking():
         atol=1e-4,
         rtol=ATOL,
     )
-    torch.testing.assert_close(chunked._streams.calibration.levels, one_call._streams.calibration.levels)
+    torch.testing.assert_close(chunked.engine_.calibration.levels, one_call.engine_.calibration.levels)
 
 
 def test_streamed_forecast_equals_encoding_the_whole_series_with_its_covariates():
@@ -84,7 +84,7 @@ def test_streamed_forecast_equals_encoding_the_whole_series_with_its_covariates(
     future = pd.DataFrame({"u": [0.5, -1.0, 0.0, 2.0], "w": 0.0}, index=range(150, 154))
     streamed = f.predict(fh=[1, 2, 3, 4], X=future).to_numpy()
     module = f.net_.module_
-    mean, scale = f._streams.mean[0], f._streams.scale[0]
+    mean, scale = f.engine_.mean[0], f.engine_.scale[0]
     values = np.concatenate([y.to_numpy()[:, None], X.to_numpy()], axis=1)
     x = torch.as_tensor((values - mean) / scale, dtype=torch.float32)[None]
     future_z = (future[["u", "w"]].to_numpy() - mean[1:]) / scale[1:]  # both are future-known here

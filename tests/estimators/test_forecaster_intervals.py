@@ -9,9 +9,9 @@ import torch
 from scipy.special import ndtri
 
 from aaren_ts import AarenForecaster
-from aaren_ts.estimators._forecast_calibration import CALIBRATION_COVERAGES, Calibration
-from aaren_ts.estimators._forecast_module import ForecastLoss, ForecastNet, masked_mse
+from aaren_ts.engine.calibration import CALIBRATION_COVERAGES, Calibration
 from aaren_ts.nn import EncoderConfig, fused_step_available
+from aaren_ts.nn.forecast import ForecastLoss, ForecastNet, masked_mse
 
 TINY = {
     "d_model": 8,
@@ -90,7 +90,7 @@ def test_uncalibrated_intervals_are_the_gaussian_quantiles():
     q = f.predict_quantiles(fh=[1, 2, 3], alpha=[0.025, 0.975]).to_numpy()
     np.testing.assert_allclose(q[:, 0], mean - ndtri(0.975) * std, rtol=1e-9)
     np.testing.assert_allclose(q[:, 1], mean + ndtri(0.975) * std, rtol=1e-9)
-    np.testing.assert_allclose(std, f._streams.spread[0, :3, 0].double().numpy() * f.scale_[0], rtol=1e-6)
+    np.testing.assert_allclose(std, f.engine_.spread[0, :3, 0].double().numpy() * f.scale_[0], rtol=1e-6)
 
 
 def test_panel_intervals_come_per_series_in_the_panel_format():
@@ -127,8 +127,8 @@ def test_streamed_intervals_do_not_depend_on_chunking(calibration):
         # on CPU with the C calibration step every chunk is stepped through it: exactly the same levels
         exact = fused_step_available()
         torch.testing.assert_close(
-            chunked._streams.calibration.levels,
-            one_call._streams.calibration.levels,
+            chunked.engine_.calibration.levels,
+            one_call.engine_.calibration.levels,
             atol=0 if exact else 1e-6,
             rtol=0,
         )
@@ -172,9 +172,9 @@ def test_fit_calibrates_on_the_validation_tails():
     y = _noisy_season(300, 0.5)
     f = AarenForecaster(**TINY).fit(y)  # validation_fraction 0.2: a 60-step tail
     nominal = Calibration.fresh(1, TINY["horizon"], 1, "cpu").levels
-    assert not torch.allclose(f._streams.calibration.levels, nominal)
+    assert not torch.allclose(f.engine_.calibration.levels, nominal)
     no_tail = AarenForecaster(**TINY, validation_fraction=None).fit(y)
-    torch.testing.assert_close(no_tail._streams.calibration.levels, nominal)
+    torch.testing.assert_close(no_tail.engine_.calibration.levels, nominal)
 
 
 def test_calibration_restores_coverage_after_the_noise_level_changes():
@@ -202,7 +202,7 @@ def test_save_load_keeps_the_calibration(tmp_path):
     f = AarenForecaster(**TINY, calibration_rate=0.05).fit(y[:150])
     f.partial_update(y[150:])
     loaded = AarenForecaster.load(f.save(tmp_path / "calibrated"))
-    torch.testing.assert_close(loaded._streams.calibration.levels, f._streams.calibration.levels)
+    torch.testing.assert_close(loaded.engine_.calibration.levels, f.engine_.calibration.levels)
     pd.testing.assert_frame_equal(
         loaded.predict_interval(fh=[1, 2, 3], coverage=0.9), f.predict_interval(fh=[1, 2, 3], coverage=0.9)
     )
@@ -210,4 +210,4 @@ def test_save_load_keeps_the_calibration(tmp_path):
     more.index = range(200, 210)
     loaded.partial_update(more)
     f.partial_update(more)
-    torch.testing.assert_close(loaded._streams.calibration.levels, f._streams.calibration.levels)
+    torch.testing.assert_close(loaded.engine_.calibration.levels, f.engine_.calibration.levels)

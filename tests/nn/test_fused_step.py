@@ -306,7 +306,7 @@ def test_bias_free_encoder_steps_like_its_forward(fused: bool, monkeypatch) -> N
 def fresh_native(monkeypatch):
     """``load_fused_step`` not yet called and no fallback warning given yet in this process."""
     monkeypatch.delenv("AAREN_TS_NATIVE", raising=False)
-    monkeypatch.setattr(_native, "_fallback_warned", False)
+    monkeypatch.setattr(_native, "_fallback_warned", set())
     load_fused_step.cache_clear()
     yield monkeypatch
     monkeypatch.undo()
@@ -336,16 +336,16 @@ def _two_loads_and_a_step() -> None:
 @pytest.mark.parametrize("failure", ["not built", "not a library", "another version"])
 def test_fallback_warns_once_per_process(fresh_native, failure: str, tmp_path) -> None:
     if failure == "not built":
-        fresh_native.setattr(_native, "library_path", lambda: None)
+        fresh_native.setattr(_native, "library_path", lambda module=None: None)
     elif failure == "not a library":
         bogus = tmp_path / "_fused_step.so"
         bogus.write_bytes(b"not a shared object")
-        fresh_native.setattr(_native, "library_path", lambda: bogus)
+        fresh_native.setattr(_native, "library_path", lambda module=None: bogus)
     else:
         libm = ctypes.util.find_library("m")
         if libm is None:
             pytest.skip("no C maths library to stand in for a library of another version")
-        fresh_native.setattr(_native, "library_path", lambda: Path(libm))
+        fresh_native.setattr(_native, "library_path", lambda module=None: Path(libm))
     caught = _fallback_warnings(_two_loads_and_a_step)
     assert len(caught) == 1, [str(w.message) for w in caught]
     message = str(caught[0].message)
@@ -356,7 +356,7 @@ def test_fallback_warns_once_per_process(fresh_native, failure: str, tmp_path) -
 
 def test_switching_the_fused_step_off_does_not_warn(fresh_native) -> None:
     fresh_native.setenv("AAREN_TS_NATIVE", "0")
-    fresh_native.setattr(_native, "library_path", lambda: None)  # would warn, were it consulted
+    fresh_native.setattr(_native, "library_path", lambda module=None: None)  # would warn, were it consulted
     assert _fallback_warnings(_two_loads_and_a_step) == []
 
 

@@ -73,8 +73,8 @@ def _stream_both(est: AarenForecaster, streamer: OnnxStreamer, future: np.ndarra
     for a while; the quantiles are compared on the streams whose levels agree, and the disagreeing
     level cells are counted (and bounded by the test).
     """
-    scale = est._streams.scale[:, None, : est.n_channels_]
-    calibration = est._streams.calibration
+    scale = est.engine_.scale[:, None, : est.n_channels_]
+    calibration = est.engine_.calibration
     worst = {"loc": 0.0, "quantiles": 0.0, "levels_differing": 0.0, "level_gap_in_rates": 0.0}
     for t in range(future.shape[1]):
         step = future[:, t]
@@ -149,7 +149,7 @@ def test_multivariate_channel_dependent_tokens(tmp_path):
     streamer = OnnxStreamer(est.to_onnx(tmp_path / "mv.onnx"))
     assert streamer.predict().shape == (TINY["horizon"], 2)
     future = _future(1, 2)[:, :300]
-    scale = est._streams.scale[0, :2]
+    scale = est.engine_.scale[0, :2]
     for t in range(future.shape[1]):
         est.partial_update_array(future[:, t])
         streamer.partial_update(future[0, t : t + 1])
@@ -177,7 +177,7 @@ def test_covariates_stream_as_the_estimator(calibration, tmp_path):
     streamer = OnnxStreamer(est.to_onnx(tmp_path / "x.onnx"))
     assert streamer.spec.exog_columns == columns and streamer.spec.n_future == 1
     values, exog = y.to_numpy()[:, None], X[columns].to_numpy()
-    scale = est._streams.scale[0, 0]
+    scale = est.engine_.scale[0, 0]
     worst = 0.0
     for t in range(n_fit, n_fit + N_STEPS):
         est.partial_update_array(values[None, t], X=exog[None, t])
@@ -360,7 +360,7 @@ def test_model_variants_stream_as_the_estimator(params, tmp_path):
     for k in range(250, 300):
         est.partial_update_array(y.to_numpy()[None, k])
         streamer.partial_update(y.to_numpy()[k : k + 1])
-    gap = np.abs((streamer.predict() - est.predict_array()[0]) / est._streams.scale[0]).max()
+    gap = np.abs((streamer.predict() - est.predict_array()[0]) / est.engine_.scale[0]).max()
     assert gap < TOL
 
 

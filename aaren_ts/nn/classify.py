@@ -25,8 +25,9 @@ from typing import Any, NamedTuple
 import torch
 from torch import nn
 
-from aaren_ts.nn import AarenState, EncoderConfig, make_encoder
-from aaren_ts.nn.functional import aaren_attention
+from aaren_ts.nn.config import EncoderConfig
+from aaren_ts.nn.factory import make_encoder
+from aaren_ts.nn.functional import AarenState, aaren_attention
 
 __all__ = ["READOUTS", "ClassifierModule", "StreamState"]
 

@@ -30,7 +30,8 @@ import torch
 from torch import nn
 from torch.nn.functional import softplus
 
-from aaren_ts.nn import EncoderConfig, make_encoder
+from aaren_ts.nn.config import EncoderConfig
+from aaren_ts.nn.factory import make_encoder
 
 __all__ = [
     "LOCAL_NORMS",
@@ -176,6 +177,7 @@ class ForecastNet(nn.Module):
         self.embed_missing = nn.utils.skip_init(nn.Linear, context_length * c_in, d_model, bias=False)
         nn.init.zeros_(self.embed_missing.weight)
         self.encoder = make_encoder(encoder)
+        self.backbone = encoder.backbone
         self.head = nn.Linear(d_model, horizon * c_in)
         self.skip = nn.Linear(context_length, horizon)
         # standard deviation of every forecast, relative to the window's and absolute: it reads the
@@ -226,6 +228,11 @@ class ForecastNet(nn.Module):
         shape = (batch_size, self.history_length, self.n_channels)
         nothing = torch.full(shape, float("nan"), device=device)
         return WindowHistory(nothing, torch.zeros(shape, dtype=torch.bool, device=device))
+
+    @property
+    def constant_state(self) -> bool:
+        """Whether a stream's state has a constant size (Aaren; a Transformer's KV cache grows)."""
+        return self.backbone == "aaren"
 
     @property
     def history_length(self) -> int:

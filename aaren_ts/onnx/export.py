@@ -1,12 +1,16 @@
-"""Export one streaming step of a fitted estimator to ONNX (needs PyTorch and the ``onnx`` extra).
+"""Export one streaming step of a trained network to ONNX (needs PyTorch and the ``onnx`` extra).
 
 The step is a torch module whose inputs are the new observation of every stream and every tensor of
 the streams' state, and whose outputs are the forecast (or class probabilities) and the new state. It
-is built from the fitted network's own parts (:meth:`ForecastNet.tokens`, the encoder's general
+is built from the network's own parts (:meth:`ForecastNet.tokens`, the encoder's general
 :meth:`~aaren_ts.nn.blocks.StackedEncoder.step`, :meth:`ForecastNet.distribution`, the calibration's
 :func:`aci_update`; the classifier's embedding, readout and head) and exported
 with PyTorch's ONNX exporter, with the number of streams as a dynamic axis. The model's metadata
 describes the inputs and outputs, and carries the initial state (:mod:`aaren_ts.onnx._format`).
+
+:func:`export_forecaster` takes a forecasting engine (:class:`~aaren_ts.engine.ForecastEngine`: the
+network and its streams), :func:`export_classifier` a classifier network and its input scaling; the
+estimators' ``to_onnx`` call them. Nothing here knows the estimators.
 """
 
 from __future__ import annotations
@@ -25,15 +29,17 @@ import numpy as np
 import torch
 from torch import nn
 
-from aaren_ts.estimators._classifier_module import ClassifierModule
-from aaren_ts.estimators._forecast_calibration import CALIBRATION_COVERAGES, aci_update
-from aaren_ts.estimators._forecast_module import ForecastNet
-from aaren_ts.estimators._stream_state import flatten_state
+from aaren_ts.engine.calibration import CALIBRATION_COVERAGES, aci_update
+from aaren_ts.engine.forecast import ForecastEngine
 from aaren_ts.nn.blocks import StackedEncoder
+from aaren_ts.nn.classify import ClassifierModule
+from aaren_ts.nn.encoder import AarenEncoder
+from aaren_ts.nn.forecast import ForecastNet
 from aaren_ts.nn.functional import AarenState, aaren_step
+from aaren_ts.nn.state import flatten_state
 from aaren_ts.onnx._format import ModelSpec, write_metadata
 
-__all__ = ["ClassifierStep", "ForecasterStep", "export_onnx"]
+__all__ = ["ClassifierStep", "ForecasterStep", "export_classifier", "export_forecaster"]
 
 _EXTRA_HINT = 'exporting to ONNX needs the "onnx" extra: pip install "aaren_ts[onnx]"'
 
@@ -200,30 +206,32 @@ class ClassifierStep(nn.Module):
         return (proba, *_encoder_outputs(encoder, 1), *readout, seen + 1, new_context)
 
 
-def _forecaster_step(est: Any) -> tuple[ForecasterStep, dict[str, np.ndarray], ModelSpec]:
-    module: ForecastNet = est.net_.module_
-    streams = est._streams
-    calibrated = streams.calibration is not None
-    step = ForecasterStep(module, float(est.calibration_rate) if calibrated else None)
-    n, c = len(streams), module.n_channels
+def _forecaster_step(
+    engine: ForecastEngine, exog_columns: list[str]
+) -> tuple[ForecasterStep, dict[str, np.ndarray], ModelSpec]:
+    module: ForecastNet = engine.module
+    calibrated = engine.calibration is not None
+    step = ForecasterStep(module, engine.calibration_rate if calibrated else None)
+    n, c = len(engine), module.n_channels
     rows = step.rows
-    encoder = [t.unflatten(0, (n, rows)) for t in flatten_state(streams.state)]
-    tensors = [streams.history.values, streams.history.observed, *encoder]
-    if calibrated:
-        tensors += streams.calibration.tensors()
-    state = {name: t.detach().cpu().numpy() for name, t in zip(step.state_names(), tensors, strict=True)}
-    state["series_mean"] = streams.mean.copy()
-    state["series_scale"] = streams.scale.copy()
-    # the streams' current forecasts, as the step's outputs would give them
-    state["output.loc"] = est._original_units(streams.forecast, np.arange(n))
-    state["output.scale"] = est._original_units(streams.spread, np.arange(n), shift=False)
+    with engine.lock:
+        encoder = [t.unflatten(0, (n, rows)) for t in flatten_state(engine.state)]
+        tensors = [engine.history.values, engine.history.observed, *encoder]
+        if calibrated:
+            tensors += engine.calibration.tensors()
+        state = {name: t.detach().cpu().numpy() for name, t in zip(step.state_names(), tensors, strict=True)}
+        state["series_mean"] = engine.mean.copy()
+        state["series_scale"] = engine.scale.copy()
+        # the streams' current forecasts, as the step's outputs would give them
+        state["output.loc"] = engine.predict()
+        state["output.scale"] = engine.predict_spread()
     if module.n_future:  # not per stream: the future-known covariates' effect, (C, T, n_future)
         state["future_coefficients"] = module.future_coefficients().detach().cpu().double().numpy()
     spec = ModelSpec(
         kind="forecaster",
         observation="y",
         covariates="X" if module.n_exog else None,
-        exog_columns=[str(col) for col in est.exog_columns_] if module.n_exog else [],
+        exog_columns=list(exog_columns) if module.n_exog else [],
         n_future=module.n_future,
         constants=["series_mean", "series_scale"],
         state=step.state_names(),
@@ -231,16 +239,17 @@ def _forecaster_step(est: Any) -> tuple[ForecasterStep, dict[str, np.ndarray], M
         n_channels=c,
         horizon=module.horizon,
         calibrated=calibrated,
-        single_series=streams.ids == [None],
-        series_ids=[str(i) for i in streams.ids],
+        single_series=engine.ids == [None],
+        series_ids=[str(i) for i in engine.ids],
         coverages=list(CALIBRATION_COVERAGES) if calibrated else [],
     )
     return step, state, spec
 
 
-def _classifier_step(est: Any) -> tuple[ClassifierStep, dict[str, np.ndarray], ModelSpec]:
-    module: ClassifierModule = est.net_.module_
-    step = ClassifierStep(module, est.channel_mean_, est.channel_scale_)
+def _classifier_step(
+    module: ClassifierModule, channel_mean: np.ndarray, channel_scale: np.ndarray, classes: list[Any]
+) -> tuple[ClassifierStep, dict[str, np.ndarray], ModelSpec]:
+    step = ClassifierStep(module, channel_mean, channel_scale)
     empty = module.init_state(1, "cpu")
     flat = [t.unflatten(0, (1, 1)) for t in flatten_state(empty.encoder)]
     flat += [*flatten_state(empty.readout), empty.seen, empty.context]
@@ -251,8 +260,8 @@ def _classifier_step(est: Any) -> tuple[ClassifierStep, dict[str, np.ndarray], M
         constants=[],
         state=step.state_names(),
         outputs=step.output_names(),
-        n_channels=int(est.n_channels_),
-        classes=np.asarray(est.classes_).tolist(),
+        n_channels=int(module.n_channels),
+        classes=list(classes),
     )
     return step, state, spec
 
@@ -285,31 +294,88 @@ def _quiet_exporter() -> Iterator[None]:
         logger.setLevel(level)
 
 
-def export_onnx(est: Any, path: str | os.PathLike) -> Path:
-    """Write ``est``'s streaming step and its streams' state to the ONNX file ``path``.
-
-    See :meth:`~aaren_ts.AarenForecaster.to_onnx`; raises ``ValueError`` for a backbone without a
-    constant-size state (the Transformer's KV cache) and ``ImportError`` without the ``onnx`` extra.
-    """
+def _require_onnx() -> Any:
     try:
         import onnx
         import onnxscript  # noqa: F401
     except ImportError as err:
         raise ImportError(_EXTRA_HINT) from err
-    est.check_is_fitted()
-    if est.backbone != "aaren":
-        raise ValueError(
-            f"to_onnx: the {est.backbone!r} backbone's state (a KV cache) grows with every observation; "
-            "only the Aaren backbone has a constant-size state to export"
-        )
-    from aaren_ts.estimators.forecaster import AarenForecaster
+    return onnx
 
-    if isinstance(est, AarenForecaster):
-        step, state, spec = _forecaster_step(est)
-    else:
-        est._require_network("to_onnx")
-        step, state, spec = _classifier_step(est)
-    # a copy, on CPU, in eval mode: the estimator's own network stays where and as it is
+
+def _require_constant_state(module: torch.nn.Module) -> None:
+    if not isinstance(module.encoder, AarenEncoder):
+        raise ValueError(
+            f"to_onnx: the state of a {type(module.encoder).__name__} (a KV cache) grows with every "
+            "observation; only the Aaren backbone has a constant-size state to export"
+        )
+
+
+def export_forecaster(
+    engine: ForecastEngine, path: str | os.PathLike, exog_columns: list[str] | tuple[str, ...] = ()
+) -> Path:
+    """Write the streaming step of ``engine``'s network and its streams' state to the ONNX file ``path``.
+
+    Parameters
+    ----------
+    engine : ForecastEngine
+        The network and its streams (Aaren backbone).
+    path : str or path-like
+        The file to write.
+    exog_columns : sequence of str
+        Names of the covariates the network takes, in order (future-known ones first).
+
+    Returns
+    -------
+    pathlib.Path
+
+    Raises
+    ------
+    ValueError
+        For a backbone without a constant-size state (the Transformer's KV cache).
+    ImportError
+        Without the ``onnx`` extra.
+    """
+    onnx = _require_onnx()
+    _require_constant_state(engine.module)
+    step, state, spec = _forecaster_step(engine, list(exog_columns))
+    return _export(onnx, step, state, spec, path)
+
+
+def export_classifier(
+    module: ClassifierModule,
+    path: str | os.PathLike,
+    channel_mean: np.ndarray,
+    channel_scale: np.ndarray,
+    classes: list[Any],
+) -> Path:
+    """Write the streaming step of a classifier network to the ONNX file ``path``.
+
+    Parameters
+    ----------
+    module : ClassifierModule
+        The trained network (Aaren backbone).
+    path : str or path-like
+        The file to write.
+    channel_mean, channel_scale : ndarray of shape (n_channels,)
+        The standardisation of the inputs, applied inside the graph.
+    classes : list
+        The class labels, in the order of the network's outputs.
+
+    Returns
+    -------
+    pathlib.Path
+    """
+    onnx = _require_onnx()
+    _require_constant_state(module)
+    step, state, spec = _classifier_step(module, channel_mean, channel_scale, classes)
+    return _export(onnx, step, state, spec, path)
+
+
+def _export(
+    onnx: Any, step: nn.Module, state: dict[str, np.ndarray], spec: ModelSpec, path: str | os.PathLike
+) -> Path:
+    """Export ``step`` (a copy, on CPU, in eval mode: the caller's network stays where and as it is)."""
     step = copy.deepcopy(step).to("cpu").eval()
     inputs = _example_inputs(spec, state)
     names = [spec.observation, *([spec.covariates] if spec.covariates else []), *spec.constants, *spec.state]

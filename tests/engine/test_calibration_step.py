@@ -1,4 +1,4 @@
-"""The C step of the online interval calibration (``aaren_ts/nn/_aci_step.c``) against its PyTorch path."""
+"""The C step of the online interval calibration (``engine/_aci_step.c``) against its PyTorch path."""
 
 from __future__ import annotations
 
@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 import torch
 
-from aaren_ts.estimators import _forecast_calibration as calibration_module
-from aaren_ts.estimators._forecast_calibration import Calibration
-from aaren_ts.nn import fused_step_available
+from aaren_ts.engine import calibration as calibration_module
+from aaren_ts.engine._native import load_aci_step
+from aaren_ts.engine.calibration import Calibration
 
 pytestmark = pytest.mark.skipif(
-    not fused_step_available(),
-    reason="the C kernels were not built with this install (reinstall where a C compiler is available)",
+    load_aci_step() is None,
+    reason="the C calibration step was not built (reinstall aaren_ts where a C compiler is available)",
 )
 
 ROWS, HORIZON, CHANNELS, RATE = 200, 7, 3, 0.05

@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from aaren_ts.nn import KVCache
+from aaren_ts.nn.transformer import KVCache
 
 __all__ = ["flatten_state", "unflatten_state"]
 

@@ -2,7 +2,7 @@
  * One step of the online interval calibration (adaptive conformal inference) for many streams.
  *
  * For every stream that advanced by one observation y (channels C), with horizon T and L tracked
- * levels, this does in one pass what aaren_ts/estimators/_forecast_calibration.py describes:
+ * levels, this does in one pass what aaren_ts/engine/calibration.py describes:
  *
  *     for h in 0..T-1, if the stream had issued more than h forecasts and y[c] is finite:
  *         (mu, sigma) = the forecast of horizon h + 1 issued h steps ago   (ring slot (n - 1 - h) % T)
@@ -27,7 +27,12 @@
  * every step of every chunk, so chunked and one-at-a-time streaming agree bit for bit;
  * tests/estimators/test_calibration_step.py checks both.
  *
- * Built with _fused_step.c into one library (setup.py) and loaded by aaren_ts/nn/_native.py.
+ * Its arguments are checked before anything is written (stream indices within the state, issued
+ * counts not negative): a state restored from a file it does not fit is refused, not written out of
+ * bounds.
+ *
+ * Built at install time (setup.py: an optional extension of its own) and loaded through ctypes by
+ * aaren_ts/engine/_native.py.
  */
 #include <math.h>
 #include <stdint.h>
@@ -35,6 +40,9 @@
 #include <string.h>
 
 #define AACI_AHEAD 4 /* streams whose judged forecasts are requested ahead of their turn */
+#define AAREN_ACI_STEP_ABI 1
+
+int aaren_aci_step_abi(void) { return AAREN_ACI_STEP_ABI; }
 
 /*
  * erfc(z) for z >= 0 (NaN stays NaN): erfc(z) = t exp(-z^2 + P(t)) with
@@ -80,6 +88,7 @@ static void prefetch_diagonal(const float *issued, int64_t r, int64_t n, int64_t
 }
 
 /*
+ * n_streams:     S, the streams the state holds
  * levels:        (S, L, T, C) float32, updated in place
  * issued:        (S, T, T, C, 2) float32 rings of (mean, sd) pairs, slot-major; the advanced
  *                streams' next slot is written
@@ -92,14 +101,22 @@ static void prefetch_diagonal(const float *issued, int64_t r, int64_t n, int64_t
  * known:         (R, T, C) added to the judged means (covariates' known effect), or NULL
  * nominal:       (L,) the levels' nominal values
  * judge:         0: only the new forecasts go into the rings (the levels stay)
- * Returns 0, or -1 if scratch memory could not be allocated (nothing is written then).
+ * Returns 0; -1 if scratch memory could not be allocated; -2 if an argument does not fit the state
+ * (a dimension below 1, more rows than streams, a stream index outside [0, S), a negative issued
+ * count). Nothing is written unless it returns 0.
  */
-int aaren_aci_step(int64_t n_rows, int horizon, int channels, int n_levels, float *levels,
-                    float *issued, const int64_t *n_issued, const int64_t *streams,
-                    const uint8_t *advanced, const float *y, const float *loc, const float *scale,
-                    const float *known, const float *nominal, float rate, float min_level, int judge) {
+int aaren_aci_step(int64_t n_streams, int64_t n_rows, int horizon, int channels, int n_levels,
+                   float *levels, float *issued, const int64_t *n_issued, const int64_t *streams,
+                   const uint8_t *advanced, const float *y, const float *loc, const float *scale,
+                   const float *known, const float *nominal, float rate, float min_level, int judge) {
     const int64_t T = horizon, C = channels, L = n_levels;
     const int64_t row = T * C;
+    if (T < 1 || C < 1 || L < 1 || n_rows < 0 || n_streams < 0) return -2;
+    if (streams == NULL ? n_rows > n_streams : 0) return -2;
+    for (int64_t r = 0; r < n_rows; ++r) {
+        const int64_t s = streams != NULL ? streams[r] : r;
+        if (s < 0 || s >= n_streams || n_issued[s] < 0) return -2;
+    }
     float *work = (float *)malloc(3 * (size_t)row * sizeof(float));
     if (work == NULL) return -1;
     for (int64_t r = 0; r < n_rows; ++r) {

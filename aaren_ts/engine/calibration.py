@@ -35,7 +35,7 @@ import numpy as np
 import torch
 
 from aaren_ts._normal import CALIBRATION_COVERAGES, MIN_LEVEL, gaussian_z, interpolate_z, level_z
-from aaren_ts.nn._native import load_fused_step
+from aaren_ts.engine._native import ACI_STEP_FAILURES, load_aci_step
 
 __all__ = ["CALIBRATION_COVERAGES", "Calibration", "aci_update", "gaussian_z", "level_z", "nominal_levels"]
 
@@ -78,7 +78,7 @@ def _aci_kernel(calibration: Calibration, loc: torch.Tensor) -> ctypes.CDLL | No
     state = (calibration.levels, calibration.issued)
     if loc.device.type != "cpu" or any(t.dtype != torch.float32 or not t.is_contiguous() for t in state):
         return None
-    return load_fused_step()
+    return load_aci_step()
 
 
 @dataclass
@@ -282,7 +282,7 @@ class Calibration:
         known: torch.Tensor | None,
         streams: torch.Tensor | None,
     ) -> None:
-        """One step through the C step (``aaren_ts/nn/_aci_step.c``), in place: one pass per stream.
+        """One step through the C step (``aaren_ts/engine/_aci_step.c``), in place: one pass per stream.
 
         ``y`` ``(R, C)``, forecasts and ``known`` ``(R, T, C)``, ``advanced`` ``(R,)``; ``streams`` as in
         :meth:`advance`.
@@ -297,14 +297,16 @@ class Calibration:
         n_issued = self.n_issued.contiguous()  # (held: the kernel reads it through a pointer)
         nominal = nominal_levels().flatten()
         status = lib.aaren_aci_step(
-            n_rows, horizon, channels, nominal.numel(),
+            len(n_issued), n_rows, horizon, channels, nominal.numel(),
             self.levels.data_ptr(), self.issued.data_ptr(), n_issued.data_ptr(),
             None if streams is None else streams.data_ptr(), advanced.data_ptr(),
             y.data_ptr(), loc.data_ptr(), scale.data_ptr(), None if known is None else known.data_ptr(),
             nominal.data_ptr(), rate, MIN_LEVEL, int(rate > 0),
         )  # fmt: skip
+        if status == -1:
+            raise MemoryError(ACI_STEP_FAILURES[-1])
         if status != 0:
-            raise MemoryError("the calibration step could not allocate its scratch memory")
+            raise ValueError(ACI_STEP_FAILURES.get(status, f"the calibration step failed ({status})"))
         if streams is None:
             self.n_issued = n_issued + advanced.long()
         else:

@@ -1,0 +1,12 @@
+"""Streams of a trained network: their states and what is done with them.
+
+:class:`ForecastEngine` keeps one recurrent state per series of a forecaster (with the recent values
+its windows need, its current forecast distribution and its online interval calibration) and does the
+work: advance any subset of streams, forecast, add series, give and restore its tensors. It works on
+arrays; the estimators adapt pandas and scikit-learn/sktime conventions to it.
+"""
+
+from aaren_ts.engine.calibration import Calibration
+from aaren_ts.engine.forecast import MAX_STANDARDIZED, ForecastEngine
+
+__all__ = ["MAX_STANDARDIZED", "Calibration", "ForecastEngine"]

@@ -1,0 +1,567 @@
+"""The streaming engine of a forecasting network: one recurrent state per series, batched, and the work.
+
+Every series (of a panel, or the one series) is a stream: the encoder's state after its observations,
+the recent values its next windows need, its current forecast distribution, its own scaling and, with
+online calibration, its interval calibration. The states of all series live in one batch (row ``i`` is
+series ``i``; with channel-independent tokens the encoder's rows are ``(series, channel)`` pairs,
+channel fastest), so advancing any subset of series is one gather, one batched computation and one
+scatter. :class:`ForecastEngine` holds them and does what streams do: advance any subset (ragged, with
+gaps), forecast (point, quantiles, variance), add series, and give and restore its tensors.
+
+The engine works on arrays in the series' original units; it knows nothing of pandas, time indexes or
+estimators. Every call that changes the streams checks its input first and changes nothing when it
+refuses it, and holds :attr:`ForecastEngine.lock`, so concurrent calls from several threads are
+serialised instead of losing observations.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Hashable, Sequence
+from dataclasses import fields
+from typing import Any
+
+import numpy as np
+import torch
+
+from aaren_ts._normal import gaussian_z
+from aaren_ts.engine.calibration import Calibration
+from aaren_ts.nn.forecast import Forecast, ForecastNet, WindowHistory
+from aaren_ts.nn.state import flatten_state, unflatten_state
+
+__all__ = ["MAX_STANDARDIZED", "ForecastEngine", "series_label"]
+
+ENCODE_CHUNK = 512  # tokens per block when encoding a long series (bounds attention memory)
+_ENCODE_TOKENS = 2**19  # series x steps per batch when encoding many series (bounds activation memory)
+_CALIBRATION_VALUES = 2**22  # forecast values per batch when every step's forecast is kept (calibration)
+_ONE_SIGMA = 0.6826894921370859  # coverage of mean +- one standard deviation of a Gaussian
+#: Largest magnitude, in standard deviations of its series, that an observation may have. The network
+#: computes in float32: a window's variance squares its values, which overflows (to inf, then NaN in
+#: every later forecast of the stream) beyond about 1e19; far below that bound, a value this far from
+#: its series' scale is a unit or sensor error, not an observation.
+MAX_STANDARDIZED = 1e12
+
+
+def series_label(series_id: Hashable) -> str:
+    """How errors name a series: ``"series 'H1'"``, or ``"y"`` for a single series (id ``None``)."""
+    return "y" if series_id is None else f"series {series_id!r}"
+
+
+def _compact(t: torch.Tensor) -> torch.Tensor:
+    """``t`` itself, or a copy where it is a view of a much larger buffer (which it would keep alive)."""
+    return t.clone() if t.untyped_storage().nbytes() > 2 * t.numel() * t.element_size() else t
+
+
+class ForecastEngine:
+    """The streams of a forecasting network, and the computations on them.
+
+    Parameters
+    ----------
+    module : ForecastNet
+        The trained network (put in eval mode; its weights are not changed).
+    device : torch.device or str
+        Where the states live and the network runs.
+    calibration_rate : float or None, default=None
+        Step of each stream's online interval calibration (adaptive conformal inference); ``None``:
+        intervals are the network's, uncalibrated.
+
+    Attributes
+    ----------
+    ids : list
+        Series ids in row order (``[None]`` for a single series).
+    mean, scale : ndarray of shape (n_series, n_channels + n_exog)
+        Each series' standardisation (of its channels, then of its covariates).
+    n_seen : ndarray of shape (n_series,)
+        Steps each stream has consumed (observed or missing).
+    n_observed : ndarray of shape (n_series,)
+        Steps with at least one observed value.
+    state : list
+        The encoder's state, batched over series (or ``(series, channel)`` pairs).
+    history : WindowHistory
+        ``(n_series, H, n_channels)`` recent values for the next windows.
+    forecast, spread : torch.Tensor
+        ``(n_series, horizon, n_channels)`` mean and standard deviation of each stream's current
+        forecast distribution, standardised.
+    calibration : Calibration or None
+        Every stream's interval calibration, with a ``calibration_rate``.
+    rows_per_series : int
+        Encoder state rows per series (the number of channels with channel-independent tokens, else 1).
+    lock : threading.RLock
+        Held by every call that reads or changes the streams; hold it to make several calls one.
+    """
+
+    def __init__(
+        self, module: ForecastNet, device: torch.device | str, calibration_rate: float | None = None
+    ) -> None:
+        self.module = module.eval()
+        self.device = torch.device(device)
+        self.calibration_rate = None if calibration_rate is None else float(calibration_rate)
+        c, horizon = module.n_channels, module.horizon
+        self.ids: list[Hashable] = []
+        self.row_of: dict[Hashable, int] = {}
+        self.mean = np.zeros((0, c + module.n_exog))
+        self.scale = np.ones((0, c + module.n_exog))
+        self.n_seen = np.zeros(0, dtype=np.int64)
+        self.n_observed = np.zeros(0, dtype=np.int64)
+        self.state = module.init_state(0, self.device)
+        self.history = module.init_history(0, self.device)
+        self.forecast = torch.zeros(0, horizon, c, device=self.device)
+        self.spread = torch.ones(0, horizon, c, device=self.device)
+        self.rows_per_series = c if module.channel_independent else 1
+        self.calibration = (
+            Calibration.fresh(0, horizon, c, self.device) if calibration_rate is not None else None
+        )
+        self.lock = threading.RLock()
+
+    # ------------------------------------------------------------------ bookkeeping
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        del state["lock"]  # (a lock cannot be pickled; a copy gets its own)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.lock = threading.RLock()
+
+    @property
+    def n_channels(self) -> int:
+        """Channels of every series (without covariates)."""
+        return self.module.n_channels
+
+    @property
+    def horizon(self) -> int:
+        """Steps every forecast covers."""
+        return self.module.horizon
+
+    @property
+    def n_exog(self) -> int:
+        """Covariates appended to every observation (future-known ones first)."""
+        return self.module.n_exog
+
+    @property
+    def n_future(self) -> int:
+        """How many of the covariates are known for the future."""
+        return self.module.n_future
+
+    def rows_of(self, series_ids: Sequence[Hashable] | None, where: str) -> np.ndarray:
+        """Rows of ``series_ids`` (every row, in order, for ``None``); ``ValueError`` on an unknown or
+        repeated id."""
+        if series_ids is None:
+            return np.arange(len(self))
+        try:
+            rows = np.fromiter((self.row_of[i] for i in series_ids), dtype=np.int64)
+        except KeyError as err:
+            raise ValueError(
+                f"{where}: unknown {series_label(err.args[0])}; a new series starts through partial_update"
+            ) from None
+        except TypeError as err:  # an id that cannot be a key (a list, an array)
+            raise TypeError(f"{where}: series ids must be hashable: {err}") from None
+        if len(np.unique(rows)) != len(rows):
+            raise ValueError(f"{where}: series_ids repeats a series")
+        return rows
+
+    def require_observed(self, rows: np.ndarray, where: str) -> None:
+        """Refuse to forecast for a series at ``rows`` with no observed value yet (all NaN so far)."""
+        unseen = rows[self.n_observed[rows] == 0]
+        if len(unseen):
+            raise ValueError(
+                f"{where}: {series_label(self.ids[unseen[0]])} has no observed value yet (all NaN): "
+                "nothing to forecast from" + (f" ({len(unseen)} such series)" if len(unseen) > 1 else "")
+            )
+
+    # ------------------------------------------------------------------ new series
+    def add(self, ids: Sequence[Hashable], mean: np.ndarray, scale: np.ndarray) -> np.ndarray:
+        """Append fresh streams (nothing seen yet) for new series scaled by ``mean``/``scale``
+        ``(n, n_channels + n_exog)``; return their rows."""
+        module, device = self.module, self.device
+        n = len(ids)
+        if len(set(ids)) != n or any(i in self.row_of for i in ids):
+            raise ValueError("add: the series ids must be new and distinct")
+        with self.lock:
+            start = len(self.ids)
+            fresh = flatten_state(module.init_state(n, device))
+            tensors = []
+            for old, new in zip(flatten_state(self.state), fresh, strict=True):
+                if new.shape[1:] != old.shape[1:]:  # a grown KV cache: empty slots, masked out
+                    new = old.new_zeros((n * self.rows_per_series, *old.shape[1:]))
+                tensors.append(torch.cat([old, new]))
+            self.state = unflatten_state(self.state, tensors)
+            history = module.init_history(n, device)
+            self.history = WindowHistory(
+                torch.cat([self.history.values, history.values]),
+                torch.cat([self.history.observed, history.observed]),
+            )
+            self.forecast = torch.cat([self.forecast, self.forecast.new_zeros((n, *self.forecast.shape[1:]))])
+            self.spread = torch.cat([self.spread, self.spread.new_ones((n, *self.spread.shape[1:]))])
+            if self.calibration is not None:
+                fresh_calibration = Calibration.fresh(n, self.horizon, self.n_channels, device)
+                self.calibration = self.calibration.cat(fresh_calibration)
+            self.ids.extend(ids)
+            self.mean = np.concatenate([self.mean, np.asarray(mean, dtype=np.float64)])
+            self.scale = np.concatenate([self.scale, np.asarray(scale, dtype=np.float64)])
+            self.n_seen = np.concatenate([self.n_seen, np.zeros(n, dtype=np.int64)])
+            self.n_observed = np.concatenate([self.n_observed, np.zeros(n, dtype=np.int64)])
+            self.row_of.update({series_id: start + i for i, series_id in enumerate(ids)})
+            return np.arange(start, start + n)
+
+    # ------------------------------------------------------------------ advancing
+    def check_values(self, rows: np.ndarray, values: np.ndarray, where: str) -> None:
+        """Refuse observations the streams at ``rows`` cannot take: ``ValueError`` naming the series.
+
+        ``values`` ``(R, N, C + n_exog)`` in original units: NaN marks a missing observation; an
+        infinite value, or one more than :data:`MAX_STANDARDIZED` standard deviations from its
+        series' mean (the network's float32 arithmetic would overflow), is refused.
+        """
+        if np.isinf(values).any():
+            bad = int(np.argwhere(np.isinf(values))[0, 0])
+            raise ValueError(
+                f"{where}: {series_label(self.ids[rows[bad]])} holds an infinite value; "
+                "use NaN for a missing observation"
+            )
+        with np.errstate(over="ignore", invalid="ignore"):
+            z = np.abs(values - self.mean[rows, None, :]) / self.scale[rows, None, :]
+        if (z > MAX_STANDARDIZED).any():
+            bad = np.argwhere(z > MAX_STANDARDIZED)[0]
+            raise ValueError(
+                f"{where}: {series_label(self.ids[rows[bad[0]]])} holds {values[tuple(bad)]!r}, "
+                f"{z[tuple(bad)]:.3g} standard deviations from its mean: beyond {MAX_STANDARDIZED:g}, "
+                "the model's float32 arithmetic would overflow (a unit or sensor error?)"
+            )
+
+    def advance(
+        self,
+        rows: np.ndarray,
+        values: np.ndarray,
+        lengths: np.ndarray | None = None,
+        calibrate: bool = True,
+        where: str = "advance",
+    ) -> None:
+        """Advance the streams at ``rows`` through their new values, in blocks bounding memory.
+
+        Parameters
+        ----------
+        rows : ndarray of shape (R,)
+            Distinct rows of the streams to advance (any order).
+        values : ndarray of shape (R, N, n_channels + n_exog)
+            New observations in original units, then the covariates at the same steps; NaN marks a
+            missing observation (its token is not seen: the state carries over it).
+        lengths : ndarray of shape (R,), optional
+            Row ``i`` takes its first ``lengths[i]`` steps (the rest is padding); all ``N`` by default.
+        calibrate : bool, default=True
+            Move the interval calibrations' levels by the errors seen (``False``: the forecasts they
+            judge move on, their levels stay, as through a series' training part).
+        where : str
+            The caller, named in error messages.
+
+        Raises
+        ------
+        ValueError
+            On values the streams cannot take (see :meth:`check_values`); nothing changes then.
+        """
+        rows = np.asarray(rows, dtype=np.int64)
+        values = np.asarray(values, dtype=np.float64)
+        n = values.shape[1]
+        lengths = np.full(len(rows), n, dtype=np.int64) if lengths is None else np.asarray(lengths)
+        within = np.arange(n)[None, :, None] < lengths[:, None, None]
+        self.check_values(rows, np.where(within, values, np.nan), where)
+        with self.lock:
+            for group in self._row_groups(len(rows), n):
+                self._advance_group(rows[group], values[group], lengths[group], calibrate)
+
+    def _row_groups(self, n_rows: int, n_steps: int) -> list[np.ndarray]:
+        """Positions of the rows to advance together (bounding the tokens, hence memory, per call)."""
+        if not self.module.constant_state:  # a KV cache grows for every series at once: one call for all
+            return [np.arange(n_rows)]
+        steps = max(1, min(n_steps, ENCODE_CHUNK))
+        per_group = max(1, _ENCODE_TOKENS // steps)
+        if self.calibration is not None:  # every step's forecast is kept
+            per_group = max(
+                1, min(per_group, _CALIBRATION_VALUES // (steps * self.horizon * self.n_channels))
+            )
+        return np.array_split(np.arange(n_rows), max(1, -(-n_rows // per_group)))
+
+    def _advance_group(self, rows: np.ndarray, raw: np.ndarray, lengths: np.ndarray, calibrate: bool) -> None:
+        """Advance the streams at ``rows`` by ``raw`` ``(R, N, C)`` in one batched computation.
+
+        Updates the states, histories, forecasts, interval calibrations (their levels only if
+        ``calibrate``) and counters.
+        """
+        n = raw.shape[1]
+        if not self.module.constant_state and len(rows) < len(self):
+            # a KV cache: every series in row order, the others with nothing new (padding)
+            full = np.full((len(self), n, raw.shape[2]), np.nan)
+            full[rows] = raw
+            full_lengths = np.zeros(len(self), dtype=np.int64)
+            full_lengths[rows] = lengths
+            self._advance_group(np.arange(len(self)), full, full_lengths, calibrate)
+            return
+        if len(rows) > 1 and (np.diff(rows) < 0).any():  # in stream order: the states are read in sequence
+            order = np.argsort(rows, kind="stable")
+            rows, raw, lengths = rows[order], raw[order], lengths[order]
+        within = np.arange(n)[None, :] < lengths[:, None]
+        c = self.n_channels
+        device = self.device
+        x = (raw - self.mean[rows, None, :]) / self.scale[rows, None, :]
+        x = torch.as_tensor(x, dtype=torch.float32, device=device)
+        row_t = torch.as_tensor(rows, device=device)
+        length_t = torch.as_tensor(lengths, device=device)
+        module = self.module
+        if module.training:  # (eval() walks every submodule: a measurable cost per streamed step)
+            module.eval()
+        every = len(rows) == len(self) and bool((rows == np.arange(len(rows))).all())
+        state, history = self.take(row_t)
+        forecast = self.forecast if every else self.forecast[row_t]
+        spread = self.spread if every else self.spread[row_t]
+        calibration = self.calibration  # advanced in place, at these rows
+        rate = float(self.calibration_rate or 0.0) if calibrate else 0.0
+        with torch.no_grad():
+            for start in range(0, n, ENCODE_CHUNK):
+                chunk = (length_t - start).clamp(0, ENCODE_CHUNK)
+                ragged = bool((chunk < min(ENCODE_CHUNK, n - start)).any())
+                x_chunk = x[:, start : start + ENCODE_CHUNK]
+                out, state, history = module(
+                    x_chunk,
+                    state=state,
+                    history=history,
+                    last_only=calibration is None,
+                    return_state=True,
+                    lengths=chunk if ragged else None,
+                )
+                if calibration is not None:  # judge the intervals issued before, keep every new one
+                    observed, known = x_chunk[..., :c], None
+                    if self.n_future:  # the future-known covariates' part of every judged forecast
+                        future = x_chunk[..., c : c + self.n_future, None].transpose(-1, -2)
+                        known = module.future_effect(future.expand(-1, -1, self.horizon, -1))
+                    calibration.advance(
+                        observed, out.loc, out.scale, chunk, rate, known, None if every else row_t
+                    )
+                    last = (chunk - 1).clamp_min(0)
+                    pick = torch.arange(len(rows), device=x.device)
+                    out = Forecast(out.loc[pick, last][:, None], out.scale[pick, last][:, None])
+                if ragged:
+                    advanced = (chunk > 0)[:, None, None]
+                    forecast = torch.where(advanced, out.loc[:, 0], forecast)
+                    spread = torch.where(advanced, out.scale[:, 0], spread)
+                else:
+                    forecast, spread = out.loc[:, 0], out.scale[:, 0]
+        self._put(row_t, state, history.map(_compact))
+        if every:
+            self.forecast, self.spread = forecast, spread
+        else:
+            self.forecast[row_t] = forecast
+            self.spread[row_t] = spread
+        self.n_seen[rows] += lengths
+        self.n_observed[rows] += (np.isfinite(raw[..., :c]).any(axis=2) & within).sum(axis=1)
+
+    def _is_all(self, rows: torch.Tensor) -> bool:
+        return len(rows) == len(self.ids) and bool(
+            (rows == torch.arange(len(rows), device=rows.device)).all()
+        )
+
+    def _state_rows(self, rows: torch.Tensor) -> torch.Tensor:
+        k = self.rows_per_series
+        return (rows[:, None] * k + torch.arange(k, device=rows.device)).flatten()
+
+    def take(self, rows: torch.Tensor) -> tuple[list[Any], WindowHistory]:
+        """The encoder state and history of the series at ``rows``, as the network's ``forward`` takes
+        them (every series, in order: the engine's own tensors, not copies)."""
+        if self._is_all(rows):
+            return self.state, self.history
+        state_rows = self._state_rows(rows)
+        state = unflatten_state(self.state, [t[state_rows] for t in flatten_state(self.state)])
+        return state, self.history.map(lambda t: t[rows])
+
+    def _put(self, rows: torch.Tensor, state: list[Any], history: WindowHistory) -> None:
+        """Write the state and history of the series at ``rows`` back (from :meth:`take`'s layout)."""
+        if self._is_all(rows):
+            self.state, self.history = state, history  # every series, in order (the KV cache's case)
+            return
+        state_rows = self._state_rows(rows)
+        for full, part in zip(flatten_state(self.state), flatten_state(state), strict=True):
+            full[state_rows] = part
+        self.history.values[rows] = history.values
+        self.history.observed[rows] = history.observed
+
+    # ------------------------------------------------------------------ forecasting
+    def _original_units(self, values: torch.Tensor, rows: np.ndarray, shift: bool = True) -> np.ndarray:
+        """Standardised ``(n_series, horizon, C)`` values of ``rows`` in their own series' units.
+
+        ``shift=False`` scales only (for spreads); otherwise the series' mean is added too.
+        """
+        c = self.n_channels
+        if len(rows) < len(self):
+            values = values[torch.as_tensor(rows, device=values.device)]
+        out = values.detach().cpu().numpy().astype(np.float64) * self.scale[rows, None, :c]
+        return out + self.mean[rows, None, :c] if shift else out
+
+    def future_effect(self, rows: np.ndarray, future: np.ndarray, steps: np.ndarray) -> np.ndarray:
+        """What future-known covariates add to the forecasts of ``rows``, ``(R, k, C)``, original units.
+
+        ``future`` ``(R, k, n_future)`` holds their values (original units) at the forecast steps
+        ``steps`` (0-based: ``(k,)`` shared by all rows, or ``(R, k)``).
+        """
+        c, f = self.n_channels, self.n_future
+        z = (future - self.mean[rows, None, c : c + f]) / self.scale[rows, None, c : c + f]
+        weight = self.module.future_coefficients().detach().cpu().numpy().astype(np.float64)
+        per_step = weight[:, np.broadcast_to(steps, z.shape[:2]), :]  # (C, R, k, F)
+        return np.einsum("rkf,crkf->rkc", z, per_step) * self.scale[rows, None, :c]
+
+    def predict(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """Current mean forecasts ``(R, horizon, C)`` of the streams at ``rows`` (all), original units
+        (without the future-known covariates' effect: see :meth:`future_effect`)."""
+        with self.lock:
+            rows = np.arange(len(self)) if rows is None else rows
+            return self._original_units(self.forecast, rows)
+
+    def half_widths(self, coverage: Sequence[float], rows: np.ndarray) -> np.ndarray:
+        """Interval half-widths in standard deviations, ``(R, len(coverage), horizon, C)``."""
+        calibration = self.calibration
+        if calibration is not None:
+            if len(rows) < len(self):
+                calibration = calibration.take(torch.as_tensor(rows, device=calibration.levels.device))
+            return calibration.z(coverage)
+        z = gaussian_z(np.asarray(coverage))
+        return np.broadcast_to(z[None, :, None, None], (len(rows), len(z), self.horizon, self.n_channels))
+
+    def predict_quantiles(self, alpha: Sequence[float], rows: np.ndarray | None = None) -> np.ndarray:
+        """Quantiles ``(R, horizon, C, len(alpha))`` of the streams' forecast distributions, original
+        units (calibrated online with a ``calibration_rate``; without future covariates' effect)."""
+        with self.lock:
+            rows = np.arange(len(self)) if rows is None else rows
+            z = self.half_widths([abs(2.0 * a - 1.0) for a in alpha], rows)  # (R, len(alpha), T, C)
+            z = z * np.sign(np.asarray(alpha) - 0.5)[None, :, None, None]
+            loc = self._original_units(self.forecast, rows)
+            spread = self._original_units(self.spread, rows, shift=False)
+        return loc[..., None] + np.moveaxis(z, 1, -1) * spread[..., None]
+
+    def predict_spread(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """The network's standard deviations ``(R, horizon, C)`` of the current forecasts, original units
+        (not calibrated)."""
+        with self.lock:
+            rows = np.arange(len(self)) if rows is None else rows
+            return self._original_units(self.spread, rows, shift=False)
+
+    def predict_std(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """Standard deviations ``(R, horizon, C)`` of the forecasts, original units: the half-width of
+        the central interval of one standard deviation's nominal coverage (calibrated if the streams
+        are)."""
+        with self.lock:
+            rows = np.arange(len(self)) if rows is None else rows
+            return self.predict_spread(rows) * self.half_widths([_ONE_SIGMA], rows)[:, 0]
+
+    def stream_forecasts(self, row: int, values: np.ndarray) -> np.ndarray:
+        """The mean forecasts the stream at ``row`` would make after each of ``values`` ``(N, C)``,
+        ``(N, horizon, C)`` in original units, without advancing it (no covariates)."""
+        self.check_values(np.array([row]), values[None], "stream_forecasts")
+        mean, scale = self.mean[row], self.scale[row]
+        x = torch.as_tensor((values - mean) / scale, dtype=torch.float32, device=self.device)[None]
+        out = []
+        with self.lock:
+            state, history = self.take(torch.tensor([row], device=self.device))
+            with torch.no_grad():
+                for start in range(0, x.shape[1], ENCODE_CHUNK):
+                    pred, state, history = self.module(
+                        x[:, start : start + ENCODE_CHUNK], state=state, history=history, return_state=True
+                    )
+                    out.append(pred.loc[0].cpu().numpy().astype(np.float64))
+        return np.concatenate(out) * scale + mean
+
+    def forecast_windows(
+        self, windows: np.ndarray, row: int = 0, batch_size: int = 256
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Mean and standard deviation ``(n, horizon, C)`` of the forecast after each of the separate
+        histories ``windows`` ``(n, length, C)`` (original units of the series at ``row``), each encoded
+        from scratch, in batches; the streams are not touched (the network's spread, uncalibrated)."""
+        mean, scale = self.mean[row], self.scale[row]
+        locs, stds = [], []
+        with torch.no_grad():
+            for start in range(0, len(windows), batch_size):
+                x = torch.as_tensor((windows[start : start + batch_size] - mean) / scale, dtype=torch.float32)
+                pred = self.module(x.to(self.device), last_only=True)
+                locs.append(pred.loc[:, 0].cpu().numpy().astype(np.float64))
+                stds.append(pred.scale[:, 0].cpu().numpy().astype(np.float64))
+        if not locs:
+            empty = np.zeros((0, self.horizon, self.n_channels))
+            return empty, empty.copy()
+        return np.concatenate(locs) * scale + mean, np.concatenate(stds) * scale
+
+    # ------------------------------------------------------------------ saving and restoring
+    def tensors(self) -> list[torch.Tensor]:
+        """Every tensor of every stream (encoder state, history, forecast, spread, calibration)."""
+        with self.lock:
+            history = [self.history.values, self.history.observed]
+            calibration = [] if self.calibration is None else self.calibration.tensors()
+            return [*flatten_state(self.state), *history, self.forecast, self.spread, *calibration]
+
+    def restore(self, tensors: Sequence[torch.Tensor], n_seen: np.ndarray, n_observed: np.ndarray) -> None:
+        """Load what :meth:`tensors` gave (and the counters) into streams already :meth:`add`-ed.
+
+        Every tensor is checked against the streams this engine's network makes for the same number
+        of series (structure, shape, dtype, finiteness where it matters) before anything changes, so a
+        file that does not fit the model is refused instead of crashing or corrupting later steps.
+
+        Raises
+        ------
+        ValueError
+            Naming the first tensor or counter that does not fit.
+        """
+        with self.lock:
+            expected = self.tensors()
+            tensors = [torch.as_tensor(t) for t in tensors]
+            if len(tensors) != len(expected):
+                raise ValueError(
+                    f"the saved streams hold {len(tensors)} tensors; this model's have {len(expected)}"
+                )
+            for k, (got, want) in enumerate(zip(tensors, expected, strict=True)):
+                fits = got.dtype == want.dtype and (
+                    got.shape == want.shape
+                    or (
+                        not self.module.constant_state
+                        and got.shape[0] == want.shape[0]
+                        and got.dim() == want.dim()
+                    )
+                )
+                if not fits:
+                    raise ValueError(
+                        f"saved stream tensor {k} has dtype {got.dtype} and shape {tuple(got.shape)}; "
+                        f"this model's is {want.dtype} with shape {tuple(want.shape)}"
+                    )
+            n = len(self)
+            n_seen = np.asarray(n_seen, dtype=np.int64)
+            n_observed = np.asarray(n_observed, dtype=np.int64)
+            if n_seen.shape != (n,) or n_observed.shape != (n,):
+                raise ValueError(f"the saved stream counters do not hold one value for each of {n} series")
+            if (n_seen < 0).any() or (n_observed < 0).any() or (n_observed > n_seen).any():
+                raise ValueError(
+                    "the saved stream counters are inconsistent (negative, or more observed than seen)"
+                )
+            self._check_calibration(tensors, n_seen)
+            device = self.device
+            tensors = [t.to(device) for t in tensors]
+            if self.calibration is not None:
+                n_parts = len(fields(Calibration))
+                self.calibration = Calibration(*tensors[-n_parts:])
+                del tensors[-n_parts:]
+            *state, values, observed, forecast, spread = tensors
+            self.state = unflatten_state(self.state, state)
+            self.history = WindowHistory(values, observed)
+            self.forecast, self.spread = forecast, spread
+            self.n_seen, self.n_observed = n_seen.copy(), n_observed.copy()
+
+    def _check_calibration(self, tensors: Sequence[torch.Tensor], n_seen: np.ndarray) -> None:
+        """The saved calibration's counters and forecasts must be ones a stream can have."""
+        forecast, spread = tensors[-5:-3] if self.calibration is not None else tensors[-2:]
+        if not (torch.isfinite(forecast).all() and torch.isfinite(spread).all() and (spread > 0).all()):
+            raise ValueError("the saved forecasts hold non-finite values or non-positive spreads")
+        if self.calibration is None:
+            return
+        levels, issued, n_issued = tensors[-3:]
+        if (n_issued < 0).any() or (n_issued.cpu().numpy() > n_seen).any():
+            raise ValueError(
+                "the saved interval calibration's issued-forecast counts are negative or too large"
+            )
+        if not (torch.isfinite(levels).all() and torch.isfinite(issued).all() and (issued[..., 1] > 0).all()):
+            raise ValueError("the saved interval calibration holds non-finite values or non-positive spreads")

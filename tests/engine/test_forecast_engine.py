@@ -1,0 +1,240 @@
+"""The forecasting engine through its own public interface: advancing, refusing, restoring, threads."""
+
+from __future__ import annotations
+
+import io
+import threading
+import zipfile
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from aaren_ts import AarenForecaster
+from aaren_ts.engine import MAX_STANDARDIZED, ForecastEngine
+
+TINY = {
+    "d_model": 8,
+    "n_heads": 2,
+    "n_layers": 1,
+    "d_ff": 16,
+    "context_length": 6,
+    "segment_length": 12,
+    "max_epochs": 1,
+    "device": "cpu",
+    "random_state": 0,
+    "horizon": 3,
+}
+
+
+def _panel(n_series: int = 3, length: int = 60, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    frames = {
+        f"s{k}": pd.DataFrame({"y": 100.0 + 10.0 * rng.normal(size=length).cumsum()}, index=range(length))
+        for k in range(n_series)
+    }
+    return pd.concat(frames, names=["series", "time"])
+
+
+@pytest.fixture(scope="module")
+def fitted() -> AarenForecaster:
+    return AarenForecaster(**TINY).fit(_panel())
+
+
+def _fresh_like(engine: ForecastEngine) -> ForecastEngine:
+    fresh = ForecastEngine(engine.module, engine.device, engine.calibration_rate)
+    fresh.add(list(engine.ids), engine.mean, engine.scale)
+    return fresh
+
+
+def test_restore_gives_back_the_same_streams(fitted: AarenForecaster) -> None:
+    engine = fitted.engine_
+    fresh = _fresh_like(engine)
+    fresh.restore(engine.tensors(), engine.n_seen, engine.n_observed)
+    for a, b in zip(fresh.tensors(), engine.tensors(), strict=True):
+        assert torch.equal(a.nan_to_num(-7.0), b.nan_to_num(-7.0))
+    step = np.random.default_rng(1).normal(100.0, 5.0, size=(len(engine), 4, 1))
+    other = _fresh_like(engine)
+    other.restore(engine.tensors(), engine.n_seen, engine.n_observed)
+    fresh.advance(np.arange(len(engine)), step)
+    other.advance(np.arange(len(engine)), step)
+    np.testing.assert_array_equal(fresh.predict(), other.predict())
+    np.testing.assert_array_equal(fresh.predict_quantiles([0.1, 0.9]), other.predict_quantiles([0.1, 0.9]))
+
+
+def _corruptions(engine: ForecastEngine) -> dict[str, tuple[list[torch.Tensor], np.ndarray, np.ndarray]]:
+    tensors = [t.clone() for t in engine.tensors()]
+    seen, observed = engine.n_seen.copy(), engine.n_observed.copy()
+    levels, issued, n_issued = tensors[-3:]
+    cases = {
+        "ring shrunk": [*tensors[:-2], issued[:, :1].clone(), n_issued],
+        "negative issued count": [*tensors[:-1], torch.full_like(n_issued, -5)],
+        "issued count beyond what was seen": [*tensors[:-1], n_issued + 10**6],
+        "levels of another shape": [*tensors[:-3], levels[:, :2].clone(), issued, n_issued],
+        "one tensor missing": tensors[:-1],
+        "encoder state of another dtype": [tensors[0].to(torch.float16), *tensors[1:]],
+        "non-finite forecast": [t if k != len(tensors) - 5 else t * np.inf for k, t in enumerate(tensors)],
+    }
+    out = {name: (t, seen, observed) for name, t in cases.items()}
+    out["negative seen count"] = (tensors, seen - 10**6, observed)
+    out["more observed than seen"] = (tensors, seen, seen + 1)
+    return out
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "ring shrunk",
+        "negative issued count",
+        "issued count beyond what was seen",
+        "levels of another shape",
+        "one tensor missing",
+        "encoder state of another dtype",
+        "non-finite forecast",
+        "negative seen count",
+        "more observed than seen",
+    ],
+)
+def test_restore_refuses_streams_that_do_not_fit_and_changes_nothing(fitted, case: str) -> None:
+    engine = fitted.engine_
+    tensors, seen, observed = _corruptions(engine)[case]
+    fresh = _fresh_like(engine)
+    before = [t.clone() for t in fresh.tensors()]
+    with pytest.raises(ValueError, match="saved"):
+        fresh.restore(tensors, seen, observed)
+    for a, b in zip(fresh.tensors(), before, strict=True):
+        assert torch.equal(a.nan_to_num(-7.0), b.nan_to_num(-7.0))
+    fresh.advance(np.arange(len(fresh)), np.full((len(fresh), 2, 1), 100.0))  # still usable
+
+
+def _tampered_archive(source, target, edit) -> None:
+    """Copy the saved model at ``source`` to ``target`` with its weights-only payload edited."""
+    with zipfile.ZipFile(source) as archive:
+        entries = {name: archive.read(name) for name in archive.namelist()}
+    payload_name = next(name for name in entries if name != "_metadata")
+    payload = torch.load(io.BytesIO(entries[payload_name]), weights_only=True)
+    edit(payload)
+    buffer = io.BytesIO()
+    torch.save(payload, buffer)
+    entries[payload_name] = buffer.getvalue()
+    with zipfile.ZipFile(target, "w") as archive:
+        for name, data in entries.items():
+            archive.writestr(name, data)
+
+
+@pytest.mark.parametrize("native", ["1", "0"])
+def test_a_crafted_weights_only_archive_is_refused_at_load(fitted, tmp_path, monkeypatch, native) -> None:
+    monkeypatch.setenv("AAREN_TS_NATIVE", native)  # the C calibration step, or the PyTorch one
+    saved = fitted.save(tmp_path / "model")
+
+    def shrink_ring(payload) -> None:
+        streams = payload["attributes"]["streams"]
+        streams[-2] = streams[-2][:, :1].clone()
+
+    def negative_count(payload) -> None:
+        streams = payload["attributes"]["streams"]
+        streams[-1] = torch.full_like(streams[-1], -3)
+
+    for edit in (shrink_ring, negative_count):
+        crafted = tmp_path / f"{edit.__name__}.zip"
+        _tampered_archive(saved, crafted, edit)
+        with pytest.raises(ValueError, match="saved"):
+            AarenForecaster.load(crafted)
+
+
+def test_values_that_would_overflow_are_refused_naming_the_series(fitted) -> None:
+    engine = fitted.engine_
+    fresh = _fresh_like(engine)
+    fresh.restore(engine.tensors(), engine.n_seen, engine.n_observed)
+    before = [t.clone() for t in fresh.tensors()]
+    huge = np.full((len(fresh), 1, 1), 100.0)
+    huge[1, 0, 0] = engine.mean[1, 0] + 2 * MAX_STANDARDIZED * engine.scale[1, 0]
+    with pytest.raises(ValueError, match="series 's1'.*standard deviations"):
+        fresh.advance(np.arange(len(fresh)), huge)
+    for a, b in zip(fresh.tensors(), before, strict=True):
+        assert torch.equal(a.nan_to_num(-7.0), b.nan_to_num(-7.0))
+
+
+def test_a_forecaster_refuses_overflowing_values_and_stays_finite(fitted) -> None:
+    f = AarenForecaster(**TINY).fit(_panel())
+    before = f.predict(fh=[1, 2])
+    nxt = pd.concat({"s0": pd.DataFrame({"y": [1e22]}, index=[60])}, names=["series", "time"])
+    with pytest.raises(ValueError, match="series 's0'.*overflow"):
+        f.partial_update(nxt)
+    with pytest.raises(ValueError, match="overflow"):
+        f.partial_update_array(np.array([[1e38], [100.0], [100.0]]))
+    pd.testing.assert_frame_equal(f.predict(fh=[1, 2]), before)
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        (np.array([[1 + 2j], [1.0], [1.0]]), "real numbers"),
+        (np.array([[True], [False], [True]]), "real numbers"),
+        (np.array([["1"], ["2"], ["3"]]), "real numbers"),
+    ],
+)
+def test_the_array_api_refuses_what_is_not_real_numbers(fitted, values, message) -> None:
+    before = fitted.stream_state_tensors()
+    with pytest.raises(TypeError, match=message):
+        fitted.partial_update_array(values)
+    for a, b in zip(fitted.stream_state_tensors(), before, strict=True):
+        assert torch.equal(a.nan_to_num(-7.0), b.nan_to_num(-7.0))
+
+
+def test_concurrent_updates_of_one_series_lose_nothing() -> None:
+    """Threads sending the next observations of one series: every observation is taken once."""
+    f = AarenForecaster(**{**TINY, "horizon": 2}).fit(_panel(1).xs("s0", level=0))
+    sequential = AarenForecaster(**{**TINY, "horizon": 2}).fit(_panel(1).xs("s0", level=0))
+    rng = np.random.default_rng(3)
+    chunks = [rng.normal(100.0, 5.0, size=(1, 3, 1)) for _ in range(40)]
+    for chunk in chunks:
+        sequential.partial_update_array(chunk)
+    pending = list(chunks)
+    lock = threading.Lock()
+
+    def worker() -> None:
+        while True:
+            with lock:  # the order of the chunks is fixed; the updates themselves race
+                if not pending:
+                    return
+                chunk = pending.pop(0)
+                f.engine_.lock.acquire()
+            try:
+                f.partial_update_array(chunk)
+            finally:
+                f.engine_.lock.release()
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert f.n_seen_ == sequential.n_seen_ == 60 + 120
+    np.testing.assert_allclose(f.predict_array(), sequential.predict_array(), rtol=1e-6)
+    assert f.cutoff.equals(sequential.cutoff)
+
+
+def test_racing_partial_updates_are_serialised_not_lost() -> None:
+    """Four threads racing to continue one series with the same timestamps: exactly one is taken."""
+    y = _panel(1).xs("s0", level=0)
+    f = AarenForecaster(**{**TINY, "horizon": 2}).fit(y)
+    nxt = pd.DataFrame({"y": [101.0, 102.0]}, index=[60, 61])
+    errors: list[Exception] = []
+    barrier = threading.Barrier(4)
+
+    def worker() -> None:
+        barrier.wait()
+        try:
+            f.partial_update(nxt)
+        except ValueError as err:
+            errors.append(err)
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert f.n_seen_ == 62 and len(errors) == 3
+    assert all("overlaps" in str(e) for e in errors)
