@@ -34,7 +34,7 @@ import onnxruntime as ort
 import pandas as pd
 import torch
 from _common import best_times, gemm_floor, markdown_table, results_dir
-from aaren_ts.onnx._export import _quiet_exporter
+from aaren_ts.onnx.export import _quiet_exporter
 from torch import nn
 
 from aaren_ts import AarenForecaster

@@ -1,20 +1,26 @@
-"""Forecast intervals of :class:`~aaren_ts.AarenForecaster`, re-calibrated online from realised errors.
+"""Online re-calibration of forecast intervals from realised errors: adaptive conformal inference.
 
-The network forecasts a Gaussian (mean and standard deviation) for every step of its horizon; the
-``coverage`` interval is ``mean +- z * std`` with ``z`` the standard normal quantile of ``(1 + coverage)
-/ 2``. With adaptive conformal inference (ACI; Gibbs and Candes, "Adaptive conformal inference under
-distribution shift", NeurIPS 2021) each stream corrects that ``z`` from the errors it has seen: for a
-grid of nominal coverages and for every horizon step and channel, it keeps a working miscoverage level
-``a`` and, each time an observation shows whether the interval issued ``h`` steps earlier missed it,
-moves ``a <- a + rate * (a_nominal - missed)``. A stream whose intervals miss too often widens them;
-one whose intervals always cover narrows them, so long-run coverage holds even when the noise level
-drifts. Any coverage between the grid's is read by interpolating the corrected ``z`` in the nominal
-``z`` (monotone, so quantiles never cross).
+A forecast distribution's central ``coverage`` interval reaches from its quantile at ``Phi(-z)`` to
+the one at ``Phi(z)``, ``z`` the standard normal quantile of ``(1 + coverage) / 2`` (for a Gaussian:
+``mean +- z * std``). With adaptive conformal inference (ACI; Gibbs and Candes, "Adaptive conformal
+inference under distribution shift", NeurIPS 2021) each stream corrects that ``z`` from the errors it
+has seen: for a grid of nominal coverages and for every horizon step and channel, it keeps a working
+miscoverage level ``a`` and, each time an observation shows whether the interval issued ``h`` steps
+earlier missed it, moves ``a <- a + rate * (a_nominal - missed)``. A stream whose intervals miss too
+often widens them; one whose intervals always cover narrows them, so long-run coverage holds even
+when the noise level drifts. Any coverage between the grid's is read by interpolating the corrected
+``z`` in the nominal ``z`` (monotone, so quantiles never cross).
 
 Judging the interval issued ``h`` steps ago needs that forecast: a stream keeps the last ``horizon``
-forecasts (mean and standard deviation), ``O(horizon**2 * channels)`` numbers, independent of its
-length, in a ring. The miss is judged with the stream's current level (the one its newest interval
-uses), by the judgement's two-sided p-value: missed at level ``a`` when ``erfc(|score| / sqrt(2)) < a``.
+forecasts (location and the distribution head's parameters), ``O(horizon**2 * channels)`` numbers,
+independent of its length, in a ring. The miss is judged with the stream's current level (the one its
+newest interval uses), by the observation's two-sided tail probability under the judged forecast
+(:meth:`~aaren_ts.nn.heads.DistributionHead.p_value`): missed at level ``a`` when it is below ``a``.
+
+:func:`calibration_step` is the one implementation of a step, for a batch of streams; it is
+functional, so the ONNX export traces it too. :class:`Calibration` holds the state of many streams and
+advances it through chunks of observations; on CPU, for the Gaussian head, it runs the same step
+through a C kernel (``_aci_step.c``) tested equal to :func:`calibration_step`.
 
 The forecaster starts the levels at their nominal values and moves them through each series'
 validation tail in ``fit`` (held-out errors). Setting them instead by split conformal on the tails,
@@ -26,8 +32,6 @@ widens the intervals of the series that were well calibrated.
 from __future__ import annotations
 
 import ctypes
-import functools
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -36,8 +40,17 @@ import torch
 
 from aaren_ts._normal import CALIBRATION_COVERAGES, MIN_LEVEL, gaussian_z, interpolate_z, level_z
 from aaren_ts.engine._native import ACI_STEP_FAILURES, load_aci_step
+from aaren_ts.nn.heads import DistributionHead, NormalHead
 
-__all__ = ["CALIBRATION_COVERAGES", "Calibration", "aci_update", "gaussian_z", "level_z", "nominal_levels"]
+__all__ = [
+    "CALIBRATION_COVERAGES",
+    "Calibration",
+    "aci_update",
+    "calibration_step",
+    "gaussian_z",
+    "level_z",
+    "nominal_levels",
+]
 
 
 def nominal_levels(device: torch.device | str | None = None) -> torch.Tensor:
@@ -65,18 +78,73 @@ def aci_update(
     return torch.addcmul(levels, nominal, step).sub_(missed * step)
 
 
-@functools.cache
-def _ring_cells(n_rows: int, horizon: int, channels: int, device: torch.device) -> torch.Tensor:
-    """``(R, T, C)`` flat offsets of (row, slot 0, horizon step, channel) in a ``(R, T, T, C)`` ring."""
-    rows = torch.arange(n_rows, device=device)[:, None, None] * (horizon * horizon * channels)
-    steps = torch.arange(horizon, device=device)[None, :, None] * channels
-    return rows + steps + torch.arange(channels, device=device)
+def calibration_step(
+    levels: torch.Tensor,
+    issued: torch.Tensor,
+    n_issued: torch.Tensor,
+    y: torch.Tensor,
+    loc: torch.Tensor,
+    params: torch.Tensor,
+    advanced: torch.Tensor,
+    rate: float,
+    head: DistributionHead,
+    known: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """One observation for each of ``R`` streams: the new ``(levels, issued, n_issued)``.
+
+    Parameters
+    ----------
+    levels : torch.Tensor
+        ``(R, L, T, C)`` working miscoverage levels.
+    issued : torch.Tensor
+        ``(R, T, T, C, 1 + K)`` ring of the last ``T`` forecasts (location, then the head's ``K``
+        parameters); the ``k``-th forecast a stream issued is in slot ``k % T``.
+    n_issued : torch.Tensor
+        ``(R,)`` int64: forecasts each stream has issued.
+    y : torch.Tensor
+        ``(R, C)`` the new observations (NaN: missing, judges nothing).
+    loc, params : torch.Tensor
+        ``(R, T, C)`` and ``(R, T, C, K)``: the forecast issued after the observation.
+    advanced : torch.Tensor
+        ``(R,)`` bool: which streams take a step (the others are returned as they are).
+    rate : float
+        The ACI step (``0``: the new forecast is filed, the levels stay).
+    head : DistributionHead
+        The forecasts' family (its :meth:`~aaren_ts.nn.heads.DistributionHead.p_value`).
+    known : torch.Tensor, optional
+        ``(R, T, C)`` added to the location of the forecast of horizon ``h + 1`` judged now (the
+        covariates' effect known at this step, left out of the stored forecasts).
+    """
+    n_rows, horizon, channels = loc.shape
+    width = issued.shape[-1]
+    h = torch.arange(horizon, device=loc.device)
+    if rate > 0:
+        # the forecast of horizon h + 1 was issued h steps before the newest: slot (n - 1 - h) % T
+        slots = (n_issued[:, None] - 1 - h[None, :]) % horizon  # (R, T)
+        index = slots[:, None, :, None, None].expand(-1, 1, -1, channels, width)
+        judged = issued.gather(1, index)[:, 0]  # (R, T, C, 1 + K), horizon step h at position h
+        judged_loc = judged[..., 0] if known is None else judged[..., 0] + known
+        p_value = head.p_value(judged_loc, judged[..., 1:], y[:, None, :])  # (R, T, C)
+        valid = advanced[:, None, None] & (h[None, :, None] < n_issued[:, None, None])
+        valid = valid & torch.isfinite(y)[:, None, :]
+        levels = aci_update(levels, p_value[:, None], valid[:, None].to(levels.dtype), rate)
+    # the new forecast goes into slot n % T of each advanced stream: one row of the
+    # (stream x slot, horizon x channel x parameter) view
+    flat = issued.reshape(n_rows * horizon, horizon * channels * width)
+    rows = torch.arange(n_rows, device=loc.device) * horizon + n_issued % horizon
+    new = torch.cat([loc[..., None], params], dim=-1).reshape(n_rows, -1).to(issued.dtype)
+    new = torch.where(advanced[:, None], new, flat.index_select(0, rows))
+    issued = flat.index_copy(0, rows, new).reshape(issued.shape)
+    return levels, issued, n_issued + advanced.long()
 
 
-def _aci_kernel(calibration: Calibration, loc: torch.Tensor) -> ctypes.CDLL | None:
-    """The C ACI step where it applies (CPU, float32, contiguous state; built and not opted out)."""
+def _aci_kernel(calibration: Calibration, loc: torch.Tensor, head: DistributionHead) -> ctypes.CDLL | None:
+    """The C step where it applies (the Gaussian head, CPU, float32, contiguous state; built and not
+    opted out)."""
+    if type(head) is not NormalHead or loc.device.type != "cpu":
+        return None
     state = (calibration.levels, calibration.issued)
-    if loc.device.type != "cpu" or any(t.dtype != torch.float32 or not t.is_contiguous() for t in state):
+    if any(t.dtype != torch.float32 or not t.is_contiguous() for t in state):
         return None
     return load_aci_step()
 
@@ -91,11 +159,10 @@ class Calibration:
         ``(n_streams, L, horizon, n_channels)`` working miscoverage level of each nominal coverage of
         :data:`CALIBRATION_COVERAGES` (starts at ``1 - coverage``).
     issued : torch.Tensor
-        ``(n_streams, horizon, horizon, n_channels, 2)``: a ring of the forecasts issued after each of
-        the last ``horizon`` steps (standardised units), the mean and the standard deviation of each
-        side by side (the pair an observation judges is then one memory read); the ``k``-th forecast
-        a stream issued is in slot ``k % horizon``. :attr:`issued_loc` and :attr:`issued_scale` are
-        views of the two halves.
+        ``(n_streams, horizon, horizon, n_channels, 1 + K)``: a ring of the forecasts issued after
+        each of the last ``horizon`` steps (standardised units), the location and the head's ``K``
+        parameters side by side (the forecast an observation judges is then one memory read); the
+        ``k``-th forecast a stream issued is in slot ``k % horizon``.
     n_issued : torch.Tensor
         ``(n_streams,)`` how many forecasts each stream has issued (its next one goes to slot
         ``n_issued % horizon``).
@@ -106,25 +173,17 @@ class Calibration:
     n_issued: torch.Tensor
 
     @classmethod
-    def fresh(cls, n: int, horizon: int, n_channels: int, device: torch.device | str) -> Calibration:
-        """Nominal levels and no forecast issued yet, for ``n`` streams."""
-        issued = torch.zeros((n, horizon, horizon, n_channels, 2), device=device)
-        issued[..., 1] = 1.0
+    def fresh(
+        cls, n: int, horizon: int, n_channels: int, device: torch.device | str, n_params: int = 1
+    ) -> Calibration:
+        """Nominal levels and no forecast issued yet, for ``n`` streams (``n_params``: the head's)."""
+        issued = torch.zeros((n, horizon, horizon, n_channels, 1 + n_params), device=device)
+        issued[..., 1:] = 1.0
         return cls(
             levels=nominal_levels(device)[None].expand(n, -1, horizon, n_channels).clone(),
             issued=issued,
             n_issued=torch.zeros(n, dtype=torch.long, device=device),
         )
-
-    @property
-    def issued_loc(self) -> torch.Tensor:
-        """``(n_streams, horizon, horizon, n_channels)`` view of the issued means."""
-        return self.issued[..., 0]
-
-    @property
-    def issued_scale(self) -> torch.Tensor:
-        """``(n_streams, horizon, horizon, n_channels)`` view of the issued standard deviations."""
-        return self.issued[..., 1]
 
     def tensors(self) -> list[torch.Tensor]:
         return [self.levels, self.issued, self.n_issued]
@@ -139,137 +198,76 @@ class Calibration:
     def cat(self, other: Calibration) -> Calibration:
         return Calibration(*(torch.cat([a, b]) for a, b in zip(self.tensors(), other.tensors(), strict=True)))
 
-    def newest_first(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """The stored forecasts ``(n_streams, horizon, horizon, n_channels)``, newest first."""
-        horizon = self.issued_loc.shape[1]
+    def newest_first(self) -> torch.Tensor:
+        """The stored forecasts ``(n_streams, horizon, horizon, n_channels, 1 + K)``, newest first."""
+        horizon = self.issued.shape[1]
         back = torch.arange(horizon, device=self.n_issued.device)
         slots = (self.n_issued[:, None] - 1 - back[None, :]) % horizon  # (n, T)
         rows = torch.arange(len(slots), device=slots.device)[:, None]
-        return self.issued_loc[rows, slots], self.issued_scale[rows, slots]
+        return self.issued[rows, slots]
 
     def advance(
         self,
         y: torch.Tensor,
         loc: torch.Tensor,
-        scale: torch.Tensor,
+        params: torch.Tensor,
         lengths: torch.Tensor,
         rate: float,
+        head: DistributionHead,
         known: torch.Tensor | None = None,
         streams: torch.Tensor | None = None,
     ) -> None:
         """Move on, in place, through observations ``y`` ``(R, N, C)`` and the forecasts issued after each.
 
-        ``loc``/``scale`` ``(R, N, T, C)`` are the forecasts issued after every step of ``y``; row ``r``
-        has ``lengths[r]`` real steps. Each observation judges the interval issued ``h`` steps before it
-        for every ``h`` (missing observations judge nothing) and moves the levels by ``rate`` (``0``:
-        only the issued forecasts move on, as after ``fit``). ``known`` ``(R, N, T, C)``, if given, is
-        added to the mean of the forecast of horizon ``h + 1`` judged at each step (the effect of
-        covariates known for that step, left out of the stored forecasts). ``streams`` ``(R,)``, if
-        given, are the distinct streams of this calibration that the rows belong to (``None``: every
-        stream, in order); the others are left as they are.
+        ``loc`` ``(R, N, T, C)`` and ``params`` ``(R, N, T, C, K)`` are the forecasts issued after every
+        step of ``y``; row ``r`` has ``lengths[r]`` real steps. Each observation judges the interval
+        issued ``h`` steps before it for every ``h`` (missing observations judge nothing) and moves the
+        levels by ``rate`` (``0``: only the issued forecasts move on, as through a training part).
+        ``known`` ``(R, N, T, C)``, if given, is added to the location of the forecast of horizon
+        ``h + 1`` judged at each step. ``streams`` ``(R,)``, if given, are the distinct streams of
+        this calibration that the rows belong to (``None``: every stream, in order); the others are
+        left as they are.
         """
-        lib = _aci_kernel(self, loc)
+        if rate <= 0:
+            self._file(loc, params, lengths, streams)
+            return
+        lib = _aci_kernel(self, loc, head)
         if lib is not None:
             # the C step, one time step at a time and in place (also for a subset of the streams):
-            # the same arithmetic as serving one observation per call, so any chunking of a stream
-            # moves its levels exactly alike
+            # any chunking of a stream moves its levels exactly alike
             for j in range(loc.shape[1]):
-                step = (y[:, j], loc[:, j], scale[:, j], lengths > j)
                 part = None if known is None else known[:, j]
+                step = (y[:, j], loc[:, j], params[:, j, ..., 0], lengths > j)
                 self._advance_one_native(lib, *step, rate, part, streams)
             return
-        if streams is not None:
-            part = self.take(streams)
-            part.advance(y, loc, scale, lengths, rate, known)
-            self.put(streams, part)
-            return
-        n_rows, n, horizon, _ = loc.shape
-        device = loc.device
-        rows = torch.arange(n_rows, device=device)
-        lengths = lengths.long()
-        if n == 1:  # one new step (serving streams): gathers and scatters of one slot per stream
-            self._advance_one(y[:, 0], loc[:, 0], scale[:, 0], lengths > 0, rate, known)
-            return
-        if rate > 0:
-            steps = torch.arange(n, device=device)[:, None]
-            h = torch.arange(horizon, device=device)[None, :]
-            back = h - steps  # (N, T): the judged forecast was issued ``back`` steps before the chunk's
-            in_chunk = back < 0  # start (stored), or at chunk step ``-back - 1`` (``back < 0``)
-            judged_loc = loc[:, (-back - 1).clamp_min(0), h]  # (R, N, T, C)
-            judged_scale = scale[:, (-back - 1).clamp_min(0), h]
-            slots = (self.n_issued[:, None, None] - 1 - back.clamp_min(0)[None]) % horizon  # (R, N, T)
-            stored = ~in_chunk[None, :, :, None]
-            judged_loc = torch.where(stored, self.issued_loc[rows[:, None, None], slots, h[None]], judged_loc)
-            judged_scale = torch.where(
-                stored, self.issued_scale[rows[:, None, None], slots, h[None]], judged_scale
+        part = self if streams is None else self.take(streams)
+        state = part.tensors()
+        for j in range(loc.shape[1]):
+            effect = None if known is None else known[:, j]
+            state = calibration_step(
+                *state, y[:, j], loc[:, j], params[:, j], lengths > j, rate, head, effect
             )
-            if known is not None:
-                judged_loc = judged_loc + known
-            was_issued = in_chunk[None] | (back[None] < self.n_issued[:, None, None])
-            real = (steps[None] < lengths[:, None, None]) & was_issued  # (R, N, T)
-            valid = (real[..., None] & torch.isfinite(y)[:, :, None, :]).to(self.levels.dtype)
-            score = (torch.nan_to_num(y)[:, :, None, :] - judged_loc).abs() / judged_scale
-            # missed the interval of level a: score > z(a), i.e. its two-sided p-value is below a
-            p_value = torch.erfc(score / math.sqrt(2.0))[:, :, None]  # (R, N, 1, T, C)
-            levels = self.levels
-            for j in range(n):  # the recursion is sequential in time; everything else is batched
-                levels = aci_update(levels, p_value[:, j], valid[:, j, None], rate)
-            self.levels = levels
-        # the newest ``horizon`` forecasts of each row go into its ring
-        last = torch.arange(horizon, device=device)[None, :] + (lengths[:, None] - horizon)  # (R, T)
+        if streams is None:
+            self.levels, self.issued, self.n_issued = state
+        else:
+            self.put(streams, Calibration(*state))
+
+    def _file(
+        self, loc: torch.Tensor, params: torch.Tensor, lengths: torch.Tensor, streams: torch.Tensor | None
+    ) -> None:
+        """File the newest ``horizon`` forecasts of each row into its ring, levels unchanged."""
+        n_rows, _, horizon, _ = loc.shape
+        lengths = lengths.long()
+        rows = torch.arange(n_rows, device=loc.device)
+        last = torch.arange(horizon, device=loc.device)[None, :] + (lengths[:, None] - horizon)  # (R, T)
         keep = last >= 0
         row_of, step_of = rows[:, None].expand_as(last)[keep], last[keep]
-        slots = (self.n_issued[row_of] + step_of) % horizon
-        self.issued[row_of, slots] = torch.stack([loc[row_of, step_of], scale[row_of, step_of]], dim=-1)
-        self.n_issued = self.n_issued + lengths
-
-    def _advance_one(
-        self,
-        y: torch.Tensor,
-        loc: torch.Tensor,
-        scale: torch.Tensor,
-        advanced: torch.Tensor,
-        rate: float,
-        known: torch.Tensor | None,
-    ) -> None:
-        """:meth:`advance` by one step through PyTorch operations: ``y`` ``(R, C)``, forecasts ``(R, T, C)``,
-        ``advanced`` ``(R,)``.
-
-        Reads and writes go through flat indices (``index_select``/``index_copy_``), several times
-        faster on CPU than ``gather``/``scatter`` of the same elements; the part of the read indices
-        that does not change between steps is cached (:func:`_ring_cells`).
-        """
-        n_rows, horizon, channels = loc.shape
-        device = loc.device
-        if rate > 0:
-            h = torch.arange(horizon, device=device)
-            # the forecast of horizon h + 1 was issued h steps before the newest: slot (n - 1 - h) % T
-            slots = ((self.n_issued - 1)[:, None] - h).remainder_(horizon)  # (R, T)
-            index = slots.mul_(horizon * channels).unsqueeze(-1) + _ring_cells(
-                n_rows, horizon, channels, device
-            )
-            index = index.view(-1)
-            judged = self.issued.view(-1, 2).index_select(0, index)  # (mean, sd) pairs
-            judged_loc = judged[:, 0].view(n_rows, horizon, channels)
-            judged_scale = judged[:, 1].view(n_rows, horizon, channels)
-            if known is not None:
-                judged_loc = judged_loc + known[:, 0]
-            score = (torch.nan_to_num(y)[:, None, :] - judged_loc).abs_().div_(judged_scale)
-            p_value = torch.erfc(score.mul_(1.0 / math.sqrt(2.0)))[:, None]  # (R, 1, T, C)
-            valid = advanced[:, None, None] & (h[None, :, None] < self.n_issued[:, None, None])
-            valid = (valid & torch.isfinite(y)[:, None, :])[:, None].to(self.levels.dtype)
-            aci_update(self.levels, p_value, valid, rate, inplace=True)
-        # the new forecast goes into the next slot of each advanced row's ring: one row of the
-        # (stream, slot) x (horizon, channel) view each
-        all_rows = bool(advanced.all())
-        moved = torch.arange(n_rows, device=device) if all_rows else advanced.nonzero().flatten()
-        slot_rows = moved * horizon + self.n_issued[moved] % horizon
-        width = horizon * channels * 2
-        new = torch.stack([loc, scale], dim=-1)
-        if not all_rows:
-            new = new[moved]
-        self.issued.view(-1, width).index_copy_(0, slot_rows, new.reshape(-1, width))
-        self.n_issued = self.n_issued + advanced.long()
+        stream_of = row_of if streams is None else streams[row_of]
+        slots = (self.n_issued[stream_of] + step_of) % horizon
+        new = torch.cat([loc[row_of, step_of][..., None], params[row_of, step_of]], dim=-1)
+        self.issued[stream_of, slots] = new.to(self.issued.dtype)
+        moved = lengths if streams is None else torch.zeros_like(self.n_issued).index_add(0, streams, lengths)
+        self.n_issued = self.n_issued + moved
 
     def _advance_one_native(
         self,
@@ -282,10 +280,11 @@ class Calibration:
         known: torch.Tensor | None,
         streams: torch.Tensor | None,
     ) -> None:
-        """One step through the C step (``aaren_ts/engine/_aci_step.c``), in place: one pass per stream.
+        """:func:`calibration_step` of the Gaussian head through the C step (``_aci_step.c``), in place:
+        one pass per stream.
 
-        ``y`` ``(R, C)``, forecasts and ``known`` ``(R, T, C)``, ``advanced`` ``(R,)``; ``streams`` as in
-        :meth:`advance`.
+        ``y`` ``(R, C)``, forecasts (mean, standard deviation) and ``known`` ``(R, T, C)``, ``advanced``
+        ``(R,)``; ``streams`` as in :meth:`advance`.
         """
         n_rows, horizon, channels = loc.shape
         y, loc, scale = (t.float().contiguous() for t in (y, loc, scale))

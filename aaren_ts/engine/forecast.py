@@ -79,9 +79,11 @@ class ForecastEngine:
         The encoder's state, batched over series (or ``(series, channel)`` pairs).
     history : WindowHistory
         ``(n_series, H, n_channels)`` recent values for the next windows.
-    forecast, spread : torch.Tensor
-        ``(n_series, horizon, n_channels)`` mean and standard deviation of each stream's current
-        forecast distribution, standardised.
+    forecast : torch.Tensor
+        ``(n_series, horizon, n_channels)`` each stream's current point forecast, standardised.
+    params : torch.Tensor
+        ``(n_series, horizon, n_channels, K)`` the distribution head's parameters of that forecast
+        (``K`` = ``module.distribution_head.n_params``), standardised.
     calibration : Calibration or None
         Every stream's interval calibration, with a ``calibration_rate``.
     rows_per_series : int
@@ -106,10 +108,13 @@ class ForecastEngine:
         self.state = module.init_state(0, self.device)
         self.history = module.init_history(0, self.device)
         self.forecast = torch.zeros(0, horizon, c, device=self.device)
-        self.spread = torch.ones(0, horizon, c, device=self.device)
+        self.head = module.distribution_head
+        self.params = torch.ones(0, horizon, c, self.head.n_params, device=self.device)
         self.rows_per_series = c if module.channel_independent else 1
         self.calibration = (
-            Calibration.fresh(0, horizon, c, self.device) if calibration_rate is not None else None
+            Calibration.fresh(0, horizon, c, self.device, self.head.n_params)
+            if calibration_rate is not None
+            else None
         )
         self.lock = threading.RLock()
 
@@ -195,9 +200,11 @@ class ForecastEngine:
                 torch.cat([self.history.observed, history.observed]),
             )
             self.forecast = torch.cat([self.forecast, self.forecast.new_zeros((n, *self.forecast.shape[1:]))])
-            self.spread = torch.cat([self.spread, self.spread.new_ones((n, *self.spread.shape[1:]))])
+            self.params = torch.cat([self.params, self.params.new_ones((n, *self.params.shape[1:]))])
             if self.calibration is not None:
-                fresh_calibration = Calibration.fresh(n, self.horizon, self.n_channels, device)
+                fresh_calibration = Calibration.fresh(
+                    n, self.horizon, self.n_channels, device, self.head.n_params
+                )
                 self.calibration = self.calibration.cat(fresh_calibration)
             self.ids.extend(ids)
             self.mean = np.concatenate([self.mean, np.asarray(mean, dtype=np.float64)])
@@ -314,7 +321,7 @@ class ForecastEngine:
         every = len(rows) == len(self) and bool((rows == np.arange(len(rows))).all())
         state, history = self.take(row_t)
         forecast = self.forecast if every else self.forecast[row_t]
-        spread = self.spread if every else self.spread[row_t]
+        params = self.params if every else self.params[row_t]
         calibration = self.calibration  # advanced in place, at these rows
         rate = float(self.calibration_rate or 0.0) if calibrate else 0.0
         with torch.no_grad():
@@ -336,23 +343,23 @@ class ForecastEngine:
                         future = x_chunk[..., c : c + self.n_future, None].transpose(-1, -2)
                         known = module.future_effect(future.expand(-1, -1, self.horizon, -1))
                     calibration.advance(
-                        observed, out.loc, out.scale, chunk, rate, known, None if every else row_t
+                        observed, out.loc, out.params, chunk, rate, self.head, known, None if every else row_t
                     )
                     last = (chunk - 1).clamp_min(0)
                     pick = torch.arange(len(rows), device=x.device)
-                    out = Forecast(out.loc[pick, last][:, None], out.scale[pick, last][:, None])
+                    out = Forecast(out.loc[pick, last][:, None], out.params[pick, last][:, None])
                 if ragged:
                     advanced = (chunk > 0)[:, None, None]
                     forecast = torch.where(advanced, out.loc[:, 0], forecast)
-                    spread = torch.where(advanced, out.scale[:, 0], spread)
+                    params = torch.where(advanced[..., None], out.params[:, 0], params)
                 else:
-                    forecast, spread = out.loc[:, 0], out.scale[:, 0]
+                    forecast, params = out.loc[:, 0], out.params[:, 0]
         self._put(row_t, state, history.map(_compact))
         if every:
-            self.forecast, self.spread = forecast, spread
+            self.forecast, self.params = forecast, params
         else:
             self.forecast[row_t] = forecast
-            self.spread[row_t] = spread
+            self.params[row_t] = params
         self.n_seen[rows] += lengths
         self.n_observed[rows] += (np.isfinite(raw[..., :c]).any(axis=2) & within).sum(axis=1)
 
@@ -386,16 +393,13 @@ class ForecastEngine:
         self.history.observed[rows] = history.observed
 
     # ------------------------------------------------------------------ forecasting
-    def _original_units(self, values: torch.Tensor, rows: np.ndarray, shift: bool = True) -> np.ndarray:
-        """Standardised ``(n_series, horizon, C)`` values of ``rows`` in their own series' units.
-
-        ``shift=False`` scales only (for spreads); otherwise the series' mean is added too.
-        """
+    def _original_units(self, values: torch.Tensor, rows: np.ndarray) -> np.ndarray:
+        """Standardised ``(n_series, horizon, C)`` values of ``rows`` in their own series' units."""
         c = self.n_channels
         if len(rows) < len(self):
             values = values[torch.as_tensor(rows, device=values.device)]
-        out = values.detach().cpu().numpy().astype(np.float64) * self.scale[rows, None, :c]
-        return out + self.mean[rows, None, :c] if shift else out
+        out = values.detach().cpu().numpy().astype(np.float64)
+        return out * self.scale[rows, None, :c] + self.mean[rows, None, :c]
 
     def future_effect(self, rows: np.ndarray, future: np.ndarray, steps: np.ndarray) -> np.ndarray:
         """What future-known covariates add to the forecasts of ``rows``, ``(R, k, C)``, original units.
@@ -410,14 +414,25 @@ class ForecastEngine:
         return np.einsum("rkf,crkf->rkc", z, per_step) * self.scale[rows, None, :c]
 
     def predict(self, rows: np.ndarray | None = None) -> np.ndarray:
-        """Current mean forecasts ``(R, horizon, C)`` of the streams at ``rows`` (all), original units
+        """Current point forecasts ``(R, horizon, C)`` of the streams at ``rows`` (all), original units
         (without the future-known covariates' effect: see :meth:`future_effect`)."""
         with self.lock:
             rows = np.arange(len(self)) if rows is None else rows
             return self._original_units(self.forecast, rows)
 
-    def half_widths(self, coverage: Sequence[float], rows: np.ndarray) -> np.ndarray:
-        """Interval half-widths in standard deviations, ``(R, len(coverage), horizon, C)``."""
+    def predict_params(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """The head's parameters ``(R, horizon, C, K)`` of the current forecasts, original units (the
+        head's :attr:`~aaren_ts.nn.heads.DistributionHead.scaled` ones multiplied by the series' scale)."""
+        with self.lock:
+            rows = np.arange(len(self)) if rows is None else rows
+            index = torch.as_tensor(rows, device=self.params.device)
+            params = self.params[index].detach().cpu().numpy().astype(np.float64)
+            scale = self.scale[rows, None, : self.n_channels, None]
+            return params * np.where(np.asarray(self.head.scaled), scale, 1.0)
+
+    def normal_scores(self, coverage: Sequence[float], rows: np.ndarray) -> np.ndarray:
+        """``z`` of the central intervals of ``coverage``, ``(R, len(coverage), horizon, C)``: the
+        nominal ones, or each stream's calibrated ones."""
         calibration = self.calibration
         if calibration is not None:
             if len(rows) < len(self):
@@ -426,31 +441,36 @@ class ForecastEngine:
         z = gaussian_z(np.asarray(coverage))
         return np.broadcast_to(z[None, :, None, None], (len(rows), len(z), self.horizon, self.n_channels))
 
+    def quantiles_at(self, z: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """The forecasts' quantiles at probabilities ``Phi(z)``, ``z`` ``(R, A, horizon, C)``: ``(R, A,
+        horizon, C)`` in original units (through the head's quantile function, in float64)."""
+        index = torch.as_tensor(rows, device=self.forecast.device)
+        loc = self.forecast[index].double()[:, None]
+        params = self.params[index].double()[:, None]
+        with torch.no_grad():
+            values = self.head.quantile(loc, params, torch.as_tensor(z, device=loc.device))
+        c = self.n_channels
+        values = values.cpu().numpy()
+        return values * self.scale[rows, None, None, :c] + self.mean[rows, None, None, :c]
+
     def predict_quantiles(self, alpha: Sequence[float], rows: np.ndarray | None = None) -> np.ndarray:
         """Quantiles ``(R, horizon, C, len(alpha))`` of the streams' forecast distributions, original
         units (calibrated online with a ``calibration_rate``; without future covariates' effect)."""
         with self.lock:
             rows = np.arange(len(self)) if rows is None else rows
-            z = self.half_widths([abs(2.0 * a - 1.0) for a in alpha], rows)  # (R, len(alpha), T, C)
+            z = self.normal_scores([abs(2.0 * a - 1.0) for a in alpha], rows)  # (R, len(alpha), T, C)
             z = z * np.sign(np.asarray(alpha) - 0.5)[None, :, None, None]
-            loc = self._original_units(self.forecast, rows)
-            spread = self._original_units(self.spread, rows, shift=False)
-        return loc[..., None] + np.moveaxis(z, 1, -1) * spread[..., None]
-
-    def predict_spread(self, rows: np.ndarray | None = None) -> np.ndarray:
-        """The network's standard deviations ``(R, horizon, C)`` of the current forecasts, original units
-        (not calibrated)."""
-        with self.lock:
-            rows = np.arange(len(self)) if rows is None else rows
-            return self._original_units(self.spread, rows, shift=False)
+            return np.moveaxis(self.quantiles_at(z, rows), 1, -1)
 
     def predict_std(self, rows: np.ndarray | None = None) -> np.ndarray:
-        """Standard deviations ``(R, horizon, C)`` of the forecasts, original units: the half-width of
+        """Standard deviations ``(R, horizon, C)`` of the forecasts, original units: half the width of
         the central interval of one standard deviation's nominal coverage (calibrated if the streams
-        are)."""
+        are; a Gaussian's own standard deviation when not)."""
         with self.lock:
             rows = np.arange(len(self)) if rows is None else rows
-            return self.predict_spread(rows) * self.half_widths([_ONE_SIGMA], rows)[:, 0]
+            z = self.normal_scores([_ONE_SIGMA], rows)
+            bounds = self.quantiles_at(np.concatenate([-z, z], axis=1), rows)
+            return 0.5 * (bounds[:, 1] - bounds[:, 0])
 
     def stream_forecasts(self, row: int, values: np.ndarray) -> np.ndarray:
         """The mean forecasts the stream at ``row`` would make after each of ``values`` ``(N, C)``,
@@ -472,17 +492,21 @@ class ForecastEngine:
     def forecast_windows(
         self, windows: np.ndarray, row: int = 0, batch_size: int = 256
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Mean and standard deviation ``(n, horizon, C)`` of the forecast after each of the separate
+        """Point forecast and standard deviation ``(n, horizon, C)`` after each of the separate
         histories ``windows`` ``(n, length, C)`` (original units of the series at ``row``), each encoded
-        from scratch, in batches; the streams are not touched (the network's spread, uncalibrated)."""
+        from scratch, in batches; the streams are not touched (the network's spread, uncalibrated: half
+        the width of its central interval of one standard deviation's coverage)."""
         mean, scale = self.mean[row], self.scale[row]
         locs, stds = [], []
         with torch.no_grad():
             for start in range(0, len(windows), batch_size):
                 x = torch.as_tensor((windows[start : start + batch_size] - mean) / scale, dtype=torch.float32)
                 pred = self.module(x.to(self.device), last_only=True)
-                locs.append(pred.loc[:, 0].cpu().numpy().astype(np.float64))
-                stds.append(pred.scale[:, 0].cpu().numpy().astype(np.float64))
+                loc, params = pred.loc[:, 0].double(), pred.params[:, 0].double()
+                half = self.head.quantile(loc, params, torch.tensor(1.0, dtype=torch.float64))
+                half = half - self.head.quantile(loc, params, torch.tensor(-1.0, dtype=torch.float64))
+                locs.append(loc.cpu().numpy())
+                stds.append(0.5 * half.cpu().numpy())
         if not locs:
             empty = np.zeros((0, self.horizon, self.n_channels))
             return empty, empty.copy()
@@ -490,11 +514,11 @@ class ForecastEngine:
 
     # ------------------------------------------------------------------ saving and restoring
     def tensors(self) -> list[torch.Tensor]:
-        """Every tensor of every stream (encoder state, history, forecast, spread, calibration)."""
+        """Every tensor of every stream (encoder state, history, forecast, its parameters, calibration)."""
         with self.lock:
             history = [self.history.values, self.history.observed]
             calibration = [] if self.calibration is None else self.calibration.tensors()
-            return [*flatten_state(self.state), *history, self.forecast, self.spread, *calibration]
+            return [*flatten_state(self.state), *history, self.forecast, self.params, *calibration]
 
     def restore(self, tensors: Sequence[torch.Tensor], n_seen: np.ndarray, n_observed: np.ndarray) -> None:
         """Load what :meth:`tensors` gave (and the counters) into streams already :meth:`add`-ed.
@@ -545,17 +569,17 @@ class ForecastEngine:
                 n_parts = len(fields(Calibration))
                 self.calibration = Calibration(*tensors[-n_parts:])
                 del tensors[-n_parts:]
-            *state, values, observed, forecast, spread = tensors
+            *state, values, observed, forecast, params = tensors
             self.state = unflatten_state(self.state, state)
             self.history = WindowHistory(values, observed)
-            self.forecast, self.spread = forecast, spread
+            self.forecast, self.params = forecast, params
             self.n_seen, self.n_observed = n_seen.copy(), n_observed.copy()
 
     def _check_calibration(self, tensors: Sequence[torch.Tensor], n_seen: np.ndarray) -> None:
         """The saved calibration's counters and forecasts must be ones a stream can have."""
-        forecast, spread = tensors[-5:-3] if self.calibration is not None else tensors[-2:]
-        if not (torch.isfinite(forecast).all() and torch.isfinite(spread).all() and (spread > 0).all()):
-            raise ValueError("the saved forecasts hold non-finite values or non-positive spreads")
+        forecast, params = tensors[-5:-3] if self.calibration is not None else tensors[-2:]
+        if not (torch.isfinite(forecast).all() and torch.isfinite(params).all()):
+            raise ValueError("the saved forecasts hold non-finite values")
         if self.calibration is None:
             return
         levels, issued, n_issued = tensors[-3:]
@@ -563,5 +587,5 @@ class ForecastEngine:
             raise ValueError(
                 "the saved interval calibration's issued-forecast counts are negative or too large"
             )
-        if not (torch.isfinite(levels).all() and torch.isfinite(issued).all() and (issued[..., 1] > 0).all()):
-            raise ValueError("the saved interval calibration holds non-finite values or non-positive spreads")
+        if not (torch.isfinite(levels).all() and torch.isfinite(issued).all()):
+            raise ValueError("the saved interval calibration holds non-finite values")

@@ -23,6 +23,7 @@ __all__ = [
     "Optional",
     "Options",
     "PositiveInt",
+    "Registered",
     "validate_params",
 ]
 
@@ -117,6 +118,19 @@ class Names(Constraint):
 
     def __str__(self) -> str:
         return "a list or tuple of column names"
+
+
+@dataclass(frozen=True, eq=False)
+class Registered(Constraint):
+    """The name of an entry of ``registry``, looked up when checked (later registrations count)."""
+
+    registry: Mapping[str, Any]
+
+    def check(self, value: Any) -> bool:
+        return isinstance(value, str) and value in self.registry
+
+    def __str__(self) -> str:
+        return "one of " + ", ".join(repr(k) for k in sorted(self.registry))
 
 
 @dataclass(frozen=True)

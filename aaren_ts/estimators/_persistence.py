@@ -28,7 +28,7 @@ __all__ = [
     "to_plain",
 ]
 
-FORMAT_VERSION = 3  # 2: forecasts carry a spread (forecast intervals); 3: one ring of (mean, sd) pairs
+FORMAT_VERSION = 4  # 2: forecast spreads; 3: one ring of (mean, sd) pairs; 4: distribution heads
 
 
 def to_plain(value: Any) -> Any:

@@ -69,19 +69,8 @@ def data_parallel_net_class(net_class: type) -> type:
         raise ImportError(_DISTRIBUTED_HINT) from err
 
     class DataParallelNet(AccelerateMixin, net_class):
-        def _initialize_accelerator(self) -> Any:
-            # a loss without parameters needs no syncing, and DistributedDataParallel refuses to wrap it
-            criteria = self._criteria
-            self._criteria = [
-                name
-                for name in criteria
-                if any(p.requires_grad for p in getattr(self, name + "_").parameters())
-            ]
-            try:
-                return super()._initialize_accelerator()
-            finally:
-                self._criteria = criteria
-
+        # (the estimators' losses are plain callables, not modules: the mixin wraps none of them, as
+        # DistributedDataParallel refuses a module without parameters)
         def get_iterator(self, dataset: Any, training: bool = False) -> Any:
             if training:
                 return super().get_iterator(dataset, training=True)  # sharded across processes

@@ -17,17 +17,37 @@ import numpy as np
 import pandas as pd
 from sktime.forecasting.base import BaseForecaster, ForecastingHorizon
 
-__all__ = ["SKTIME_ATTRIBUTES", "plain_metadata", "plain_names", "restore_sktime_state", "sktime_state"]
+__all__ = [
+    "SKTIME_ATTRIBUTES",
+    "empty_data_slots",
+    "plain_metadata",
+    "plain_names",
+    "restore_sktime_state",
+    "sktime_state",
+]
 
-#: The private attributes of sktime's BaseForecaster that a loaded forecaster sets.
+#: The private attributes of sktime's BaseForecaster that the forecaster sets.
 SKTIME_ATTRIBUTES = (
+    "_y",
+    "_X",
     "_fh",
     "_y_mtype_last_seen",
-    "_X_mtype_last_seen",
     "_converter_store_y",
     "_y_metadata",
     "_is_vectorized",
 )
+
+
+def empty_data_slots(forecaster: BaseForecaster) -> None:
+    """Give ``forecaster`` sktime's data slots ``_y`` and ``_X``, empty.
+
+    ``BaseForecaster.__init__`` creates them only when ``remember_data`` is on at construction; sktime's
+    conformance suite (``test__y_remember_data``) turns the config on *after* construction and then
+    expects them to be ``None``. The forecaster keeps no data in them unless a user turns
+    ``remember_data`` on.
+    """
+    forecaster._y = None
+    forecaster._X = None
 
 
 def plain_names(columns: pd.Index) -> list[Any]:
@@ -83,5 +103,4 @@ def restore_sktime_state(forecaster: BaseForecaster, attributes: dict[str, Any],
     if attributes["y_name"] is not None:  # the name sktime gives a univariate forecast
         forecaster._converter_store_y = {"name": attributes["y_name"]}
     forecaster._y_metadata = _metadata_from_plain(attributes["y_metadata"])
-    forecaster._X_mtype_last_seen = None
     forecaster._is_vectorized = False

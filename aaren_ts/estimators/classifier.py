@@ -5,6 +5,7 @@ See :class:`AarenClassifier`.
 
 from __future__ import annotations
 
+import functools
 import os
 import warnings
 from collections.abc import Iterator
@@ -20,7 +21,7 @@ from aaren_ts.estimators._base import AarenEstimatorMixin, standardization
 from aaren_ts.estimators._inputs import Panel, to_panel
 from aaren_ts.estimators._params import SHARED_CONSTRAINTS, Interval, Options, PositiveInt
 from aaren_ts.estimators._skorch import make_train_split, torch_seed
-from aaren_ts.nn.classify import READOUTS, ClassifierModule, StreamState
+from aaren_ts.nn.classify import READOUTS, ClassificationLoss, ClassifierModule, StreamState
 from aaren_ts.nn.state import flatten_state, unflatten_state
 
 __all__ = ["SKLEARN_EXPECTED_FAILED_CHECKS", "AarenClassifier"]
@@ -437,8 +438,8 @@ class AarenClassifier(AarenEstimatorMixin, BaseClassifier):
             module_params,
             train_split=train_split,
             with_callbacks=with_callbacks,
-            criterion=torch.nn.CrossEntropyLoss,
-            criterion__label_smoothing=float(self.label_smoothing),
+            # (the loss is a plain callable, not a module: its argument is bound here)
+            criterion=functools.partial(ClassificationLoss, label_smoothing=float(self.label_smoothing)),
             batch_size=int(batch_size or self.batch_size),
             classes=np.arange(self.n_classes_),
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from collections.abc import Sequence
@@ -35,9 +36,17 @@ from aaren_ts.estimators._params import (
     Optional,
     Options,
     PositiveInt,
+    Registered,
 )
-from aaren_ts.estimators._sktime_state import plain_metadata, plain_names, restore_sktime_state, sktime_state
+from aaren_ts.estimators._sktime_state import (
+    empty_data_slots,
+    plain_metadata,
+    plain_names,
+    restore_sktime_state,
+    sktime_state,
+)
 from aaren_ts.nn.forecast import LOCAL_NORMS, ForecastLoss, ForecastNet, beats_naive
+from aaren_ts.nn.heads import HEADS
 
 __all__ = ["AarenForecaster"]
 
@@ -202,6 +211,12 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
     calibration_rate : float, default=0.005
         Step of the adaptive conformal update (``gamma`` in Gibbs and Candes): larger adapts faster to
         a change and fluctuates more.
+    distribution : str, default="normal"
+        Family of the forecast distribution around the point forecast, by the name it is registered
+        under (:mod:`aaren_ts.nn.heads`): ``"normal"``, a Gaussian learnt by maximum likelihood;
+        ``"quantile"``, quantiles from 1 % to 99 % learnt with the pinball loss (for skewed or
+        heavy-tailed errors). The point forecast is the same network's either way; intervals,
+        quantiles, variances and the online calibration follow the family.
     past_covariates : list of column names or None, default=None
         Columns of ``X`` known only up to the present (e.g. other measured series): they enter each
         step's token, and ``predict`` does not need them. Every other column of ``X`` is also known
@@ -242,6 +257,11 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         Per-channel standardisation statistics (from the training part of the series).
     net_ : skorch.NeuralNet
         The trained network (``net_.module_`` is the torch module).
+    engine_ : aaren_ts.engine.ForecastEngine
+        The series' streams (states, recent values, forecasts, interval calibration) and the
+        computations on them, on arrays; the forecaster adapts pandas and sktime to it.
+    level_names_ : list or None
+        Names of the index levels of the panel seen in ``fit`` (``None`` for a single series).
     n_seen_ : int
         Observations consumed so far (``fit`` plus updates).
     exog_columns_ : pandas.Index or None
@@ -295,6 +315,7 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         "fine_tune_epochs": Interval(0, None, integer=True),
         "sp": PositiveInt,
         "interval_calibration": Options(("aci", None)),
+        "distribution": Registered(HEADS),
         "calibration_rate": Interval(0.0, 1.0, closed="neither"),
         "past_covariates": Optional(Names()),
     }
@@ -329,6 +350,7 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
         fine_tune_epochs: int = 0,
         interval_calibration: str | None = "aci",
         calibration_rate: float = 0.005,
+        distribution: str = "normal",
         past_covariates: Sequence[Any] | None = None,
         device: str = "auto",
         random_state: int | np.random.RandomState | None = None,
@@ -339,6 +361,7 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
     ) -> None:
         self._store_init_params(locals())
         super().__init__()
+        empty_data_slots(self)
         # fh is needed in fit only to learn the horizon, when it is not given here.
         self.set_tags(**{"requires-fh-in-fit": horizon is None})
 
@@ -357,6 +380,7 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
             "sp": int(self.sp),
             "n_exog": self.n_exog_,
             "n_future": int(getattr(self, "n_future_", 0)),
+            "distribution": self.distribution,
         }
         return self._build_net(
             NeuralNet,
@@ -364,8 +388,10 @@ class AarenForecaster(AarenEstimatorMixin, BaseForecaster):
             module_params,
             train_split=train_split,
             with_callbacks=with_callbacks,
-            criterion=ForecastLoss,
-            criterion__full_window=int(self.context_length_),
+            # (the loss is a plain callable, not a module: its arguments are bound here)
+            criterion=functools.partial(
+                ForecastLoss, full_window=int(self.context_length_), distribution=self.distribution
+            ),
             iterator_train__collate_fn=pad_segments,
             iterator_valid__collate_fn=pad_segments,
         )

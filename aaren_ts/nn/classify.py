@@ -29,7 +29,7 @@ from aaren_ts.nn.config import EncoderConfig
 from aaren_ts.nn.factory import make_encoder
 from aaren_ts.nn.functional import AarenState, aaren_attention
 
-__all__ = ["READOUTS", "ClassifierModule", "StreamState"]
+__all__ = ["READOUTS", "ClassificationLoss", "ClassifierModule", "StreamState"]
 
 READOUTS = ("last", "mean", "attention")
 
@@ -222,3 +222,22 @@ class ClassifierModule(nn.Module):
         z, _ = self.encode(x, mask)
         last = z[torch.arange(x.shape[0], device=x.device), (lengths - 1).clamp_min(0)]
         return self.logits(last)
+
+
+class ClassificationLoss:
+    """Training loss of :class:`ClassifierModule` (skorch's ``criterion``): cross-entropy of the logits.
+
+    A plain callable, not a ``torch.nn.Module``: it has no parameters, so data-parallel training
+    (Accelerate) has nothing of it to wrap.
+
+    Parameters
+    ----------
+    label_smoothing : float, default=0.0
+        As :func:`torch.nn.functional.cross_entropy`'s.
+    """
+
+    def __init__(self, label_smoothing: float = 0.0) -> None:
+        self.label_smoothing = label_smoothing
+
+    def __call__(self, logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.cross_entropy(logits, target, label_smoothing=self.label_smoothing)

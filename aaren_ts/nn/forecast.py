@@ -9,11 +9,10 @@ a direct linear map of the token's window to the horizon (a per-channel skip sha
 and the local level is added back. The untrained network is the last-value forecast (the skip repeats
 the window's last value, the head is zero).
 
-Beside the mean, a *spread* head gives each forecast's standard deviation (a Gaussian forecast
-distribution): a softplus of a linear map of the encoder's output, in units of the token window's
-standard deviation, plus a softplus floor in the series' standardised units. It reads the encoder's
-output detached and learns from the Gaussian likelihood of the mean forecast's errors, so the mean
-forecast trains exactly as it would without it.
+Beside the point forecast, a forecast-distribution head (:mod:`aaren_ts.nn.heads`: a Gaussian by
+default, or quantiles trained with the pinball loss, or any registered family) gives the rest of each
+forecast's distribution around it. It reads the encoder's output detached and learns from its own loss
+on the point forecast's errors, so the point forecast trains exactly as it would without it.
 
 Every position of a sequence produces its own forecast (the encoders are many-to-many), so a training
 segment of ``S`` steps yields ``S`` forecasts, one per history length. Streaming needs only the
@@ -28,10 +27,10 @@ from typing import Any, NamedTuple
 
 import torch
 from torch import nn
-from torch.nn.functional import softplus
 
 from aaren_ts.nn.config import EncoderConfig
 from aaren_ts.nn.factory import make_encoder
+from aaren_ts.nn.heads import DIRECT_GAIN, DistributionHead, make_head
 
 __all__ = [
     "LOCAL_NORMS",
@@ -41,24 +40,14 @@ __all__ = [
     "ForecastNet",
     "WindowHistory",
     "beats_naive",
-    "gaussian_nll",
     "masked_mse",
 ]
 
 LOCAL_NORMS = ("last", "mean", "standard", None)
 _STD_EPS = 1e-5  # added to the window variance before the square root (as RevIN does)
-# The spread head's raw outputs start at zero; these offsets make the initial standard deviation one
-# window standard deviation (softplus(0.5413) = 1) plus a small floor in the series' standardised units
-# (softplus(-4) = 0.018), so a flat window (a series' first steps) does not give a zero-width forecast.
-_RELATIVE_OFFSET = 0.5413
-_ABSOLUTE_OFFSET = -4.0
-# The spread head and the future-known covariates' effect are direct regressions whose targets are of
-# order one (a log-scale offset; a coefficient in the series' units), from zero. Adam moves a weight by
-# about ``lr`` per step, hundreds of steps from there; their outputs are multiplied by this gain, which
-# for Adam is the same as ten times the learning rate for these weights only (a series driven by a
-# known input: MSE 7.4 after 10 epochs without it, 0.79 with it). Neither reaches the mean forecast's
-# other weights.
-_DIRECT_GAIN = 10.0
+# The future-known covariates' effect is a direct regression whose target is of order one (a
+# coefficient in the series' units), from zero: like a distribution head's outputs, it is multiplied by
+# DIRECT_GAIN (a series driven by a known input: MSE 7.4 after 10 epochs without it, 0.79 with it).
 # A trained network is kept only if its validation MSE is at least this fraction below the last-value
 # forecast's; otherwise it is reset to the naive forecast (its initialisation). On a series with nothing
 # to learn the network fits noise that a short validation tail cannot tell from a gain: on 160 random
@@ -94,14 +83,15 @@ class WindowHistory(NamedTuple):
 
 
 class Forecast(NamedTuple):
-    """A forecast distribution: Gaussian with mean ``loc`` and standard deviation ``scale``.
+    """A forecast distribution: the point forecast ``loc`` and the head's parameters ``params``.
 
-    Both have the same shape (``(B, N, T, C)`` from :meth:`ForecastNet.forward`), in the units of the
+    ``loc`` is ``(B, N, T, C)`` (from :meth:`ForecastNet.forward`), ``params`` ``(B, N, T, C, K)`` with
+    ``K`` the head's :attr:`~aaren_ts.nn.heads.DistributionHead.n_params`, in the units of the
     network's input (the standardised series).
     """
 
     loc: torch.Tensor
-    scale: torch.Tensor
+    params: torch.Tensor
 
 
 class ForecastNet(nn.Module):
@@ -136,6 +126,8 @@ class ForecastNet(nn.Module):
         How many of them (the first ones) are known for the future: a linear map per horizon step and
         channel adds their values at the forecast step to the forecast (in the series' standardised
         units, after the local level), given as ``future`` to :meth:`forward`.
+    distribution : str, default="normal"
+        The forecast-distribution head (:func:`aaren_ts.nn.heads.make_head`).
     """
 
     def __init__(
@@ -150,6 +142,7 @@ class ForecastNet(nn.Module):
         sp: int = 1,
         n_exog: int = 0,
         n_future: int = 0,
+        distribution: str = "normal",
     ) -> None:
         super().__init__()
         if not 0 <= n_future <= n_exog:
@@ -180,12 +173,9 @@ class ForecastNet(nn.Module):
         self.backbone = encoder.backbone
         self.head = nn.Linear(d_model, horizon * c_in)
         self.skip = nn.Linear(context_length, horizon)
-        # standard deviation of every forecast, relative to the window's and absolute: it reads the
-        # encoder's output detached (so the mean forecast trains as without it) and starts at zero
-        # without drawing random numbers (so a seed's mean forecast is what it was before it existed)
-        self.spread = nn.utils.skip_init(nn.Linear, d_model, 2 * horizon * c_in)
-        nn.init.zeros_(self.spread.weight)
-        nn.init.zeros_(self.spread.bias)
+        # the rest of every forecast's distribution: it reads the encoder's output detached (so the
+        # point forecast trains as without it) and draws no random numbers at initialisation
+        self.distribution_head: DistributionHead = make_head(distribution, d_model, horizon, c_in)
         self.channel_embedding = (
             nn.Parameter(torch.zeros(n_channels, d_model))
             if channel_embedding and channel_independent
@@ -296,7 +286,7 @@ class ForecastNet(nn.Module):
 
     def future_coefficients(self) -> torch.Tensor:
         """``(C, T, n_future)``: effect on channel ``c`` at step ``t + 1`` of one unit of each covariate."""
-        return self.future_weight * _DIRECT_GAIN
+        return self.future_weight * DIRECT_GAIN
 
     def tokens(
         self, windows: torch.Tensor, missing: torch.Tensor | None, exog: torch.Tensor | None
@@ -360,8 +350,9 @@ class ForecastNet(nn.Module):
         scale: torch.Tensor | None,
         window_std: torch.Tensor,
         batch: int,
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Mean and standard deviation ``(B, N, T, C)`` from the encoder's output ``h`` ``(B', N, d_model)``.
+    ) -> Forecast:
+        """The forecast distributions (``loc`` ``(B, N, T, C)``, ``params`` ``(B, N, T, C, K)``) from the
+        encoder's output ``h`` ``(B', N, d_model)``.
 
         ``z``, ``level``, ``scale`` and ``window_std`` are :meth:`tokens`' for the same steps. The mean
         leaves out the future-known covariates' effect (:meth:`future_effect`).
@@ -372,10 +363,8 @@ class ForecastNet(nn.Module):
             out = out * scale
         if level is not None:
             out = out + level
-        raw = self.spread(h.detach()) * _DIRECT_GAIN
-        relative, absolute = raw.unflatten(-1, (2, self.c_in, self.horizon)).unbind(-3)
-        spread = softplus(relative + _RELATIVE_OFFSET) * window_std + softplus(absolute + _ABSOLUTE_OFFSET)
-        return self._to_output(out, batch, c, n), self._to_output(spread, batch, c, n)
+        params = self.distribution_head(h.detach(), window_std)  # (B', n, c_in, T, K)
+        return Forecast(self._to_output(out, batch, c, n), self._to_output(params, batch, c, n))
 
     def forward(
         self,
@@ -440,19 +429,20 @@ class ForecastNet(nn.Module):
             level = level[pick, last][:, None] if level is not None else None
             scale = scale[pick, last][:, None] if scale is not None else None
             window_std = window_std[pick, last][:, None]
-        loc, spread = self.distribution(h, z, level, scale, window_std, batch)
+        forecast = self.distribution(h, z, level, scale, window_std, batch)
         if future is not None and self.future_weight is not None:
-            loc = loc + self.future_effect(future)
-        forecast = Forecast(loc, spread)
+            forecast = Forecast(forecast.loc + self.future_effect(future), forecast.params)
         if return_state:
             return forecast, state, new_history
         return forecast
 
     def _to_output(self, out: torch.Tensor, batch: int, c: int, n: int) -> torch.Tensor:
-        """``(B', n, c_in, T)`` per token row to ``(B, n, T, C)`` per series."""
+        """``(B', n, c_in, T, ...)`` per token row to ``(B, n, T, C, ...)`` per series."""
+        extra = out.shape[4:]
         if self.channel_independent:
-            return out.reshape(batch, c, n, self.horizon).permute(0, 2, 3, 1)
-        return out.transpose(-1, -2)
+            out = out.reshape(batch, c, n, self.horizon, *extra)
+            return out.permute(0, 2, 3, 1, *range(4, 4 + len(extra)))
+        return out.transpose(2, 3)
 
 
 def beats_naive(
@@ -499,22 +489,15 @@ def masked_mse(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     return (diff**2).sum() / valid.sum().clamp_min(1)
 
 
-def gaussian_nll(loc: torch.Tensor, scale: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-    """Mean Gaussian negative log-likelihood (without its constant) over the finite entries of ``target``."""
-    valid = torch.isfinite(target)
-    z = torch.where(valid, (torch.nan_to_num(target) - loc) / scale, torch.zeros_like(loc))
-    nll = torch.where(valid, scale.log() + 0.5 * z * z, torch.zeros_like(loc))
-    return nll.sum() / valid.sum().clamp_min(1)
+class ForecastLoss:
+    """Training loss of :class:`ForecastNet` (skorch's ``criterion``): the point forecast's MSE.
 
-
-class ForecastLoss(nn.Module):
-    """Training loss of :class:`ForecastNet` (skorch's ``criterion``): the mean forecast's MSE.
-
-    The spread head learns from the Gaussian negative log-likelihood of the errors of the mean forecast
-    (held fixed), added as ``nll - nll.detach()``: its gradient reaches only the spread head, and the
-    loss's value, hence the validation loss early stopping watches, is the mean forecast's MSE alone.
-    The likelihood counts the steps from the ``full_window``-th of a segment on: before, the window is
-    padded (its standard deviation, the spread's unit, is meaningless) and the forecast is from a few
+    The distribution head learns from its own loss (:meth:`~aaren_ts.nn.heads.DistributionHead.loss`:
+    the Gaussian negative log-likelihood, the pinball loss, ...) on the errors of the point forecast
+    (held fixed), added as ``loss - loss.detach()``: its gradient reaches only the head, and the value,
+    hence the validation loss early stopping watches, is the point forecast's MSE alone. The head's
+    loss counts the steps from the ``full_window``-th of a segment on: before, the window is padded
+    (its standard deviation, the head's unit, is meaningless) and the forecast is from a few
     observations; those errors would otherwise set the spread's floor for every step (on a series
     driven by a known input, the intervals came out four times too wide).
 
@@ -522,14 +505,25 @@ class ForecastLoss(nn.Module):
     ----------
     full_window : int, default=1
         Number of observations from which a step's window is full (``context_length``).
+    distribution : str, default="normal"
+        The network's distribution head (its loss is a function of the forecasts alone).
+
+    Notes
+    -----
+    A plain callable, not a ``torch.nn.Module``: it has no parameters, so skorch moves nothing of it
+    to a device and data-parallel training (Accelerate) has nothing of it to wrap.
     """
 
-    def __init__(self, full_window: int = 1) -> None:
-        super().__init__()
+    def __init__(self, full_window: int = 1, distribution: str = "normal") -> None:
         self.full_window = full_window
+        self.head = make_head(distribution, 1, 1, 1).requires_grad_(False)
 
-    def forward(self, pred: Forecast, target: torch.Tensor) -> torch.Tensor:
+    def __call__(self, pred: Forecast, target: torch.Tensor) -> torch.Tensor:
         skip = min(self.full_window - 1, target.shape[1] - 1)
         tail = target[:, skip:]
-        nll = gaussian_nll(pred.loc[:, skip:].detach(), pred.scale[:, skip:], tail)
-        return masked_mse(pred.loc, target) + (nll - nll.detach())
+        valid = torch.isfinite(tail)
+        loc = pred.loc[:, skip:].detach()
+        truth = torch.where(valid, tail, loc)  # (a missing target: no error, no gradient)
+        head_loss = self.head.loss(loc, pred.params[:, skip:], truth)
+        head_loss = torch.where(valid, head_loss, 0.0).sum() / valid.sum().clamp_min(1)
+        return masked_mse(pred.loc, target) + (head_loss - head_loss.detach())

@@ -18,9 +18,10 @@ import numpy as np
 
 __all__ = ["FORMAT_VERSION", "ModelSpec", "read_metadata", "write_metadata"]
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: forecast distributions of any head (loc, params) and their quantile graph
 SPEC_KEY = "aaren_ts.spec"
 STATE_KEY = "aaren_ts.state"
+QUANTILE_KEY = "aaren_ts.quantile_function"
 
 
 @dataclass
@@ -60,6 +61,10 @@ class ModelSpec:
         The classifier's class labels, in the order of ``proba``'s columns.
     coverages : list of float
         The nominal coverages whose working levels ``levels`` tracks.
+    distribution : str
+        The forecaster's distribution head (its registered name).
+    n_params : int
+        The head's parameters per horizon step and channel (the last axis of ``params``).
     """
 
     kind: str
@@ -77,29 +82,37 @@ class ModelSpec:
     covariates: str | None = None
     exog_columns: list[str] = field(default_factory=list)
     n_future: int = 0
+    distribution: str = ""
+    n_params: int = 0
     format_version: int = FORMAT_VERSION
 
 
-def write_metadata(model: Any, spec: ModelSpec, state: dict[str, np.ndarray]) -> None:
-    """Add ``spec`` and ``state`` to the metadata of the ONNX ``model`` (a ``ModelProto``)."""
+def write_metadata(
+    model: Any, spec: ModelSpec, state: dict[str, np.ndarray], quantile_function: bytes | None = None
+) -> None:
+    """Add ``spec``, ``state`` and a forecaster's serialised quantile graph to the metadata of the ONNX
+    ``model`` (a ``ModelProto``)."""
     buffer = io.BytesIO()
     np.savez(buffer, **state)
     entries = {
         SPEC_KEY: json.dumps(asdict(spec)),
         STATE_KEY: base64.b64encode(buffer.getvalue()).decode("ascii"),
     }
+    if quantile_function is not None:
+        entries[QUANTILE_KEY] = base64.b64encode(quantile_function).decode("ascii")
     for key, value in entries.items():
         entry = model.metadata_props.add()
         entry.key, entry.value = key, value
 
 
-def read_metadata(metadata: dict[str, str]) -> tuple[ModelSpec, dict[str, np.ndarray]]:
-    """The spec and initial state from an exported model's custom metadata (a ``dict``).
+def read_metadata(metadata: dict[str, str]) -> tuple[ModelSpec, dict[str, np.ndarray], bytes | None]:
+    """The spec, the initial state and the forecaster's quantile graph (serialised ONNX, or ``None``)
+    from an exported model's custom metadata (a ``dict``).
 
     Raises
     ------
     ValueError
-        If the metadata is not an aaren_ts export, or of a newer format than this version reads.
+        If the metadata is not an aaren_ts export, or of another format than this version reads.
     """
     if SPEC_KEY not in metadata or STATE_KEY not in metadata:
         raise ValueError("this ONNX file was not written by aaren_ts's to_onnx (no aaren_ts metadata)")
@@ -109,7 +122,14 @@ def read_metadata(metadata: dict[str, str]) -> tuple[ModelSpec, dict[str, np.nda
             f"this ONNX file has aaren_ts export format {raw['format_version']}; this version of aaren_ts "
             f"reads up to {FORMAT_VERSION}: upgrade aaren_ts"
         )
+    if raw.get("format_version", 0) < FORMAT_VERSION:
+        raise ValueError(
+            f"this ONNX file has aaren_ts export format {raw.get('format_version', 0)}, which this version "
+            f"of aaren_ts no longer serves (it reads format {FORMAT_VERSION}): export the model again "
+            "with to_onnx"
+        )
     spec = ModelSpec(**raw)
     with np.load(io.BytesIO(base64.b64decode(metadata[STATE_KEY])), allow_pickle=False) as archive:
         state = {name: archive[name] for name in archive.files}
-    return spec, state
+    quantile = metadata.get(QUANTILE_KEY)
+    return spec, state, None if quantile is None else base64.b64decode(quantile)

@@ -68,7 +68,14 @@ class OnnxStreamer:
         self._session = onnxruntime.InferenceSession(
             os.fspath(path), sess_options=options, providers=list(providers or ["CPUExecutionProvider"])
         )
-        spec, state = read_metadata(self._session.get_modelmeta().custom_metadata_map)
+        spec, state, quantile_function = read_metadata(self._session.get_modelmeta().custom_metadata_map)
+        self._quantiles = (
+            None
+            if quantile_function is None
+            else onnxruntime.InferenceSession(
+                quantile_function, sess_options=options, providers=self._session.get_providers()
+            )
+        )
         self.spec: ModelSpec = spec
         self._initial = state
         self._output_names = [*spec.outputs, *(f"new.{name}" for name in spec.state)]
@@ -331,7 +338,9 @@ class OnnxStreamer:
         """The variance of each forecast, in squared original units (calibrated if the estimator is):
         the squared half-width of the central interval of one standard deviation's nominal coverage."""
         self._forecaster_only("predict_var")
-        std = self._state["output.scale"] * self._half_widths([_ONE_SIGMA])[:, 0]
+        z = self._half_widths([_ONE_SIGMA])
+        bounds = self._quantiles_at(0.0, np.concatenate([-z, z], axis=1))
+        std = 0.5 * (bounds[:, 1] - bounds[:, 0])
         return self._shaped(std**2)
 
     def _half_widths(self, coverage: Sequence[float]) -> np.ndarray:
@@ -362,9 +371,18 @@ class OnnxStreamer:
             raise ValueError(f"alpha must lie in [0, 1], got {list(alpha)}")
         z = self._half_widths(np.abs(2.0 * probabilities - 1.0))
         z = z * np.sign(probabilities - 0.5)[None, :, None, None]
-        loc = self._state["output.loc"] + self._future_effect(X)
-        spread = self._state["output.scale"]
-        return self._shaped(loc[..., None] + np.moveaxis(z, 1, -1) * spread[..., None])
+        return self._shaped(np.moveaxis(self._quantiles_at(self._future_effect(X), z), 1, -1))
+
+    def _quantiles_at(self, known: np.ndarray | float, z: np.ndarray) -> np.ndarray:
+        """The current forecasts' quantiles at probabilities ``Phi(z)``, ``z`` ``(n_streams, A, T, C)``,
+        through the exported quantile graph of the forecaster's distribution head (``known``: the
+        future-known covariates' effect, added to every forecast's location)."""
+        feed = {
+            "loc": np.ascontiguousarray(self._state["output.loc"] + known, dtype=np.float64),
+            "params": np.ascontiguousarray(self._state["output.params"], dtype=np.float64),
+            "z": np.ascontiguousarray(z, dtype=np.float64),
+        }
+        return self._quantiles.run(["quantiles"], feed)[0]
 
     def predict_interval(self, coverage: float = 0.9, X: Any = None) -> tuple[np.ndarray, np.ndarray]:
         """Lower and upper bounds of the central ``coverage`` interval of each forecast (``X``: the

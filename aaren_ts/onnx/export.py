@@ -4,9 +4,10 @@ The step is a torch module whose inputs are the new observation of every stream 
 the streams' state, and whose outputs are the forecast (or class probabilities) and the new state. It
 is built from the network's own parts (:meth:`ForecastNet.tokens`, the encoder's general
 :meth:`~aaren_ts.nn.blocks.StackedEncoder.step`, :meth:`ForecastNet.distribution`, the calibration's
-:func:`aci_update`; the classifier's embedding, readout and head) and exported
-with PyTorch's ONNX exporter, with the number of streams as a dynamic axis. The model's metadata
-describes the inputs and outputs, and carries the initial state (:mod:`aaren_ts.onnx._format`).
+:func:`~aaren_ts.engine.calibration.calibration_step`; the classifier's embedding, readout and head)
+and exported with PyTorch's ONNX exporter, with the number of streams as a dynamic axis. The model's
+metadata describes the inputs and outputs, carries the initial state and, for a forecaster, its
+distribution head's quantile function as a second graph (:mod:`aaren_ts.onnx._format`).
 
 :func:`export_forecaster` takes a forecasting engine (:class:`~aaren_ts.engine.ForecastEngine`: the
 network and its streams), :func:`export_classifier` a classifier network and its input scaling; the
@@ -29,7 +30,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from aaren_ts.engine.calibration import CALIBRATION_COVERAGES, aci_update
+from aaren_ts.engine.calibration import CALIBRATION_COVERAGES, calibration_step
 from aaren_ts.engine.forecast import ForecastEngine
 from aaren_ts.nn.blocks import StackedEncoder
 from aaren_ts.nn.classify import ClassifierModule
@@ -61,10 +62,11 @@ class ForecasterStep(nn.Module):
     Inputs: ``y`` ``(B, C)`` float64 (original units, finite), with covariates ``X`` ``(B, n_exog)``
     float64 (their values at the same step), the streams' standardisation ``series_mean`` and
     ``series_scale`` ``(B, C + n_exog)`` float64, then the state (:meth:`state_names`). Outputs: ``loc``
-    and ``scale`` ``(B, T, C)`` float64 (the Gaussian forecast of the next ``T`` steps, original units;
-    without the future-known covariates' effect, which needs their future values), then the new state
-    in the same order (with calibration, the state holds the working miscoverage ``levels`` from which
-    :func:`aaren_ts._normal.level_z` gives the calibrated interval half-widths).
+    ``(B, T, C)`` and ``params`` ``(B, T, C, K)`` float64 (the forecast distribution of the next ``T``
+    steps, original units; without the future-known covariates' effect, which needs their future
+    values), then the new state in the same order (with calibration, the state holds the working
+    miscoverage ``levels`` from which :func:`aaren_ts._normal.level_z` gives the calibrated normal
+    scores that :class:`QuantileFunction` reads the intervals at).
     """
 
     def __init__(self, module: ForecastNet, calibration_rate: float | None) -> None:
@@ -82,7 +84,7 @@ class ForecasterStep(nn.Module):
         return names
 
     def output_names(self) -> list[str]:
-        return ["loc", "scale"]
+        return ["loc", "params"]
 
     def forward(self, y: torch.Tensor, *inputs: torch.Tensor):
         module = self.module
@@ -110,52 +112,46 @@ class ForecasterStep(nn.Module):
         h, new_encoder = StackedEncoder.step(
             module.encoder, tokens[:, 0], _encoder_state(encoder_flat, self.rows)
         )
-        loc, spread = module.distribution(h[:, None], z, level, local_scale, window_std, batch)
-        loc, spread = loc[:, 0], spread[:, 0]  # (B, T, C) standardised
+        forecast = module.distribution(h[:, None], z, level, local_scale, window_std, batch)
+        loc, params = forecast.loc[:, 0], forecast.params[:, 0]  # (B, T, C), (B, T, C, K) standardised
         history = module.history_length
         new_state = [values[:, -history:], observed[:, -history:], *_encoder_outputs(new_encoder, self.rows)]
+        scaled = torch.tensor(module.distribution_head.scaled, device=y.device)
+        series_scale = scale[:, None, :c, None]
+        params_scale = torch.where(scaled, series_scale, torch.ones_like(series_scale))
         outputs = [
             loc.to(torch.float64) * scale[:, None, :c] + mean[:, None, :c],
-            spread.to(torch.float64) * scale[:, None, :c],
+            params.to(torch.float64) * params_scale,
         ]
         if self.rate is not None:
             effect = None  # of the future-known covariates now observed, on the forecasts judged now
             if module.n_future:
                 future = exog[:, None, : module.n_future].expand(-1, module.horizon, -1)
                 effect = module.future_effect(future)
-            new_state += self._calibrate(x, loc, spread, effect, *calibration)
+            levels, issued, n_issued = calibration
+            advanced = torch.ones_like(n_issued, dtype=torch.bool)
+            new_state += calibration_step(
+                levels, issued, n_issued, x, loc, params, advanced, float(self.rate),
+                module.distribution_head, effect,
+            )  # fmt: skip
         return (*outputs, *new_state)
 
-    def _calibrate(
-        self,
-        x: torch.Tensor,
-        loc: torch.Tensor,
-        spread: torch.Tensor,
-        effect: torch.Tensor | None,
-        levels: torch.Tensor,
-        issued: torch.Tensor,
-        n_issued: torch.Tensor,
-    ) -> list[torch.Tensor]:
-        """:meth:`Calibration.advance` by one observed step of every stream: the new calibration state."""
-        horizon = loc.shape[1]
-        h = torch.arange(horizon, device=x.device)
-        # the forecast of horizon h + 1 was issued h steps before the newest: slot (n - 1 - h) % T
-        slots = (n_issued[:, None] - 1 - h[None, :]) % horizon  # (B, T)
-        index = slots[:, None, :, None, None].expand(-1, 1, -1, loc.shape[2], 2)
-        judged = issued.gather(1, index)[:, 0]  # (B, T, C, 2): (mean, sd) pairs
-        judged_loc, judged_scale = judged[..., 0], judged[..., 1]
-        if effect is not None:
-            judged_loc = judged_loc + effect
-        score = (x[:, None, :] - judged_loc).abs() / judged_scale
-        p_value = torch.erfc(score / math.sqrt(2.0))[:, None]  # (B, 1, T, C)
-        valid = (h[None, :, None] < n_issued[:, None, None]).expand_as(score)[:, None].to(levels.dtype)
-        levels = aci_update(levels, p_value, valid, float(self.rate))
-        # the new forecast goes into slot n % T: one row of the (stream x slot, horizon x channel) view
-        batch, width = loc.shape[0], horizon * loc.shape[2] * 2
-        rows = torch.arange(batch, device=x.device) * horizon + n_issued % horizon
-        new = torch.stack([loc, spread], dim=-1).reshape(batch, width)
-        issued = issued.reshape(-1, width).index_copy(0, rows, new).reshape(issued.shape)
-        return [levels, issued, n_issued + 1]
+
+class QuantileFunction(nn.Module):
+    """The distribution head's quantile function, on its own: ``(loc, params, z) -> quantiles``.
+
+    Inputs: ``loc`` ``(B, T, C)`` and ``params`` ``(B, T, C, K)`` float64 as :class:`ForecasterStep`
+    outputs them, and normal scores ``z`` ``(B, A, T, C)`` float64. Output: ``quantiles`` ``(B, A, T,
+    C)``, the quantiles at probabilities ``Phi(z)``. Exported as a second graph in the same file, so
+    the streamer reads intervals of any distribution family without knowing it.
+    """
+
+    def __init__(self, module: ForecastNet) -> None:
+        super().__init__()
+        self.head = module.distribution_head
+
+    def forward(self, loc: torch.Tensor, params: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
+        return self.head.quantile(loc[:, None], params[:, None], z)
 
 
 class ClassifierStep(nn.Module):
@@ -224,7 +220,7 @@ def _forecaster_step(
         state["series_scale"] = engine.scale.copy()
         # the streams' current forecasts, as the step's outputs would give them
         state["output.loc"] = engine.predict()
-        state["output.scale"] = engine.predict_spread()
+        state["output.params"] = engine.predict_params()
     if module.n_future:  # not per stream: the future-known covariates' effect, (C, T, n_future)
         state["future_coefficients"] = module.future_coefficients().detach().cpu().double().numpy()
     spec = ModelSpec(
@@ -242,6 +238,8 @@ def _forecaster_step(
         single_series=engine.ids == [None],
         series_ids=[str(i) for i in engine.ids],
         coverages=list(CALIBRATION_COVERAGES) if calibrated else [],
+        distribution=module.distribution_head.name,
+        n_params=module.distribution_head.n_params,
     )
     return step, state, spec
 
@@ -339,7 +337,8 @@ def export_forecaster(
     onnx = _require_onnx()
     _require_constant_state(engine.module)
     step, state, spec = _forecaster_step(engine, list(exog_columns))
-    return _export(onnx, step, state, spec, path)
+    quantiles = _quantile_graph(QuantileFunction(engine.module), spec)
+    return _export(onnx, step, state, spec, path, quantiles)
 
 
 def export_classifier(
@@ -372,8 +371,38 @@ def export_classifier(
     return _export(onnx, step, state, spec, path)
 
 
+def _quantile_graph(function: QuantileFunction, spec: ModelSpec) -> bytes:
+    """The serialised ONNX graph of a head's quantile function (streams and scores: dynamic axes)."""
+    function = copy.deepcopy(function).to("cpu").eval()
+    t, c, k = spec.horizon, spec.n_channels, spec.n_params
+    inputs = (
+        torch.zeros(2, t, c, dtype=torch.float64),
+        torch.ones(2, t, c, k, dtype=torch.float64),
+        torch.zeros(2, 3, t, c, dtype=torch.float64),
+    )
+    streams, scores = torch.export.Dim("streams"), torch.export.Dim("scores")
+    with torch.no_grad(), _quiet_exporter():
+        program = torch.onnx.export(
+            function,
+            inputs,
+            None,
+            input_names=["loc", "params", "z"],
+            output_names=["quantiles"],
+            dynamo=True,
+            dynamic_shapes=[{0: streams}, {0: streams}, {0: streams, 1: scores}],
+            optimize=True,
+            verbose=False,
+        )
+    return program.model_proto.SerializeToString()
+
+
 def _export(
-    onnx: Any, step: nn.Module, state: dict[str, np.ndarray], spec: ModelSpec, path: str | os.PathLike
+    onnx: Any,
+    step: nn.Module,
+    state: dict[str, np.ndarray],
+    spec: ModelSpec,
+    path: str | os.PathLike,
+    quantile_function: bytes | None = None,
 ) -> Path:
     """Export ``step`` (a copy, on CPU, in eval mode: the caller's network stays where and as it is)."""
     step = copy.deepcopy(step).to("cpu").eval()
@@ -394,7 +423,7 @@ def _export(
             verbose=False,
         )
     proto = program.model_proto
-    write_metadata(proto, spec, state)
+    write_metadata(proto, spec, state, quantile_function)
     path = Path(path)
     onnx.save_model(proto, path)
     return path

@@ -9,6 +9,9 @@ import torch
 from aaren_ts.engine import calibration as calibration_module
 from aaren_ts.engine._native import load_aci_step
 from aaren_ts.engine.calibration import Calibration
+from aaren_ts.nn.heads import NormalHead
+
+HEAD = NormalHead(1, 1, 1)
 
 pytestmark = pytest.mark.skipif(
     load_aci_step() is None,
@@ -22,8 +25,8 @@ def _random_state(rng: np.random.Generator) -> Calibration:
     """Levels off their nominal values, full rings, and streams at every stage of their first horizon."""
     state = Calibration.fresh(ROWS, HORIZON, CHANNELS, "cpu")
     state.levels += torch.as_tensor(rng.uniform(-0.01, 0.01, state.levels.shape), dtype=torch.float32)
-    state.issued_loc.copy_(torch.as_tensor(rng.normal(size=state.issued_loc.shape)))
-    state.issued_scale.copy_(torch.as_tensor(rng.uniform(0.5, 1.5, size=state.issued_scale.shape)))
+    state.issued[..., 0].copy_(torch.as_tensor(rng.normal(size=state.issued.shape[:-1])))
+    state.issued[..., 1].copy_(torch.as_tensor(rng.uniform(0.5, 1.5, size=state.issued.shape[:-1])))
     n_issued = rng.integers(HORIZON, 5 * HORIZON, ROWS)
     n_issued[: HORIZON + 1] = np.arange(HORIZON + 1)  # streams that have issued fewer than a horizon
     state.n_issued = torch.as_tensor(n_issued)
@@ -37,7 +40,8 @@ def _copy(state: Calibration) -> Calibration:
 def _advance(state: Calibration, inputs, rate: float, streams: torch.Tensor | None = None) -> None:
     """One observation for the rows ``inputs[3]`` marks as advanced, through ``Calibration.advance``."""
     y, loc, scale, advanced, known = inputs
-    state.advance(y[:, None], loc[:, None], scale[:, None], advanced.long(), rate, known, streams)
+    params = scale[:, None, ..., None]
+    state.advance(y[:, None], loc[:, None], params, advanced.long(), rate, HEAD, known, streams)
 
 
 def _step_inputs(rng: np.random.Generator, with_known: bool):
@@ -58,7 +62,7 @@ def test_c_step_equals_the_pytorch_step(with_known, monkeypatch):
     rng = np.random.default_rng(0)
     native = _random_state(rng)
     reference = _copy(native)
-    assert calibration_module._aci_kernel(native, native.levels) is not None  # the C step is used
+    assert calibration_module._aci_kernel(native, native.levels, HEAD) is not None  # the C step is used
     decisions = 0
     for _ in range(60):
         inputs = _step_inputs(rng, with_known)
@@ -67,8 +71,7 @@ def test_c_step_equals_the_pytorch_step(with_known, monkeypatch):
             patch.setattr(calibration_module, "_aci_kernel", lambda *args: None)
             _advance(reference, inputs, RATE)
         decisions += int(inputs[3].sum()) * native.levels[0].numel()
-        torch.testing.assert_close(native.issued_loc, reference.issued_loc, rtol=0, atol=0)
-        torch.testing.assert_close(native.issued_scale, reference.issued_scale, rtol=0, atol=0)
+        torch.testing.assert_close(native.issued, reference.issued, rtol=0, atol=0)
         torch.testing.assert_close(native.n_issued, reference.n_issued, rtol=0, atol=0)
     # the levels agree to rounding; where a p-value lands within ~1e-6 of a level the two erfc can
     # decide differently, and that level then differs by one rate step: rare, and never more
@@ -103,11 +106,12 @@ def test_any_chunking_moves_the_levels_bit_for_bit_alike():
     scale = torch.as_tensor(rng.uniform(0.5, 1.5, size=(rows, n, HORIZON, CHANNELS)), dtype=torch.float32)
     lengths = torch.as_tensor(rng.integers(0, n + 1, rows))  # ragged: each stream's own number of steps
     whole = Calibration.fresh(rows, HORIZON, CHANNELS, "cpu")
-    whole.advance(y, loc, scale, lengths, RATE)
+    whole.advance(y, loc, scale[..., None], lengths, RATE, HEAD)
     pieces = Calibration.fresh(rows, HORIZON, CHANNELS, "cpu")
     for start, stop in [(0, 1), (1, 9), (9, 10), (10, 33), (33, n)]:
         part = (lengths - start).clamp(0, stop - start)
-        pieces.advance(y[:, start:stop], loc[:, start:stop], scale[:, start:stop], part, RATE)
+        chunk = (y[:, start:stop], loc[:, start:stop], scale[:, start:stop, ..., None])
+        pieces.advance(*chunk, part, RATE, HEAD)
     for a, b in zip(whole.tensors(), pieces.tensors(), strict=True):
         assert torch.equal(a, b)
     assert not torch.equal(whole.levels, Calibration.fresh(rows, HORIZON, CHANNELS, "cpu").levels)

@@ -150,7 +150,7 @@ def test_values_that_would_overflow_are_refused_naming_the_series(fitted) -> Non
     before = [t.clone() for t in fresh.tensors()]
     huge = np.full((len(fresh), 1, 1), 100.0)
     huge[1, 0, 0] = engine.mean[1, 0] + 2 * MAX_STANDARDIZED * engine.scale[1, 0]
-    with pytest.raises(ValueError, match="series 's1'.*standard deviations"):
+    with pytest.raises(ValueError, match=r"series 's1'.*standard deviations"):
         fresh.advance(np.arange(len(fresh)), huge)
     for a, b in zip(fresh.tensors(), before, strict=True):
         assert torch.equal(a.nan_to_num(-7.0), b.nan_to_num(-7.0))
@@ -160,7 +160,7 @@ def test_a_forecaster_refuses_overflowing_values_and_stays_finite(fitted) -> Non
     f = AarenForecaster(**TINY).fit(_panel())
     before = f.predict(fh=[1, 2])
     nxt = pd.concat({"s0": pd.DataFrame({"y": [1e22]}, index=[60])}, names=["series", "time"])
-    with pytest.raises(ValueError, match="series 's0'.*overflow"):
+    with pytest.raises(ValueError, match=r"series 's0'.*overflow"):
         f.partial_update(nxt)
     with pytest.raises(ValueError, match="overflow"):
         f.partial_update_array(np.array([[1e38], [100.0], [100.0]]))

@@ -9,9 +9,11 @@ import torch
 from scipy.special import ndtri
 
 from aaren_ts import AarenForecaster
+from aaren_ts.engine._native import load_aci_step
 from aaren_ts.engine.calibration import CALIBRATION_COVERAGES, Calibration
-from aaren_ts.nn import EncoderConfig, fused_step_available
+from aaren_ts.nn import EncoderConfig
 from aaren_ts.nn.forecast import ForecastLoss, ForecastNet, masked_mse
+from aaren_ts.nn.heads import NormalHead
 
 TINY = {
     "d_model": 8,
@@ -39,7 +41,7 @@ def test_loss_value_is_the_mse_and_the_likelihood_trains_only_the_spread():
     torch.manual_seed(0)
     net = ForecastNet(2, 6, 3, EncoderConfig("aaren", 8, 2, 1, 16, 0.0), True, "standard")
     torch.nn.init.normal_(net.head.weight, std=0.1)
-    torch.nn.init.normal_(net.spread.weight, std=0.1)
+    torch.nn.init.normal_(net.distribution_head.linear.weight, std=0.1)
     x, target = torch.randn(2, 20, 2), torch.randn(2, 20, 3, 2)
     target[0, 3] = float("nan")
     pred = net(x)
@@ -50,7 +52,7 @@ def test_loss_value_is_the_mse_and_the_likelihood_trains_only_the_spread():
     net.zero_grad()
     masked_mse(net(x).loc, target).backward()
     for name, p in net.named_parameters():
-        if name.startswith("spread."):
+        if name.startswith("distribution_head."):
             assert p.grad is None and with_nll[name].abs().sum() > 0  # learns from the likelihood only
         else:
             torch.testing.assert_close(with_nll[name], p.grad)  # the mean forecast trains as without it
@@ -61,7 +63,7 @@ def test_spread_is_positive_and_follows_the_window_scale():
     net = ForecastNet(1, 12, 4, EncoderConfig("aaren", 8, 2, 1, 16, 0.0), True, "standard").eval()
     x = torch.randn(3, 30, 1)
     with torch.no_grad():
-        small, large = net(x).scale, net(10.0 * x).scale
+        small, large = net(x).params[..., 0], net(10.0 * x).params[..., 0]
     assert (small > 0).all()
     # relative part (one window standard deviation at initialisation) scales; the floor does not
     torch.testing.assert_close(large[:, 1:] - 0.0181, 10.0 * (small[:, 1:] - 0.0181), rtol=1e-2, atol=1e-3)
@@ -90,7 +92,7 @@ def test_uncalibrated_intervals_are_the_gaussian_quantiles():
     q = f.predict_quantiles(fh=[1, 2, 3], alpha=[0.025, 0.975]).to_numpy()
     np.testing.assert_allclose(q[:, 0], mean - ndtri(0.975) * std, rtol=1e-9)
     np.testing.assert_allclose(q[:, 1], mean + ndtri(0.975) * std, rtol=1e-9)
-    np.testing.assert_allclose(std, f.engine_.spread[0, :3, 0].double().numpy() * f.scale_[0], rtol=1e-6)
+    np.testing.assert_allclose(std, f.engine_.params[0, :3, 0, 0].double().numpy() * f.scale_[0], rtol=1e-6)
 
 
 def test_panel_intervals_come_per_series_in_the_panel_format():
@@ -125,7 +127,7 @@ def test_streamed_intervals_do_not_depend_on_chunking(calibration):
     )
     if calibration is not None:
         # on CPU with the C calibration step every chunk is stepped through it: exactly the same levels
-        exact = fused_step_available()
+        exact = load_aci_step() is not None
         torch.testing.assert_close(
             chunked.engine_.calibration.levels,
             one_call.engine_.calibration.levels,
@@ -144,7 +146,12 @@ def test_calibration_update_equals_a_step_by_step_reference():
     state = Calibration.fresh(1, horizon, channels, "cpu")
     for start, stop in [(0, 5), (5, 6), (6, 40)]:  # chunked, as streaming does
         state.advance(
-            y[:, start:stop], loc[:, start:stop], scale[:, start:stop], torch.tensor([stop - start]), rate
+            y[:, start:stop],
+            loc[:, start:stop],
+            scale[:, start:stop, ..., None],
+            torch.tensor([stop - start]),
+            rate,
+            NormalHead(1, 1, 1),
         )
     # reference: one observation at a time, every forecast issued h steps before judged with its level
     levels = np.array([[1 - c] * channels for c in CALIBRATION_COVERAGES], dtype=np.float64)
@@ -162,9 +169,9 @@ def test_calibration_update_equals_a_step_by_step_reference():
                     z = ndtri(1 - 0.5 * min(max(levels[k, h - 1, c], 1e-6), 1.0))
                     levels[k, h - 1, c] += rate * ((1 - cov) - float(score > z))
     np.testing.assert_allclose(state.levels[0].numpy(), levels, atol=1e-5)
-    newest_loc, newest_scale = state.newest_first()
-    np.testing.assert_allclose(newest_loc[0].numpy(), loc[0, -horizon:].flip(0).numpy())
-    np.testing.assert_allclose(newest_scale[0].numpy(), scale[0, -horizon:].flip(0).numpy())
+    newest = state.newest_first()
+    np.testing.assert_allclose(newest[0, ..., 0].numpy(), loc[0, -horizon:].flip(0).numpy())
+    np.testing.assert_allclose(newest[0, ..., 1].numpy(), scale[0, -horizon:].flip(0).numpy())
     assert int(state.n_issued[0]) == n
 
 

@@ -132,6 +132,19 @@ def test_single_series_streams_as_the_estimator(single_series, calibration, tmp_
 
 
 @pytest.mark.parametrize("calibration", ["aci", None])
+def test_quantile_head_streams_as_the_estimator(single_series, calibration, tmp_path):
+    est = AarenForecaster(**TINY, interval_calibration=calibration, distribution="quantile")
+    est.fit(single_series)
+    streamer = OnnxStreamer(est.to_onnx(tmp_path / "quantile.onnx"))
+    assert streamer.spec.distribution == "quantile"
+    _assert_close(_stream_both(est, streamer, _future(1, 1), single=True))
+    fh = np.arange(1, TINY["horizon"] + 1)
+    np.testing.assert_allclose(
+        streamer.predict_var()[:, 0], est.predict_var(fh=fh).to_numpy()[:, 0], rtol=1e-5
+    )
+
+
+@pytest.mark.parametrize("calibration", ["aci", None])
 def test_256_streams_with_ragged_starts_and_gaps_stream_as_the_estimator(calibration, tmp_path):
     y = _panel(256)
     est = AarenForecaster(**{**TINY, "max_epochs": 1}, interval_calibration=calibration).fit(y)
