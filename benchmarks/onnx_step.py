@@ -34,7 +34,6 @@ import onnxruntime as ort
 import pandas as pd
 import torch
 from _common import best_times, gemm_floor, markdown_table, results_dir
-from aaren_ts.onnx.export import _quiet_exporter
 from torch import nn
 
 from aaren_ts import AarenForecaster
@@ -43,6 +42,7 @@ from aaren_ts.nn.blocks import StackedEncoder
 from aaren_ts.nn.encoder import _StepPlan
 from aaren_ts.nn.functional import AarenState
 from aaren_ts.onnx import OnnxStreamer
+from aaren_ts.onnx.export import _quiet_exporter
 
 
 class EncoderStep(nn.Module):
