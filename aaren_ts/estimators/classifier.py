@@ -18,6 +18,7 @@ import torch
 from sktime.classification.base import BaseClassifier
 
 from aaren_ts.estimators._base import AarenEstimatorMixin, standardization
+from aaren_ts.estimators._docs import document_shared_parameters
 from aaren_ts.estimators._inputs import Panel, to_panel
 from aaren_ts.estimators._params import SHARED_CONSTRAINTS, Interval, Options, PositiveInt
 from aaren_ts.estimators._skorch import make_train_split, torch_seed
@@ -94,6 +95,7 @@ def _coerce_labels(y: Any, allow_multioutput: bool = False) -> np.ndarray | pd.D
     return arr
 
 
+@document_shared_parameters
 class AarenClassifier(AarenEstimatorMixin, BaseClassifier):
     """Time-series classifier built on Aaren (attention as an RNN), trained with skorch.
 
@@ -112,23 +114,17 @@ class AarenClassifier(AarenEstimatorMixin, BaseClassifier):
 
     Parameters
     ----------
-    d_model : int, default=64
-        Width of the token vectors.
-    n_heads : int, default=4
-        Attention heads per layer (must divide ``d_model``).
-    n_layers : int, default=2
-        Encoder blocks.
-    d_ff : int, default=128
-        Hidden width of the feed-forward layers.
+    {d_model}
+    {n_heads}
+    {n_layers}
+    {d_ff}
     dropout : float, default=0.2
         Dropout in the encoder and before the head.
     readout : {"mean", "last", "attention"}, default="mean"
         How the features classified at step ``t`` are formed from the encoder outputs up to ``t``:
         a causal running mean, the output at ``t``, or attention pooling with a learned query. All are
         O(1) per step from a running state.
-    backbone : {"aaren", "transformer"}, default="aaren"
-        Sequence mixer; ``"transformer"`` is the KV-cached causal Transformer baseline (streaming then
-        costs O(history) per step).
+    {backbone}
     kernel_size : int, default=3
         Each step is embedded by a causal convolution over it and the ``kernel_size - 1`` steps before
         it (``1``: a per-step linear map); this gives the encoder local order information. Streams keep
@@ -136,19 +132,14 @@ class AarenClassifier(AarenEstimatorMixin, BaseClassifier):
     normalization : {"standard", None}, default="standard"
         ``"standard"`` standardises each channel with the mean and standard deviation of all training
         time points (stored at fit, so streaming uses the same statistics); ``None`` feeds raw values.
-    optimizer : {"adamw", "adam", "sgd", "rmsprop"} or torch optimizer class, default="adamw"
-        Optimizer of the skorch training loop.
+    {optimizer}
     lr : float, default=2e-3
         Learning rate.
-    weight_decay : float, default=1e-2
-        Weight decay of the optimizer.
+    {weight_decay}
     label_smoothing : float, default=0.1
         Label smoothing of the cross-entropy loss.
-    lr_schedule : {"cosine", "exponential", None}, default="cosine"
-        How the learning rate changes after every epoch: ``"cosine"`` anneals it to 0 at
-        ``max_epochs``, ``"exponential"`` multiplies it by ``lr_decay``, ``None`` keeps it constant.
-    lr_decay : float, default=0.8
-        Factor of the ``"exponential"`` schedule, in (0, 1]; unused by the other schedules.
+    {lr_schedule}
+    {lr_decay}
     batch_size : int, default=32
         Mini-batch size for training (inference uses larger batches).
     max_epochs : int, default=80
@@ -162,29 +153,15 @@ class AarenClassifier(AarenEstimatorMixin, BaseClassifier):
     early_stopping : bool, default=True
         Stop when the validation loss has not improved for ``patience`` epochs and restore the best
         epoch's weights (needs a validation split).
-    patience : int, default=30
-        Epochs without improvement before stopping.
-    device : str, default="auto"
-        ``"auto"`` (CUDA when available, else CPU), ``"cpu"``, ``"cuda"``, ...
+    {patience}
+    {device}
     random_state : int, RandomState or None, default=None
         Seeds weight initialisation, dropout, the validation split and the shuffling of mini-batches:
         the same seed gives identical predictions on CPU.
-    verbose : int, default=0
-        ``> 0`` shows skorch's epoch log and a progress bar; ``0`` is silent.
-    callbacks : list of skorch callbacks or (name, callback) pairs, optional
-        Extra skorch callbacks (cloned at fit).
-    num_threads : int or None, default=None
-        torch intra-op threads while fitting, predicting and streaming (restored afterwards); ``None``
-        keeps torch's setting. These networks are small: ``1`` is often as fast, and much faster on a
-        busy machine.
-    accelerator : accelerate.Accelerator or None, default=None
-        Train data-parallel across the processes that ``accelerate launch`` (or ``torchrun``) started,
-        through Hugging Face Accelerate (skorch's ``AccelerateMixin``): each process trains on its
-        share of every epoch's batches (``batch_size`` per process), gradients are averaged, and every
-        process ends with the same network. Validation runs on the whole hold-out in each process, so
-        early stopping agrees everywhere. Devices are the accelerator's (``device`` is not used for
-        training). Needs the ``distributed`` extra; not saved (a saved model loads and streams in one
-        process). See the user guide's "Scaling out".
+    {verbose}
+    {callbacks}
+    {num_threads}
+    {accelerator}
 
     Attributes
     ----------

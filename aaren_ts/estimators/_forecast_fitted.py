@@ -1,0 +1,117 @@
+"""The forecaster's fitted attributes and the hooks that save and restore them.
+
+:class:`FittedForecasterMixin` gives :class:`~aaren_ts.AarenForecaster` its per-series fitted
+attributes (read from the engine) and the two persistence hooks of
+:class:`~aaren_ts.estimators._base.AarenEstimatorMixin`: what a saved forecaster holds besides its
+weights and parameters, as plain data, and how a loaded one is rebuilt from it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+from aaren_ts.estimators._cutoffs import SeriesCutoffs, index_from_plain, index_to_plain
+from aaren_ts.estimators._sktime_state import (
+    plain_metadata,
+    plain_names,
+    restore_sktime_state,
+    sktime_state,
+)
+
+__all__ = ["FittedForecasterMixin"]
+
+
+class FittedForecasterMixin:
+    """Fitted attributes and persistence of :class:`~aaren_ts.AarenForecaster`."""
+
+    @property
+    def series_ids_(self) -> list[Any]:
+        """Ids of the series the forecaster streams, in order (``[None]`` for a single series)."""
+        return list(self.engine_.ids)
+
+    @property
+    def series_cutoffs_(self) -> pd.Series:
+        """Each series' cutoff (the time of its last observation), indexed by series id (``None`` for a
+        single series)."""
+        self._sync_cutoffs()
+        index = pd.Index([None]) if self.level_names_ is None else self._series_index()
+        return pd.Series([c[0] for c in self._cutoffs.cutoffs], index=index, name="cutoff", dtype=object)
+
+    @property
+    def mean_(self) -> np.ndarray | pd.DataFrame:
+        """Standardisation means: ``(n_channels,)`` for a single series, one row per series of a panel."""
+        return self._per_series(self.engine_.mean[:, : self.n_channels_])
+
+    @property
+    def scale_(self) -> np.ndarray | pd.DataFrame:
+        """Standardisation scales: ``(n_channels,)`` for a single series, one row per series of a panel."""
+        return self._per_series(self.engine_.scale[:, : self.n_channels_])
+
+    @property
+    def n_seen_(self) -> int | pd.Series:
+        """Time steps consumed (``fit`` plus updates): an int, or one per series of a panel."""
+        if self.level_names_ is None:
+            return int(self.engine_.n_seen[0])
+        return pd.Series(self.engine_.n_seen, index=self._series_index(), name="n_seen")
+
+    def _series_index(self) -> pd.Index:
+        ids = self.engine_.ids
+        names = self.level_names_[:-1]
+        if len(names) == 1:
+            return pd.Index(ids, name=names[0])
+        return pd.MultiIndex.from_tuples(ids, names=names)
+
+    def _per_series(self, stats: np.ndarray) -> np.ndarray | pd.DataFrame:
+        if self.level_names_ is None:
+            return stats[0].copy()
+        return pd.DataFrame(stats, index=self._series_index(), columns=self.columns_)
+
+    # ------------------------------------------------------------------ persistence hooks
+    def _fitted_attributes(self) -> dict[str, Any]:
+        engine = self.engine_
+        with engine.lock:
+            cutoff = self.cutoff
+            return {
+                "horizon": self.horizon_,
+                "context_length": int(self.context_length_),
+                "n_channels": self.n_channels_,
+                "columns": plain_names(self.columns_),
+                "exog_columns": None if self.exog_columns_ is None else plain_names(self.exog_columns_),
+                "n_future": int(self.n_future_),
+                "level_names": plain_metadata(self.level_names_),
+                "series_ids": [plain_metadata(i) for i in engine.ids],
+                "series_cutoffs": self._cutoffs.to_plain(),
+                "mean": engine.mean,
+                "scale": engine.scale,
+                "n_seen": engine.n_seen,
+                "n_observed": engine.n_observed,
+                "streams": [t.cpu() for t in engine.tensors()],
+                "cutoff": index_to_plain(cutoff),
+                **sktime_state(self, cutoff),
+            }
+
+    def _restore_fitted(self, attributes: dict[str, Any], state_dict: dict[str, torch.Tensor]) -> None:
+        self.horizon_ = int(attributes["horizon"])
+        self.context_length_ = int(attributes["context_length"])
+        self.n_channels_ = int(attributes["n_channels"])
+        self.columns_ = pd.Index(attributes["columns"])
+        exog_columns = attributes.get("exog_columns")
+        self.exog_columns_ = None if exog_columns is None else pd.Index(exog_columns)
+        self.n_future_ = int(attributes.get("n_future", 0))
+        self.net_ = self._build_forecast_net(with_callbacks=False).initialize()
+        self.net_.module_.load_state_dict(state_dict)
+        self.net_.module_.eval()
+        levels = attributes["level_names"]
+        self.level_names_ = None if levels is None else list(levels)
+        ids = [i if not isinstance(i, list) else tuple(i) for i in attributes["series_ids"]]
+        self._new_engine()
+        self._add_series(ids, attributes["mean"].numpy(), attributes["scale"].numpy())
+        self.engine_.restore(
+            attributes["streams"], attributes["n_seen"].numpy(), attributes["n_observed"].numpy()
+        )
+        self._cutoffs = SeriesCutoffs.from_plain(attributes["series_cutoffs"])
+        restore_sktime_state(self, attributes, index_from_plain(attributes["cutoff"]))

@@ -1,0 +1,220 @@
+"""How the forecaster moves between pandas and its engine's arrays.
+
+:class:`ForecastPanelsMixin` takes ``y`` (one series or a panel) and ``X`` apart into per-series
+arrays checked against what ``fit`` saw, plans an update (which observations continue which series,
+which series are new) before anything changes, hands the arrays to the engine
+(:class:`~aaren_ts.engine.ForecastEngine`) with each series' cutoff kept in step, and puts the
+engine's forecasts back into frames indexed by each series' own times.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+import pandas as pd
+from sktime.forecasting.base import ForecastingHorizon
+
+from aaren_ts.engine.forecast import series_label
+from aaren_ts.estimators._covariates import covariate_columns, covariates_at
+from aaren_ts.estimators._cutoffs import absolute_times, continuation, relative_steps
+from aaren_ts.estimators._panel import SeriesPanel, panel_frame, split_series
+
+__all__ = ["ForecastPanelsMixin"]
+
+
+class _StreamPlan(NamedTuple):
+    """What a batch of new observations does to the streams (built before anything changes)."""
+
+    ids: list[Any]
+    times: list[pd.Index]
+    values: list[np.ndarray]
+    new: list[Any]
+
+
+def _describe_levels(level_names: list[Any] | None) -> str:
+    if level_names is None:
+        return "a single series (no MultiIndex)"
+    return f"a MultiIndex of {len(level_names)} levels {list(level_names)}"
+
+
+class ForecastPanelsMixin:
+    """pandas in and out of :class:`~aaren_ts.AarenForecaster`'s engine."""
+
+    def _split(self, y: pd.DataFrame, where: str) -> SeriesPanel:
+        """``y`` taken apart into series, checked against what ``fit`` (or ``pretrain``) saw."""
+        panel = split_series(y, where)
+        if len(y) == 0:
+            raise ValueError(f"{where}: y is empty")
+        if hasattr(self, "columns_"):
+            if len(panel.columns) != self.n_channels_:
+                raise ValueError(
+                    f"{where}: y has {len(panel.columns)} column(s), the forecaster was fitted on "
+                    f"{self.n_channels_}"
+                )
+            # fit after pretrain: the same number of channels, names may differ
+            if self.n_channels_ > 1 and where != "fit" and not panel.columns.equals(self.columns_):
+                raise ValueError(
+                    f"{where}: y's columns {list(panel.columns)} differ from those seen in fit "
+                    f"{list(self.columns_)}"
+                )
+        if where != "fit" and hasattr(self, "engine_"):
+            fitted_levels = self.level_names_
+            if (panel.level_names is None) != (fitted_levels is None) or (
+                panel.level_names is not None and len(panel.level_names) != len(fitted_levels)
+            ):
+                raise ValueError(
+                    f"{where}: y has {_describe_levels(panel.level_names)}, the forecaster was fitted on "
+                    f"{_describe_levels(fitted_levels)}"
+                )
+        return panel
+
+    def _split_with_covariates(self, y: pd.DataFrame, X: pd.DataFrame | None, where: str) -> SeriesPanel:
+        """:meth:`_split`, then each series' values followed by its covariates at the same steps."""
+        panel = self._split(y, where)
+        values = self._with_covariates(panel.values, panel.ids, panel.times, X, where, panel.is_panel)
+        return SeriesPanel(panel.ids, panel.times, values, panel.columns, panel.level_names)
+
+    def _with_covariates(
+        self,
+        values: list[np.ndarray],
+        ids: list[Any],
+        times: list[pd.Index],
+        X: pd.DataFrame | None,
+        where: str,
+        is_panel: bool,
+    ) -> list[np.ndarray]:
+        """Each series' ``values`` followed by its covariates at the same steps (channels ``C + n_exog``:
+        the series', then the covariates, future-known first); as is without covariates."""
+        columns = getattr(self, "exog_columns_", None)
+        if columns is None:
+            return values
+        exog = covariates_at(X, columns, ids, times, where, is_panel)
+        return [np.concatenate([v, e], axis=1) for v, e in zip(values, exog, strict=True)]
+
+    def _set_covariates(self, X: pd.DataFrame | None, where: str) -> None:
+        """Record which covariates the network takes (``X``'s columns, future-known ones first)."""
+        if X is None:
+            self.exog_columns_, self.n_future_ = None, 0
+            return
+        self.exog_columns_ = covariate_columns(X, self.past_covariates, where)
+        self.n_future_ = len(self.exog_columns_) - len(self.past_covariates or [])
+
+    @property
+    def n_exog_(self) -> int:
+        """Number of exogenous variables the network takes (0 without ``X`` in ``fit``)."""
+        columns = getattr(self, "exog_columns_", None)
+        return 0 if columns is None else len(columns)
+
+    def _add_series(self, ids: list[Any], mean: np.ndarray, scale: np.ndarray) -> np.ndarray:
+        rows = self.engine_.add(ids, mean, scale)
+        self._cutoffs.extend(len(ids))
+        return rows
+
+    def _consume(
+        self,
+        rows: np.ndarray,
+        parts: Sequence[np.ndarray],
+        times: Sequence[pd.Index],
+        calibrate: bool = True,
+        where: str = "update",
+    ) -> None:
+        """Advance the streams at ``rows`` through their new values ``parts`` (original units) and
+        move their cutoffs to the ends of ``times``."""
+        lengths = np.array([len(v) for v in parts], dtype=np.int64)
+        raw = np.full((len(rows), int(lengths.max()), self.n_channels_ + self.n_exog_), np.nan)
+        for i, part in enumerate(parts):
+            raw[i, : lengths[i]] = part
+        with self._torch_context():
+            self.engine_.advance(rows, raw, lengths, calibrate=calibrate, where=where)
+        self._cutoffs.set(rows, times)
+
+    def _frame(self, times: list[pd.Index], values: list[np.ndarray]) -> pd.DataFrame:
+        return panel_frame(self.engine_.ids, times, values, self.columns_, self.level_names_)
+
+    def _known_future(
+        self, X: pd.DataFrame | None, steps: list[np.ndarray], times: list[pd.Index], where: str
+    ) -> list[np.ndarray | float]:
+        """What the future-known covariates add to each series' forecast at its ``steps`` (original units);
+        ``0.0`` per series without future-known covariates."""
+        if not getattr(self, "n_future_", 0):
+            return [0.0] * len(steps)
+        engine = self.engine_
+        future_columns = self.exog_columns_[: self.n_future_]
+        values = covariates_at(X, future_columns, engine.ids, times, where, self.level_names_ is not None)
+        rows = np.arange(len(engine))  # (every series forecasts the same number of steps of fh)
+        return list(engine.future_effect(rows, np.stack(values), np.stack(steps) - 1))
+
+    def _forecast_steps(self, fh: ForecastingHorizon, where: str) -> tuple[list[np.ndarray], list[pd.Index]]:
+        """For every series: the steps of ``fh`` after its own cutoff and their time index."""
+        self._sync_cutoffs()
+        engine = self.engine_
+        engine.require_observed(np.arange(len(engine)), where)
+        steps, times = [], []
+        for row, cutoff in enumerate(self._cutoffs.cutoffs):
+            row_steps = relative_steps(fh, cutoff)
+            if row_steps.max() > self.horizon_:
+                raise ValueError(
+                    f"fh reaches {int(row_steps.max())} steps ahead of the cutoff of "
+                    f"{series_label(engine.ids[row])}, "
+                    f"but the forecaster was trained for a horizon of {self.horizon_}; refit with "
+                    f"horizon >= {int(row_steps.max())}"
+                )
+            steps.append(row_steps)
+            times.append(absolute_times(fh, row_steps, cutoff))
+        return steps, times
+
+    def _sync_cutoffs(self) -> None:
+        """Bring every series' cutoff, and sktime's ``cutoff``, up to date after array updates."""
+        if self._cutoffs.sync():
+            self._set_cutoff(self._cutoffs.latest())
+
+    def _plan(self, y: pd.DataFrame, X: pd.DataFrame | None, strict: bool, where: str) -> _StreamPlan:
+        """Check ``y`` (and ``X``) against every stream and return what to consume; changes nothing.
+
+        Each series' rows after its cutoff must continue it without a gap (``strict``: also no row at or
+        before it); a series id not seen before starts a new stream, scaled by its own observations.
+        The covariates of the rows to consume are appended to their values.
+        """
+        panel = self._split(y, where)
+        engine = self.engine_
+        self._sync_cutoffs()
+        ids, times, values, new = [], [], [], []
+        for series_id, time, part in zip(panel.ids, panel.times, panel.values, strict=True):
+            row = engine.row_of.get(series_id)
+            if row is None:
+                if not panel.is_panel:
+                    raise ValueError(f"{where}: y is not a continuation of the series seen in fit")
+                if not np.isfinite(part).any():
+                    raise ValueError(
+                        f"{where}: {series_label(series_id)} is new and has no observed value to start "
+                        "a stream from"
+                    )
+                new.append(series_id)
+            else:
+                keep = continuation(time, self._cutoffs.cutoffs[row], strict, where, series_id)
+                if keep is None:
+                    continue
+                time, part = time[keep], part[keep]
+            ids.append(series_id)
+            times.append(time)
+            values.append(part)
+        values = self._with_covariates(values, ids, times, X, where, panel.is_panel) if ids else values
+        if ids and not new:  # (a new series is checked against its own scale when it is added)
+            rows = np.array([engine.row_of[i] for i in ids], dtype=np.int64)
+            for row, part in zip(rows, values, strict=True):
+                engine.check_values(row[None], part[None], where)
+        return _StreamPlan(ids, times, values, new)
+
+    def _apply(self, plan: _StreamPlan, where: str) -> None:
+        if not plan.ids:
+            return
+        engine = self.engine_
+        if plan.new:
+            new_ids = set(plan.new)
+            parts = [v for i, v in zip(plan.ids, plan.values, strict=True) if i in new_ids]
+            mean, scale = self._standardize(parts)
+            self._add_series(plan.new, mean, scale)
+        rows = np.array([engine.row_of[i] for i in plan.ids], dtype=np.int64)
+        self._consume(rows, plan.values, plan.times, where=where)
