@@ -8,6 +8,7 @@ from an untrusted source cannot run code from it (unlike pickle).
 
 from __future__ import annotations
 
+import io
 import os
 import pickle
 import tempfile
@@ -17,6 +18,8 @@ from typing import Any
 
 import numpy as np
 import torch
+
+from aaren_ts._files import atomic_write
 
 __all__ = [
     "FORMAT_VERSION",
@@ -48,8 +51,9 @@ def to_plain(value: Any) -> Any:
 
 
 def save_payload(path: str | os.PathLike, payload: dict[str, Any]) -> None:
-    """Write ``payload`` (plain data and tensors, see :func:`save_archive`) to ``path``."""
-    torch.save(payload, os.fspath(path))
+    """Write ``payload`` (plain data and tensors, see :func:`save_archive`) to ``path``, atomically."""
+    with atomic_write(path) as handle:
+        torch.save(payload, handle)
 
 
 def load_payload(
@@ -111,23 +115,28 @@ def save_archive(
     -------
     pathlib.Path
         The file written.
+
+    Notes
+    -----
+    The archive is written atomically (:func:`aaren_ts._files.atomic_write`): a process killed while
+    saving leaves the previous file at ``path`` intact (or the new one, once renamed), never a broken
+    one; the temporary file it was writing is removed by the next save to the same path.
     """
     target = Path(path)
     if target.suffix != ".zip":
         target = target.with_name(target.name + ".zip")
-    with tempfile.TemporaryDirectory() as tmp:
-        payload_file = Path(tmp) / PAYLOAD_ENTRY
-        payload = {
-            "format_version": FORMAT_VERSION,
-            "estimator": estimator_cls.__name__,
-            "params": to_plain(params),
-            "state_dict": {k: v.detach().cpu() for k, v in state_dict.items()},
-            "attributes": to_plain(attributes),
-        }
-        save_payload(payload_file, payload)
-        with zipfile.ZipFile(target, "w") as archive:
-            archive.writestr("_metadata", pickle.dumps(estimator_cls))
-            archive.write(payload_file, PAYLOAD_ENTRY)
+    payload = {
+        "format_version": FORMAT_VERSION,
+        "estimator": estimator_cls.__name__,
+        "params": to_plain(params),
+        "state_dict": {k: v.detach().cpu() for k, v in state_dict.items()},
+        "attributes": to_plain(attributes),
+    }
+    buffer = io.BytesIO()
+    torch.save(payload, buffer)
+    with atomic_write(target) as handle, zipfile.ZipFile(handle, "w") as archive:
+        archive.writestr("_metadata", pickle.dumps(estimator_cls))
+        archive.writestr(PAYLOAD_ENTRY, buffer.getbuffer())
     return target
 
 
