@@ -1,4 +1,5 @@
-"""Saved models that a crash cannot destroy: ``save`` killed at random moments, failing writes.
+"""Saved models that a crash cannot destroy and archives that cannot blow up: ``save`` killed at random
+moments, failing writes, zip bombs and other crafted archives.
 
 The kill test runs a real subprocess that saves two models alternately over one path and kills it with
 SIGKILL at random moments; the path must then load as one of the two models, and the temporaries of
@@ -7,12 +8,18 @@ killed writers must not accumulate (the next save removes them).
 
 from __future__ import annotations
 
+import io
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
+import tracemalloc
+import warnings
+import zipfile
 
 import numpy as np
 import pytest
@@ -20,6 +27,7 @@ import torch
 
 from aaren_ts import AarenClassifier
 from aaren_ts._files import stale_temporaries, temporaries
+from aaren_ts.estimators._persistence import PAYLOAD_ENTRY
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="SIGKILL and RLIMIT_FSIZE are POSIX")
 
@@ -162,3 +170,131 @@ def test_a_save_keeps_the_permissions_of_the_file_it_replaces(models, tmp_path):
     fitted[1].save(target)
     assert oct(os.stat(target).st_mode & 0o777) == oct(0o640)
     assert _same_weights(AarenClassifier.load(target), fitted[1])
+
+
+# ------------------------------------------------------------------------ crafted archives
+def _rebuild(source, target, entries: dict[str, bytes | None], compress: int = zipfile.ZIP_STORED) -> None:
+    """Copy the archive ``source`` to ``target``, replacing (or, with None, dropping) ``entries``; the
+    payload entry is written with ``compress``."""
+    with zipfile.ZipFile(source) as src, zipfile.ZipFile(target, "w") as dst:
+        for name in src.namelist():
+            data = entries.get(name, src.read(name))
+            kind = compress if name == PAYLOAD_ENTRY else zipfile.ZIP_STORED
+            if data is not None:
+                dst.writestr(name, data, compress_type=kind)
+        for name, data in entries.items():
+            if name not in src.namelist() and data is not None:
+                dst.writestr(name, data)
+
+
+def _payload(source) -> dict:
+    with zipfile.ZipFile(source) as archive:
+        return torch.load(io.BytesIO(archive.read(PAYLOAD_ENTRY)), weights_only=True)
+
+
+def _torch_bytes(obj, records: int = zipfile.ZIP_STORED) -> bytes:
+    """``torch.save(obj)``'s bytes, its records re-packed with the compression ``records``."""
+    buffer = io.BytesIO()
+    torch.save(obj, buffer)
+    out = io.BytesIO()
+    with zipfile.ZipFile(buffer) as src, zipfile.ZipFile(out, "w") as dst:
+        for info in src.infolist():
+            dst.writestr(info.filename, src.read(info), compress_type=records)
+    return out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """A small fitted classifier's saved file (a few kilobytes)."""
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(16, 2, 12)), np.arange(16) % 2
+    est = AarenClassifier(d_model=8, n_heads=2, n_layers=1, d_ff=16, max_epochs=1, random_state=0)
+    return est.fit(X, y).save(tmp_path_factory.mktemp("tiny") / "tiny")
+
+
+@pytest.fixture
+def quiet_tmp(tmp_path, monkeypatch):
+    """An empty folder as the temporary folder of this process, to prove nothing is extracted."""
+    folder = tmp_path / "system_tmp"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    return folder
+
+
+def _refused_unread(path, match: str, quiet_tmp) -> None:
+    """``load`` refuses ``path`` with ``match``, extracting nothing and allocating little."""
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=match):
+            AarenClassifier.load(path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 8_000_000, f"{peak / 1e6:.0f} MB allocated to refuse {path.name}"
+    assert list(quiet_tmp.iterdir()) == []
+
+
+def test_a_zip_bomb_payload_is_refused_before_anything_is_inflated(tiny, tmp_path, quiet_tmp):
+    payload = _payload(tiny)
+    payload["attributes"]["padding"] = torch.zeros(50_000_000)  # 200 MB of zeros
+    bomb = tmp_path / "bomb.zip"
+    _rebuild(tiny, bomb, {PAYLOAD_ENTRY: _torch_bytes(payload)}, compress=zipfile.ZIP_DEFLATED)
+    del payload
+    assert os.path.getsize(bomb) < 1_000_000
+    _refused_unread(bomb, r"payload is compressed \(\d+ bytes declared to expand to 2\d{8}\)", quiet_tmp)
+
+
+def test_a_zip_bomb_inside_the_payload_is_refused_before_torch_inflates_it(tiny, tmp_path, quiet_tmp):
+    """The payload stored as ``save`` stores it, but the tensor records inside it deflated: torch.load
+    would inflate them (200 MB from a file of about 200 KB)."""
+    payload = _payload(tiny)
+    payload["attributes"]["padding"] = torch.zeros(50_000_000)
+    nested = tmp_path / "nested.zip"
+    _rebuild(tiny, nested, {PAYLOAD_ENTRY: _torch_bytes(payload, zipfile.ZIP_DEFLATED)})
+    del payload
+    assert os.path.getsize(nested) < 1_000_000
+    _refused_unread(nested, r"record .* is compressed .* refused unread", quiet_tmp)
+
+
+@pytest.mark.parametrize(
+    ("entries", "match"),
+    [
+        ({"../outside.txt": b"x"}, r"unexpected entries \['../outside.txt'\]"),
+        ({"_metadata": None, "extra": b"x"}, r"unexpected entries \['extra'\]"),
+        ({PAYLOAD_ENTRY: None}, "no 'aaren_ts_payload.pt' entry"),
+    ],
+    ids=["path-traversal", "extra-member", "no-payload"],
+)
+def test_an_archive_with_other_members_is_refused_unread(models, tmp_path, quiet_tmp, entries, match):
+    _, sources = models
+    crafted = tmp_path / "crafted.zip"
+    _rebuild(sources[0], crafted, entries)
+    _refused_unread(crafted, match, quiet_tmp)
+
+
+def test_a_duplicated_payload_entry_is_refused(models, tmp_path, quiet_tmp):
+    _, sources = models
+    crafted = tmp_path / "twice.zip"
+    shutil.copy(sources[0], crafted)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zipfile warns of the duplicate name it is asked to write
+        with zipfile.ZipFile(crafted, "a") as archive:
+            archive.writestr(PAYLOAD_ENTRY, b"second")
+    _refused_unread(crafted, r"duplicated entries \['aaren_ts_payload.pt'\]", quiet_tmp)
+
+
+def test_a_damaged_archive_is_refused_with_a_clear_error(models, tmp_path, quiet_tmp):
+    fitted, sources = models
+    data = bytearray(sources[0].read_bytes())
+    with zipfile.ZipFile(sources[0]) as archive:
+        info = archive.getinfo(PAYLOAD_ENTRY)
+    flipped = tmp_path / "flipped.zip"
+    middle = info.header_offset + 30 + len(PAYLOAD_ENTRY) + info.compress_size // 2
+    data[middle] ^= 0x10  # a tensor byte: torch.load would read it silently
+    flipped.write_bytes(bytes(data))
+    _refused_unread(flipped, r"flipped.zip' is damaged: Bad CRC-32", quiet_tmp)
+    truncated = tmp_path / "truncated.zip"
+    truncated.write_bytes(sources[0].read_bytes()[: len(data) // 2])
+    with pytest.raises(ValueError, match=r"truncated\.zip' is not a file written by AarenClassifier\.save"):
+        AarenClassifier.load(truncated)
+    assert _same_weights(AarenClassifier.load(sources[0]), fitted[0])  # the source itself is intact
