@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -48,6 +49,16 @@ class OnnxStreamer:
     classes_ : ndarray
         The classifier's class labels.
 
+    Notes
+    -----
+    **Threads.** One streamer may be shared by threads. Its updates (:meth:`partial_update`,
+    :meth:`reset`, :meth:`load_state`) are serialised by a lock and each is applied whole: concurrent
+    updates give the result of the same updates made one after the other, in the order they took the
+    lock, and none is lost. The reading calls (``predict*``, :meth:`state`, :meth:`save_state`) take no
+    lock: each reads the streams as the latest completed update left them (the state, the outputs and
+    :attr:`n_seen` together, never a half-applied update), so predictions keep running while an update
+    is under way. As with any shared object, the order of concurrent updates is the threads' order.
+
     Examples
     --------
     >>> streamer = OnnxStreamer("model.onnx")  # doctest: +SKIP
@@ -72,6 +83,8 @@ class OnnxStreamer:
         self.spec: ModelSpec = spec
         self._initial = state
         self._output_names = [*spec.outputs, *(f"new.{name}" for name in spec.state)]
+        self._lock = threading.Lock()  # serialises the updates; readers take the committed snapshot
+        self._snapshot: tuple[dict[str, np.ndarray] | None, int] = (None, 0)
         self.reset()
 
     # ------------------------------------------------------------------ properties
@@ -88,12 +101,25 @@ class OnnxStreamer:
         return np.asarray(self.spec.classes)
 
     @property
+    def _state(self) -> dict[str, np.ndarray] | None:
+        """The streams' arrays as the latest completed update left them (never modified in place)."""
+        return self._snapshot[0]
+
+    @property
+    def n_seen(self) -> int:
+        return self._snapshot[1]
+
+    def _streams_in(self, state: dict[str, np.ndarray] | None) -> int:
+        return 0 if state is None else len(state[self.spec.state[0]])
+
+    @property
     def n_streams(self) -> int:
-        return 0 if self._state is None else len(self._state[self.spec.state[0]])
+        return self._streams_in(self._state)
 
     def state(self) -> dict[str, np.ndarray]:
         """A copy of every per-stream array the streamer holds (state, constants, latest outputs)."""
-        return {} if self._state is None else {k: v.copy() for k, v in self._state.items()}
+        state = self._state
+        return {} if state is None else {k: v.copy() for k, v in state.items()}
 
     def save_state(self, path: str | os.PathLike) -> None:
         """Write the streams' state (every array of :meth:`state`, and :attr:`n_seen`) to a ``.npz`` file.
@@ -101,9 +127,10 @@ class OnnxStreamer:
         :meth:`load_state` on a streamer of the same exported file restores it, e.g. after a restart.
         Nothing in the file is pickled.
         """
-        if self._state is None:
+        state, n_seen = self._snapshot
+        if state is None:
             raise ValueError("no streams to save: feed time points with partial_update first")
-        np.savez(path, **self._state, __n_seen__=np.asarray(self.n_seen))
+        np.savez(path, **state, __n_seen__=np.asarray(n_seen))
 
     def load_state(self, path: str | os.PathLike) -> OnnxStreamer:
         """Restore streams saved by :meth:`save_state` from a streamer of the same exported file.
@@ -138,7 +165,8 @@ class OnnxStreamer:
                     f"{path}: {name} has dtype {got.dtype} and shape {got.shape}; this model's is "
                     f"{ref.dtype} with per-stream shape {ref.shape[1:]}"
                 )
-        self._state, self.n_seen = loaded, n_seen
+        with self._lock:
+            self._snapshot = (loaded, n_seen)
         return self
 
     def _template(self) -> dict[str, np.ndarray]:
@@ -149,8 +177,8 @@ class OnnxStreamer:
 
     def reset(self) -> OnnxStreamer:
         """Go back to the state the file was exported with (the classifier: no streams)."""
-        self.n_seen = 0
-        self._state = None if self.kind == "classifier" else dict(self._initial)
+        with self._lock:
+            self._snapshot = (None if self.kind == "classifier" else dict(self._initial), 0)
         return self
 
     # ------------------------------------------------------------------ stepping
@@ -168,11 +196,14 @@ class OnnxStreamer:
             )
         return arr
 
-    def _advance(self, steps: np.ndarray, covariates: np.ndarray | None = None) -> None:
-        """Run the step through ``steps`` ``(n_streams, n_steps, n_channels)`` (and ``covariates``
-        ``(n_streams, n_steps, n_exog)``); commit only at the end."""
+    def _advance(
+        self, state: dict[str, np.ndarray], steps: np.ndarray, covariates: np.ndarray | None = None
+    ) -> dict[str, np.ndarray]:
+        """The streams' arrays after running the step from ``state`` through ``steps``
+        ``(n_streams, n_steps, n_channels)`` (and ``covariates`` ``(n_streams, n_steps, n_exog)``);
+        ``state`` itself is not modified."""
         spec = self.spec
-        state = dict(self._state)
+        state = dict(state)
         constants = [state[name] for name in spec.constants]
         for t in range(steps.shape[1]):
             feed = {spec.observation: np.ascontiguousarray(steps[:, t])}
@@ -184,8 +215,7 @@ class OnnxStreamer:
             for name, value in zip(spec.outputs, results, strict=False):
                 state[f"output.{name}"] = value
             state.update(zip(spec.state, results[len(spec.outputs) :], strict=True))
-        self._state = state
-        self.n_seen += steps.shape[1]
+        return state
 
     def partial_update(self, values: Any, X: Any = None) -> OnnxStreamer:
         """Advance every stream by its next observations.
@@ -212,27 +242,37 @@ class OnnxStreamer:
             On non-numeric values, a wrong shape or number of streams, or a NaN or infinite value; the
             streams are then left exactly as they were.
         """
-        if self.kind == "classifier":
-            if X is not None:
-                raise ValueError("X is a forecaster's covariates; the classifier takes X_new only")
-            return self._classifier_update(values)
+        with self._lock:
+            state, n_seen = self._snapshot
+            if self.kind == "classifier":
+                if X is not None:
+                    raise ValueError("X is a forecaster's covariates; the classifier takes X_new only")
+                state, n_steps = self._classifier_update(state, values)
+            else:
+                state, n_steps = self._forecaster_update(state, values, X)
+            self._snapshot = (state, n_seen + n_steps)
+        return self
+
+    def _forecaster_update(
+        self, state: dict[str, np.ndarray], values: Any, X: Any
+    ) -> tuple[dict[str, np.ndarray], int]:
         spec = self.spec
-        arr = self._steps(values, "y_new", spec.n_channels)
+        n_streams = self._streams_in(state)
+        arr = self._steps(values, "y_new", spec.n_channels, n_streams)
         covariates = None
         if spec.covariates:
             if X is None:
                 raise ValueError("X is required: the forecaster was fitted with covariates")
-            covariates = self._steps(X, "X", len(spec.exog_columns))
+            covariates = self._steps(X, "X", len(spec.exog_columns), n_streams)
             if covariates.shape[1] != arr.shape[1]:
                 raise ValueError(
                     f"X holds {covariates.shape[1]} steps, y_new {arr.shape[1]}: give X at every step"
                 )
         elif X is not None:
             raise ValueError("X given, but the forecaster was fitted without covariates")
-        self._advance(arr, covariates)
-        return self
+        return self._advance(state, arr, covariates), arr.shape[1]
 
-    def _steps(self, values: Any, name: str, width: int) -> np.ndarray:
+    def _steps(self, values: Any, name: str, width: int, n_streams: int) -> np.ndarray:
         """The forecaster's ``values`` as ``(n_streams, n_steps, width)`` float64, checked."""
         spec = self.spec
         arr = self._check_observations(values, name)
@@ -241,37 +281,31 @@ class OnnxStreamer:
         expected = (
             f"(n_steps, {width})"
             if spec.single_series
-            else f"({self.n_streams}, n_steps, {width}) or ({self.n_streams}, {width})"
+            else f"({n_streams}, n_steps, {width}) or ({n_streams}, {width})"
         )
-        if arr.ndim != 3 or arr.shape[0] != self.n_streams or arr.shape[2] != width or arr.shape[1] < 1:
+        if arr.ndim != 3 or arr.shape[0] != n_streams or arr.shape[2] != width or arr.shape[1] < 1:
             raise ValueError(f"{name} must have shape {expected}, got {np.shape(values)}")
         return arr
 
-    def _classifier_update(self, values: Any) -> OnnxStreamer:
+    def _classifier_update(
+        self, state: dict[str, np.ndarray] | None, values: Any
+    ) -> tuple[dict[str, np.ndarray], int]:
         spec = self.spec
         arr = self._check_observations(values, "X_new")
         if arr.ndim != 3 or arr.shape[1] != spec.n_channels or arr.shape[2] < 1:
             raise ValueError(
                 f"X_new must have shape (n_streams, {spec.n_channels}, n_steps >= 1), got {np.shape(values)}"
             )
-        if self._state is not None and arr.shape[0] != self.n_streams:
+        if state is not None and arr.shape[0] != self._streams_in(state):
             raise ValueError(
-                f"X_new holds {arr.shape[0]} streams but {self.n_streams} are ongoing; pass one series per "
-                "stream (or call reset() to start new streams)"
+                f"X_new holds {arr.shape[0]} streams but {self._streams_in(state)} are ongoing; pass one "
+                "series per stream (or call reset() to start new streams)"
             )
-        if self._state is None:
+        if state is None:
             if arr.shape[0] == 0:
                 raise ValueError("X_new holds no stream")
-            fresh = {name: np.repeat(self._initial[name], arr.shape[0], axis=0) for name in spec.state}
-            self._state = fresh
-            try:
-                self._advance(arr.transpose(0, 2, 1))
-            except BaseException:
-                self._state = None
-                raise
-            return self
-        self._advance(arr.transpose(0, 2, 1))
-        return self
+            state = {name: np.repeat(self._initial[name], arr.shape[0], axis=0) for name in spec.state}
+        return self._advance(state, arr.transpose(0, 2, 1)), arr.shape[2]
 
     # ------------------------------------------------------------------ forecaster
     def _forecaster_only(self, where: str) -> None:
@@ -281,9 +315,9 @@ class OnnxStreamer:
     def _shaped(self, values: np.ndarray) -> np.ndarray:
         return values[0] if self.spec.single_series else values
 
-    def _future_effect(self, X: Any) -> np.ndarray | float:
-        """What the future-known covariates ``X`` add to the forecasts: ``(n_streams, T, C)``, original
-        units."""
+    def _future_effect(self, state: dict[str, np.ndarray], X: Any) -> np.ndarray | float:
+        """What the future-known covariates ``X`` add to the forecasts of the streams in ``state``:
+        ``(n_streams, T, C)``, original units."""
         spec = self.spec
         if not spec.n_future:
             if X is not None:
@@ -294,16 +328,17 @@ class OnnxStreamer:
                 f"X is required: the future values of {spec.exog_columns[: spec.n_future]} at the "
                 f"{spec.horizon} forecast steps"
             )
+        n_streams = self._streams_in(state)
         arr = self._check_observations(X, "X")
         arr = arr[None] if spec.single_series and arr.ndim == 2 else arr
-        if arr.shape != (self.n_streams, spec.horizon, spec.n_future):
+        if arr.shape != (n_streams, spec.horizon, spec.n_future):
             expected = (spec.horizon, spec.n_future)
-            expected = expected if spec.single_series else (self.n_streams, *expected)
+            expected = expected if spec.single_series else (n_streams, *expected)
             raise ValueError(f"X must have shape {expected}, got {np.shape(X)}")
         c, f = spec.n_channels, spec.n_future
-        mean, scale = self._state["series_mean"], self._state["series_scale"]
+        mean, scale = state["series_mean"], state["series_scale"]
         z = (arr - mean[:, None, c : c + f]) / scale[:, None, c : c + f]
-        effect = np.einsum("rtf,ctf->rtc", z, self._state["future_coefficients"])
+        effect = np.einsum("rtf,ctf->rtc", z, state["future_coefficients"])
         return effect * scale[:, None, :c]
 
     def predict(self, X: Any = None) -> np.ndarray:
@@ -325,21 +360,23 @@ class OnnxStreamer:
         """
         if self.kind == "classifier":
             return self.classes_[self.predict_proba().argmax(axis=1)]
-        return self._shaped(self._state["output.loc"] + self._future_effect(X))
+        state = self._state
+        return self._shaped(state["output.loc"] + self._future_effect(state, X))
 
     def predict_var(self) -> np.ndarray:
         """The variance of each forecast, in squared original units (calibrated if the estimator is):
         the squared half-width of the central interval of one standard deviation's nominal coverage."""
         self._forecaster_only("predict_var")
-        std = self._state["output.scale"] * self._half_widths([_ONE_SIGMA])[:, 0]
+        state = self._state
+        std = state["output.scale"] * self._half_widths(state, [_ONE_SIGMA])[:, 0]
         return self._shaped(std**2)
 
-    def _half_widths(self, coverage: Sequence[float]) -> np.ndarray:
+    def _half_widths(self, state: dict[str, np.ndarray], coverage: Sequence[float]) -> np.ndarray:
         """``(n_streams, len(coverage), horizon, C)`` half-widths in standard deviations."""
         if self.spec.calibrated:
-            return interpolate_z(level_z(self._state["levels"]), coverage)
+            return interpolate_z(level_z(state["levels"]), coverage)
         z = gaussian_z(np.asarray(coverage, dtype=np.float64))
-        shape = (self.n_streams, len(z), self.spec.horizon, self.spec.n_channels)
+        shape = (self._streams_in(state), len(z), self.spec.horizon, self.spec.n_channels)
         return np.broadcast_to(z[None, :, None, None], shape)
 
     def predict_quantiles(self, alpha: Sequence[float], X: Any = None) -> np.ndarray:
@@ -360,10 +397,11 @@ class OnnxStreamer:
         probabilities = np.asarray(alpha, dtype=np.float64).ravel()
         if not np.all((probabilities >= 0.0) & (probabilities <= 1.0)):
             raise ValueError(f"alpha must lie in [0, 1], got {list(alpha)}")
-        z = self._half_widths(np.abs(2.0 * probabilities - 1.0))
+        state = self._state
+        z = self._half_widths(state, np.abs(2.0 * probabilities - 1.0))
         z = z * np.sign(probabilities - 0.5)[None, :, None, None]
-        loc = self._state["output.loc"] + self._future_effect(X)
-        spread = self._state["output.scale"]
+        loc = state["output.loc"] + self._future_effect(state, X)
+        spread = state["output.scale"]
         return self._shaped(loc[..., None] + np.moveaxis(z, 1, -1) * spread[..., None])
 
     def predict_interval(self, coverage: float = 0.9, X: Any = None) -> tuple[np.ndarray, np.ndarray]:
@@ -379,6 +417,7 @@ class OnnxStreamer:
         """Class probabilities ``(n_streams, n_classes)`` of every stream after its last time point."""
         if self.kind != "classifier":
             raise AttributeError(f"predict_proba is a classifier's call; this file holds a {self.kind}")
-        if self._state is None or self.n_seen == 0:
+        state, n_seen = self._snapshot
+        if state is None or n_seen == 0:
             raise ValueError("no ongoing streams: feed time points with partial_update(X_new) first")
-        return self._state["output.proba"].astype(np.float64)
+        return state["output.proba"].astype(np.float64)

@@ -1,0 +1,160 @@
+"""OnnxStreamer under stress: threads sharing one streamer, values that would overflow, files whose
+metadata or bytes were altered, quantiles that do not exist.
+
+Two small models are exported once for the module (an export takes seconds): a forecaster of three
+series with covariates (one known in the future) and online interval calibration, and a classifier.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("onnxruntime", reason='the "onnx" extra (onnxruntime) is not installed')
+pytest.importorskip("onnxscript", reason='the "onnx" extra (onnxscript, for the exporter) is not installed')
+
+from aaren_ts import AarenClassifier, AarenForecaster
+from aaren_ts.onnx import OnnxStreamer
+
+TINY = {
+    "d_model": 8,
+    "n_heads": 2,
+    "n_layers": 1,
+    "d_ff": 16,
+    "context_length": 8,
+    "segment_length": 24,
+    "max_epochs": 1,
+    "batch_size": 8,
+    "horizon": 4,
+    "device": "cpu",
+    "random_state": 0,
+}
+SERIES = ["a", "b", "c"]
+N_THREADS, N_CALLS = 4, 50
+
+
+def _panel(n: int = 160) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Three series in the hundreds (scales about 20-30), driven by a known and a past-only input."""
+    rng = np.random.default_rng(0)
+    t = np.arange(n)
+    index = pd.MultiIndex.from_product([SERIES, t], names=["series", "time"])
+    known = np.concatenate([np.sin(2 * np.pi * t / 9) for _ in SERIES])
+    past = rng.normal(0, 1, 3 * n).cumsum() * 0.1
+    level = np.repeat([100.0, 300.0, 500.0], n)
+    y = level + 25 * np.sin(np.tile(t, 3) / 3) + 5 * known + rng.normal(0, 2, 3 * n)
+    return pd.DataFrame({"y": y}, index=index), pd.DataFrame({"past": past, "known": known}, index=index)
+
+
+@pytest.fixture(scope="module")
+def forecaster_file(tmp_path_factory):
+    y, X = _panel()
+    est = AarenForecaster(**TINY, past_covariates=["past"], interval_calibration="aci").fit(y, X=X)
+    return est.to_onnx(tmp_path_factory.mktemp("onnx") / "forecaster.onnx")
+
+
+@pytest.fixture(scope="module")
+def classifier_file(tmp_path_factory):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 2, 10)) * 3.0 + 50.0
+    est = AarenClassifier(d_model=8, n_heads=2, n_layers=1, d_ff=16, max_epochs=1, random_state=0)
+    return est.fit(X, np.arange(20) % 2).to_onnx(tmp_path_factory.mktemp("onnx") / "classifier.onnx")
+
+
+def _step(streamer: OnnxStreamer) -> tuple[np.ndarray, np.ndarray]:
+    """One ordinary observation of every stream (its series' mean) and of the covariates."""
+    mean = streamer.state()["series_mean"]
+    return mean[:, :1].copy(), mean[:, 1:].copy()
+
+
+def _assert_same_state(a: dict, b: dict) -> None:
+    assert a.keys() == b.keys()
+    for name in a:
+        np.testing.assert_array_equal(a[name], b[name], err_msg=name)
+
+
+def _hammer(calls) -> list[BaseException]:
+    """Run every callable of ``calls`` (one list per thread) in its own thread, all released at once."""
+    errors: list[BaseException] = []
+    start = threading.Barrier(len(calls))
+
+    def run(own):
+        start.wait()
+        try:
+            for call in own:
+                call()
+        except BaseException as err:  # reported by the test
+            errors.append(err)
+
+    threads = [threading.Thread(target=run, args=(own,)) for own in calls]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return errors
+
+
+# ------------------------------------------------------------------------ threads
+def test_concurrent_updates_of_one_forecaster_streamer_lose_nothing(forecaster_file):
+    """Four threads update one streamer (the same observation each time, so the order cannot matter)
+    while a fifth reads intervals: the result equals the sequential one, and every interval read is
+    one the sequential run passes through (never a half-applied update)."""
+    reference = OnnxStreamer(forecaster_file)
+    y, X = _step(reference)
+    seen = {_interval_key(reference)}
+    for _ in range(N_THREADS * N_CALLS):
+        reference.partial_update(y, X=X)
+        seen.add(_interval_key(reference))
+
+    shared = OnnxStreamer(forecaster_file)
+    reads: list[bytes] = []
+    updates = [[lambda: shared.partial_update(y, X=X)] * N_CALLS for _ in range(N_THREADS)]
+    reader = [lambda: reads.append(_interval_key(shared))] * (2 * N_CALLS)
+    assert _hammer([*updates, reader]) == []
+    assert shared.n_seen == reference.n_seen == N_THREADS * N_CALLS
+    _assert_same_state(shared.state(), reference.state())
+    assert reads and set(reads) <= seen
+
+
+def _future(streamer: OnnxStreamer) -> np.ndarray:
+    """Ordinary future values of the known covariate, ``(n_streams, horizon, 1)``."""
+    known = streamer.state()["series_mean"][:, 1 + streamer.spec.exog_columns.index("known")]
+    return np.repeat(known[:, None, None], streamer.spec.horizon, axis=1)
+
+
+def _interval_key(streamer: OnnxStreamer) -> bytes:
+    lower, upper = streamer.predict_interval(0.8, X=_future(streamer))
+    return lower.tobytes() + upper.tobytes()
+
+
+def test_concurrent_updates_of_one_classifier_streamer_lose_nothing(classifier_file):
+    rng = np.random.default_rng(1)
+    chunk = rng.normal(size=(3, 2, 2)) * 3.0 + 50.0
+    reference = OnnxStreamer(classifier_file)
+    for _ in range(N_THREADS * 20):
+        reference.partial_update(chunk)
+    shared = OnnxStreamer(classifier_file)
+    # the first update to take the lock starts the three streams; the others continue them
+    assert _hammer([[lambda: shared.partial_update(chunk)] * 20 for _ in range(N_THREADS)]) == []
+    assert shared.n_seen == reference.n_seen == N_THREADS * 20 * 2
+    _assert_same_state(shared.state(), reference.state())
+    np.testing.assert_array_equal(shared.predict_proba(), reference.predict_proba())
+
+
+def test_a_reset_between_concurrent_updates_is_applied_whole(forecaster_file):
+    """Resets racing with updates leave a state that some sequence of whole updates and resets gives:
+    the exported state advanced by exactly ``n_seen`` observations."""
+    reference = OnnxStreamer(forecaster_file)
+    y, X = _step(reference)
+    states = [reference.state()]
+    for _ in range(N_CALLS):
+        states.append(reference.partial_update(y, X=X).state())
+    shared = OnnxStreamer(forecaster_file)
+    updates = [[lambda: shared.partial_update(y, X=X)] * N_CALLS for _ in range(2)]
+    resets = [lambda: shared.reset()] * 10
+    assert _hammer([*updates, resets]) == []
+    assert shared.n_seen <= N_CALLS * 2
+    if shared.n_seen <= N_CALLS:
+        _assert_same_state(shared.state(), states[shared.n_seen])
