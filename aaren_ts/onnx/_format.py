@@ -1,14 +1,30 @@
 """What an exported ONNX file says about itself: its model spec and initial state, in its metadata.
 
 Written by the exporter (with PyTorch) and read by :class:`~aaren_ts.onnx.OnnxStreamer` (without):
-this module needs numpy and the standard library only. Two metadata entries are added to the ONNX
-model: ``aaren_ts.spec``, a JSON :class:`ModelSpec`, and ``aaren_ts.state``, the initial state as a
-base64-encoded ``.npz`` archive (no pickled objects; read with ``allow_pickle=False``).
+this module needs numpy and the standard library only. Three metadata entries are added to the ONNX
+model: ``aaren_ts.spec``, a JSON :class:`ModelSpec`, ``aaren_ts.state``, the initial state as a
+base64-encoded ``.npz`` archive (no pickled objects; read with ``allow_pickle=False``), and
+``aaren_ts.sha256``, the integrity checksum of the whole file.
+
+**The checksum** is the SHA-256 of the file's bytes with the checksum's own 64 hexadecimal digits
+written as zeros. The exporter serialises the model with 64 zeros in that entry, hashes the bytes and
+writes the digest over the zeros (same length, so nothing else moves); the streamer reads the file,
+finds that one entry in the bytes, zeroes it, hashes and compares before ONNX Runtime parses anything.
+It covers the graph and its weights, the spec and the initial state alike (the weights are most of the
+file, and a flipped bit in them would change the answers silently), and needs no ONNX or protobuf
+parser: an ``aaren_ts.onnx`` deployment has ONNX Runtime and numpy only.
+
+**Format versions.** 1: no checksum. 2: the checksum; the classifier's spec carries its channels'
+standardisation (the streamer refuses values that would overflow, :mod:`aaren_ts._limits`). Files of
+format 1 are refused with a request to export again: without the checksum a damaged file cannot be
+told from a good one, and the spec lacks what the input checks need (exporting again from the saved
+estimator takes seconds).
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import io
 import json
 from dataclasses import asdict, dataclass, field
@@ -16,11 +32,20 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["FORMAT_VERSION", "ModelSpec", "read_metadata", "write_metadata"]
+__all__ = [
+    "FORMAT_VERSION",
+    "ModelSpec",
+    "read_metadata",
+    "sealed_bytes",
+    "verify_checksum",
+    "write_metadata",
+]
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 SPEC_KEY = "aaren_ts.spec"
 STATE_KEY = "aaren_ts.state"
+CHECKSUM_KEY = "aaren_ts.sha256"
+_UNSEALED = "0" * 64
 
 
 @dataclass
@@ -81,7 +106,8 @@ class ModelSpec:
 
 
 def write_metadata(model: Any, spec: ModelSpec, state: dict[str, np.ndarray]) -> None:
-    """Add ``spec`` and ``state`` to the metadata of the ONNX ``model`` (a ``ModelProto``)."""
+    """Add ``spec`` and ``state`` to the metadata of the ONNX ``model`` (a ``ModelProto``); write the
+    file with :func:`sealed_bytes`."""
     buffer = io.BytesIO()
     np.savez(buffer, **state)
     entries = {
@@ -93,23 +119,100 @@ def write_metadata(model: Any, spec: ModelSpec, state: dict[str, np.ndarray]) ->
         entry.key, entry.value = key, value
 
 
+def _checksum_entry(digest: str) -> bytes:
+    """The serialised metadata entry ``aaren_ts.sha256 = digest`` (a protobuf ``StringStringEntryProto``:
+    field 1, the key, then field 2, the value, each a tag byte, a length byte and the bytes)."""
+    key = CHECKSUM_KEY.encode("ascii")
+    return b"\x0a" + bytes([len(key)]) + key + b"\x12" + bytes([len(digest)]) + digest.encode("ascii")
+
+
+def sealed_bytes(model: Any) -> bytes:
+    """The bytes of the ONNX ``model`` (a ``ModelProto`` with the aaren_ts metadata) with its checksum
+    entry added: what the exported file holds.
+
+    Raises
+    ------
+    ValueError
+        If the model already has a checksum entry.
+    """
+    if any(entry.key == CHECKSUM_KEY for entry in model.metadata_props):
+        raise ValueError(f"the model already holds a {CHECKSUM_KEY} entry")
+    entry = model.metadata_props.add()
+    entry.key, entry.value = CHECKSUM_KEY, _UNSEALED
+    try:
+        data = model.SerializeToString()
+    finally:
+        del model.metadata_props[-1]
+    unsealed = _checksum_entry(_UNSEALED)
+    if data.count(unsealed) != 1:  # the entry's bytes are unique in any real model; checked anyway
+        raise ValueError("cannot place the checksum: its entry's bytes occur elsewhere in the model")
+    return data.replace(unsealed, _checksum_entry(hashlib.sha256(data).hexdigest()))
+
+
+def verify_checksum(data: bytes, source: str) -> bool:
+    """Check the checksum of an exported file's bytes ``data`` (see the module's docstring).
+
+    Returns
+    -------
+    bool
+        ``True`` if the file holds a checksum and it matches; ``False`` if it holds none (a file of
+        format 1, a foreign ONNX file, or one whose checksum entry was damaged).
+
+    Raises
+    ------
+    ValueError
+        If the checksum does not match the bytes (the file was damaged or altered after export), or
+        the file holds the entry more than once.
+    """
+    key = _checksum_entry(_UNSEALED)[: -len(_UNSEALED)]
+    start = data.find(key)
+    if start < 0:
+        return False
+    if data.find(key, start + 1) >= 0:
+        raise ValueError(f"{source} is damaged or was altered: it holds more than one {CHECKSUM_KEY} entry")
+    begin = start + len(key)
+    written = data[begin : begin + len(_UNSEALED)]
+    actual = hashlib.sha256(data[:begin] + _UNSEALED.encode("ascii") + data[begin + len(_UNSEALED) :])
+    if written != actual.hexdigest().encode("ascii"):
+        raise ValueError(
+            f"{source} is damaged or was altered after export: its content does not match the SHA-256 "
+            f"checksum it was exported with ({written.decode('ascii', 'replace')[:16]}..., content "
+            f"{actual.hexdigest()[:16]}...); export it again with to_onnx, or restore a good copy"
+        )
+    return True
+
+
 def read_metadata(metadata: dict[str, str]) -> tuple[ModelSpec, dict[str, np.ndarray]]:
     """The spec and initial state from an exported model's custom metadata (a ``dict``).
 
     Raises
     ------
     ValueError
-        If the metadata is not an aaren_ts export, or of a newer format than this version reads.
+        If the metadata is not an aaren_ts export, is of a newer format than this version reads or of
+        format 1 (no checksum), or cannot be read.
     """
     if SPEC_KEY not in metadata or STATE_KEY not in metadata:
         raise ValueError("this ONNX file was not written by aaren_ts's to_onnx (no aaren_ts metadata)")
-    raw = json.loads(metadata[SPEC_KEY])
-    if raw.get("format_version", 0) > FORMAT_VERSION:
+    try:
+        raw = json.loads(metadata[SPEC_KEY])
+        version = raw.get("format_version", 0)
+    except (ValueError, AttributeError) as err:
+        raise ValueError(f"this ONNX file's {SPEC_KEY} entry is not a readable spec: {err}") from err
+    if not isinstance(version, int) or version > FORMAT_VERSION:
         raise ValueError(
-            f"this ONNX file has aaren_ts export format {raw['format_version']}; this version of aaren_ts "
+            f"this ONNX file has aaren_ts export format {version}; this version of aaren_ts "
             f"reads up to {FORMAT_VERSION}: upgrade aaren_ts"
         )
-    spec = ModelSpec(**raw)
-    with np.load(io.BytesIO(base64.b64decode(metadata[STATE_KEY])), allow_pickle=False) as archive:
-        state = {name: archive[name] for name in archive.files}
+    if version < FORMAT_VERSION:
+        raise ValueError(
+            f"this ONNX file has aaren_ts export format {version}, written before exported files carried "
+            f"an integrity checksum; this version of aaren_ts reads format {FORMAT_VERSION}: export it "
+            "again with to_onnx (e.g. from the estimator saved with save)"
+        )
+    try:
+        spec = ModelSpec(**raw)
+        with np.load(io.BytesIO(base64.b64decode(metadata[STATE_KEY])), allow_pickle=False) as archive:
+            state = {name: archive[name] for name in archive.files}
+    except (TypeError, ValueError, OSError, EOFError, KeyError) as err:
+        raise ValueError(f"this ONNX file's aaren_ts metadata cannot be read: {err}") from err
     return spec, state

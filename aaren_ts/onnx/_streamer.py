@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from aaren_ts._normal import gaussian_z, interpolate_z, level_z
-from aaren_ts.onnx._format import ModelSpec, read_metadata
+from aaren_ts.onnx._format import ModelSpec, read_metadata, verify_checksum
 
 __all__ = ["OnnxStreamer"]
 
@@ -35,6 +35,12 @@ class OnnxStreamer:
         Threads ONNX Runtime may use within one step (``intra_op_num_threads``).
     providers : sequence of str, optional
         ONNX Runtime execution providers, in order of preference (default: the CPU provider).
+
+    Raises
+    ------
+    ValueError
+        If the file is not an export of aaren_ts, is of an older export format (export it again) or a
+        newer one, or fails its integrity checksum (damaged or altered after export).
 
     Attributes
     ----------
@@ -76,10 +82,25 @@ class OnnxStreamer:
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = int(n_threads)
         options.inter_op_num_threads = 1
-        self._session = onnxruntime.InferenceSession(
-            os.fspath(path), sess_options=options, providers=list(providers or ["CPUExecutionProvider"])
-        )
-        spec, state = read_metadata(self._session.get_modelmeta().custom_metadata_map)
+        source = os.fspath(path)
+        with open(source, "rb") as handle:  # read once: what is checked is what ONNX Runtime parses
+            data = handle.read()
+        sealed = verify_checksum(data, source)
+        try:
+            self._session = onnxruntime.InferenceSession(
+                data, sess_options=options, providers=list(providers or ["CPUExecutionProvider"])
+            )
+        except Exception as err:  # ONNX Runtime's own exception types (not a protobuf, bad graph, ...)
+            damaged = "is damaged" if sealed else "is not an ONNX model written by to_onnx, or is damaged"
+            raise ValueError(f"{source} {damaged}: ONNX Runtime cannot load it ({err})") from err
+        try:
+            spec, state = read_metadata(self._session.get_modelmeta().custom_metadata_map)
+        except ValueError as err:
+            raise ValueError(f"{source}: {err}") from err
+        if not sealed:
+            raise ValueError(
+                f"{source} is damaged or was altered after export: its integrity checksum is missing"
+            )
         self.spec: ModelSpec = spec
         self._initial = state
         self._output_names = [*spec.outputs, *(f"new.{name}" for name in spec.state)]

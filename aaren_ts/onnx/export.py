@@ -29,6 +29,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from aaren_ts._files import atomic_write
 from aaren_ts.engine.calibration import CALIBRATION_COVERAGES, aci_update
 from aaren_ts.engine.forecast import ForecastEngine
 from aaren_ts.nn.blocks import StackedEncoder
@@ -37,7 +38,7 @@ from aaren_ts.nn.encoder import AarenEncoder
 from aaren_ts.nn.forecast import ForecastNet
 from aaren_ts.nn.functional import AarenState, aaren_step
 from aaren_ts.nn.state import flatten_state
-from aaren_ts.onnx._format import ModelSpec, write_metadata
+from aaren_ts.onnx._format import ModelSpec, sealed_bytes, write_metadata
 
 __all__ = ["ClassifierStep", "ForecasterStep", "export_classifier", "export_forecaster"]
 
@@ -396,5 +397,7 @@ def _export(
     proto = program.model_proto
     write_metadata(proto, spec, state)
     path = Path(path)
-    onnx.save_model(proto, path)
+    data = sealed_bytes(proto)
+    with atomic_write(path) as handle:
+        handle.write(data)
     return path

@@ -7,6 +7,7 @@ series with covariates (one known in the future) and online interval calibration
 
 from __future__ import annotations
 
+import json
 import threading
 
 import numpy as np
@@ -18,6 +19,7 @@ pytest.importorskip("onnxscript", reason='the "onnx" extra (onnxscript, for the 
 
 from aaren_ts import AarenClassifier, AarenForecaster
 from aaren_ts.onnx import OnnxStreamer
+from aaren_ts.onnx._format import CHECKSUM_KEY, SPEC_KEY, sealed_bytes
 
 TINY = {
     "d_model": 8,
@@ -158,3 +160,94 @@ def test_a_reset_between_concurrent_updates_is_applied_whole(forecaster_file):
     assert shared.n_seen <= N_CALLS * 2
     if shared.n_seen <= N_CALLS:
         _assert_same_state(shared.state(), states[shared.n_seen])
+
+
+# ------------------------------------------------------------------------ altered files
+def _proto(path):
+    import onnx
+
+    return onnx.load(path)
+
+
+def _metadata(model) -> dict[str, str]:
+    return {entry.key: entry.value for entry in model.metadata_props}
+
+
+def _with_metadata(model, changes: dict[str, str | None]):
+    """``model`` with its metadata entries changed (``None`` removes one), without its checksum."""
+    entries = {**_metadata(model), **changes}
+    entries.pop(CHECKSUM_KEY, None)
+    del model.metadata_props[:]
+    for key, value in entries.items():
+        if value is not None:
+            entry = model.metadata_props.add()
+            entry.key, entry.value = key, value
+    return model
+
+
+def _weight_offset(path) -> int:
+    """The offset, in the file, of the byte holding the sign and high exponent bits of a float32 in the
+    middle of the largest weight tensor (flipping its bit 0x20 scales the weight by 2**±64, which the
+    streamer of an unchecked file passes on to its forecasts)."""
+    data = path.read_bytes()
+    raw = max((t.raw_data for t in _proto(path).graph.initializer), key=len)
+    assert len(raw) >= 64 and data.count(raw) == 1
+    return data.find(raw) + (len(raw) // 2) // 4 * 4 + 3
+
+
+def test_a_weight_with_a_flipped_bit_is_refused(forecaster_file, tmp_path):
+    data = bytearray(forecaster_file.read_bytes())
+    data[_weight_offset(forecaster_file)] ^= 0x20
+    flipped = tmp_path / "flipped.onnx"
+    flipped.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match=r"flipped\.onnx is damaged or was altered after export: .* SHA-256"):
+        OnnxStreamer(flipped)
+
+
+def test_a_bit_flipped_anywhere_is_refused(forecaster_file, tmp_path):
+    """Every one of 40 single-bit flips spread over the file (graph, weights, spec, state, checksum)
+    is refused with a ValueError: none loads."""
+    data = forecaster_file.read_bytes()
+    rng = np.random.default_rng(3)
+    checksum_at = data.find(CHECKSUM_KEY.encode())
+    offsets = [*rng.integers(0, len(data), 36), checksum_at, checksum_at + 30, 0, len(data) - 1]
+    for k, offset in enumerate(offsets):
+        damaged = bytearray(data)
+        damaged[offset] ^= 1 << int(rng.integers(0, 8))
+        path = tmp_path / f"flip{k}.onnx"
+        path.write_bytes(bytes(damaged))
+        with pytest.raises(ValueError, match=r"damaged|not an ONNX model|not written by aaren_ts"):
+            OnnxStreamer(path)
+
+
+def test_a_file_of_the_previous_format_asks_to_export_again(forecaster_file, tmp_path):
+    model = _proto(forecaster_file)
+    spec = json.loads(_metadata(model)[SPEC_KEY])
+    old = _with_metadata(model, {SPEC_KEY: json.dumps({**spec, "format_version": 1})})
+    path = tmp_path / "old.onnx"
+    path.write_bytes(old.SerializeToString())
+    with pytest.raises(ValueError, match=r"format 1, written before .* checksum; .* export it again"):
+        OnnxStreamer(path)
+
+
+def test_a_file_without_its_checksum_is_refused(forecaster_file, tmp_path):
+    path = tmp_path / "unsealed.onnx"
+    path.write_bytes(_with_metadata(_proto(forecaster_file), {}).SerializeToString())
+    with pytest.raises(ValueError, match="integrity checksum is missing"):
+        OnnxStreamer(path)
+
+
+def test_a_file_that_is_not_onnx_is_refused(tmp_path):
+    path = tmp_path / "text.onnx"
+    path.write_text("not a model")
+    with pytest.raises(ValueError, match="is not an ONNX model written by to_onnx"):
+        OnnxStreamer(path)
+
+
+def test_a_resealed_file_loads(forecaster_file, tmp_path):
+    """The checksum is the file's own: re-sealing the unchanged model gives a file that loads."""
+    path = tmp_path / "resealed.onnx"
+    path.write_bytes(sealed_bytes(_with_metadata(_proto(forecaster_file), {})))
+    np.testing.assert_array_equal(
+        OnnxStreamer(path).state()["output.loc"], OnnxStreamer(forecaster_file).state()["output.loc"]
+    )
