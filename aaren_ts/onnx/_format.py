@@ -35,6 +35,7 @@ import numpy as np
 __all__ = [
     "FORMAT_VERSION",
     "ModelSpec",
+    "check_interface",
     "read_metadata",
     "sealed_bytes",
     "verify_checksum",
@@ -216,3 +217,120 @@ def read_metadata(metadata: dict[str, str]) -> tuple[ModelSpec, dict[str, np.nda
     except (TypeError, ValueError, OSError, EOFError, KeyError) as err:
         raise ValueError(f"this ONNX file's aaren_ts metadata cannot be read: {err}") from err
     return spec, state
+
+
+#: ONNX Runtime's names of the tensor types the exported steps use.
+_ONNX_TYPES = {
+    "tensor(double)": np.dtype(np.float64),
+    "tensor(float)": np.dtype(np.float32),
+    "tensor(int64)": np.dtype(np.int64),
+    "tensor(int32)": np.dtype(np.int32),
+    "tensor(bool)": np.dtype(np.bool_),
+}
+
+
+def _expected_interface(
+    spec: ModelSpec, state: dict[str, np.ndarray]
+) -> tuple[dict[str, tuple[np.dtype, tuple[int, ...]]], dict[str, tuple[np.dtype, tuple[int, ...]]]]:
+    """The graph inputs and outputs that ``spec`` and ``state`` describe: ``{name: (dtype, per-stream
+    shape)}`` each, in order; raise ``ValueError`` where the spec and the state disagree."""
+    if spec.kind not in ("forecaster", "classifier"):
+        raise ValueError(f"its spec names an unknown kind of model, {spec.kind!r}")
+    if not isinstance(spec.n_channels, int) or spec.n_channels < 1:
+        raise ValueError(f"its spec gives {spec.n_channels!r} channels")
+    missing = [name for name in [*spec.constants, *spec.state] if name not in state]
+    if missing:
+        raise ValueError(f"its spec names state arrays that its initial state lacks: {missing}")
+    inputs = {spec.observation: (np.dtype(np.float64), (spec.n_channels,))}
+    if spec.covariates:
+        inputs[spec.covariates] = (np.dtype(np.float64), (len(spec.exog_columns),))
+    for name in [*spec.constants, *spec.state]:
+        array = state[name]
+        if array.ndim < 1:
+            raise ValueError(f"its initial state's {name!r} has no stream axis")
+        inputs[name] = (array.dtype, array.shape[1:])
+    rows = {len(state[name]) for name in [*spec.constants, *spec.state]}
+    if len(rows) != 1:
+        raise ValueError(f"its initial state's arrays disagree on the number of streams ({sorted(rows)})")
+    n_streams = rows.pop()
+    if spec.kind == "forecaster":
+        wanted = ["loc", "scale"]
+        per_output = (np.dtype(np.float64), (spec.horizon, spec.n_channels))
+        width = spec.n_channels + len(spec.exog_columns)
+        for name in spec.constants:
+            if state[name].shape[1:] != (width,):
+                raise ValueError(
+                    f"its initial state's {name!r} has per-stream shape {state[name].shape[1:]}, its spec "
+                    f"{width} channels and covariates"
+                )
+        for name in wanted:
+            array = state.get(f"output.{name}")
+            if array is None or array.shape != (n_streams, *per_output[1]):
+                found = None if array is None else array.shape
+                raise ValueError(
+                    f"its initial state's output.{name} has shape {found}; its spec says "
+                    f"({n_streams}, {spec.horizon}, {spec.n_channels})"
+                )
+        if (spec.single_series and n_streams != 1) or len(spec.series_ids) != n_streams:
+            raise ValueError(
+                f"its spec lists {len(spec.series_ids)} series; its initial state holds {n_streams} streams"
+            )
+        if spec.calibrated and len(spec.coverages) != state.get("levels", np.empty((0, 0))).shape[1]:
+            raise ValueError("its spec's coverages and its initial state's levels disagree")
+        if spec.n_future:
+            expected = (spec.n_channels, spec.horizon, spec.n_future)
+            found = state.get("future_coefficients", np.empty(0)).shape
+            if found != expected or spec.n_future > len(spec.exog_columns):
+                raise ValueError(f"its future_coefficients have shape {found}; its spec needs {expected}")
+    else:
+        wanted = ["proba"]
+        per_output = (np.dtype(np.float32), (len(spec.classes),))
+    if list(spec.outputs) != wanted:
+        raise ValueError(f"its spec names the outputs {spec.outputs}; a {spec.kind}'s are {wanted}")
+    outputs = dict.fromkeys(wanted, per_output)
+    outputs.update((f"new.{name}", inputs[name]) for name in spec.state)
+    return inputs, outputs
+
+
+def check_interface(
+    spec: ModelSpec,
+    state: dict[str, np.ndarray],
+    inputs: list[tuple[str, str, list[Any]]],
+    outputs: list[tuple[str, str, list[Any]]],
+) -> None:
+    """Check that the graph's ``inputs`` and ``outputs`` (each ``(name, ONNX type, shape)``, as ONNX
+    Runtime lists them) are those the metadata's ``spec`` and ``state`` describe: the same names, the
+    same dtypes, the stream axis first and dynamic, the same sizes on every other axis.
+
+    Raises
+    ------
+    ValueError
+        Naming the first disagreement.
+    """
+    expected_inputs, expected_outputs = _expected_interface(spec, state)
+    for what, expected, graph in (
+        ("inputs", expected_inputs, inputs),
+        ("outputs", expected_outputs, outputs),
+    ):
+        names = [name for name, _, _ in graph]
+        if sorted(names) != sorted(expected):
+            missing = [name for name in expected if name not in names]
+            unexpected = [name for name in names if name not in expected]
+            raise ValueError(
+                f"its metadata and its graph disagree on the {what}: the graph lacks {missing} and has "
+                f"{unexpected} besides"
+            )
+        for name, kind, shape in graph:
+            dtype, per_stream = expected[name]
+            if _ONNX_TYPES.get(kind) != dtype:
+                raise ValueError(f"its graph's {name!r} is a {kind}; its metadata says {dtype}")
+            if len(shape) != 1 + len(per_stream) or isinstance(shape[0], int):
+                raise ValueError(
+                    f"its graph's {name!r} has shape {shape}; its metadata says (streams, "
+                    f"{', '.join(map(str, per_stream))}) with a dynamic stream axis"
+                )
+            for axis, (size, want) in enumerate(zip(shape[1:], per_stream, strict=True), start=1):
+                if isinstance(size, int) and size != want:
+                    raise ValueError(
+                        f"its graph's {name!r} has {size} entries on axis {axis}; its metadata says {want}"
+                    )

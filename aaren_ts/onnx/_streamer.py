@@ -11,12 +11,17 @@ from typing import Any
 import numpy as np
 
 from aaren_ts._normal import gaussian_z, interpolate_z, level_z
-from aaren_ts.onnx._format import ModelSpec, read_metadata, verify_checksum
+from aaren_ts.onnx._format import ModelSpec, check_interface, read_metadata, verify_checksum
 
 __all__ = ["OnnxStreamer"]
 
 _ONE_SIGMA = math.erf(1.0 / math.sqrt(2.0))  # the coverage of mean +- one standard deviation
 _EXTRA_HINT = 'OnnxStreamer needs ONNX Runtime, in the "onnx" extra: pip install "aaren_ts[onnx]"'
+
+
+def _listed(nodes: list[Any]) -> list[tuple[str, str, list[Any]]]:
+    """ONNX Runtime's description of a graph's inputs or outputs as ``(name, type, shape)``."""
+    return [(node.name, node.type, list(node.shape)) for node in nodes]
 
 
 class OnnxStreamer:
@@ -40,7 +45,8 @@ class OnnxStreamer:
     ------
     ValueError
         If the file is not an export of aaren_ts, is of an older export format (export it again) or a
-        newer one, or fails its integrity checksum (damaged or altered after export).
+        newer one, fails its integrity checksum (damaged or altered after export), or its metadata
+        disagrees with its graph (input and output names, dtypes, sizes).
 
     Attributes
     ----------
@@ -101,6 +107,11 @@ class OnnxStreamer:
             raise ValueError(
                 f"{source} is damaged or was altered after export: its integrity checksum is missing"
             )
+        try:
+            graph = [_listed(self._session.get_inputs()), _listed(self._session.get_outputs())]
+            check_interface(spec, state, *graph)
+        except ValueError as err:
+            raise ValueError(f"{source} is not a consistent export: {err}") from err
         self.spec: ModelSpec = spec
         self._initial = state
         self._output_names = [*spec.outputs, *(f"new.{name}" for name in spec.state)]

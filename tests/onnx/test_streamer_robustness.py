@@ -7,6 +7,8 @@ series with covariates (one known in the future) and online interval calibration
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 import threading
 
@@ -19,7 +21,7 @@ pytest.importorskip("onnxscript", reason='the "onnx" extra (onnxscript, for the 
 
 from aaren_ts import AarenClassifier, AarenForecaster
 from aaren_ts.onnx import OnnxStreamer
-from aaren_ts.onnx._format import CHECKSUM_KEY, SPEC_KEY, sealed_bytes
+from aaren_ts.onnx._format import CHECKSUM_KEY, SPEC_KEY, STATE_KEY, sealed_bytes
 
 TINY = {
     "d_model": 8,
@@ -251,3 +253,64 @@ def test_a_resealed_file_loads(forecaster_file, tmp_path):
     np.testing.assert_array_equal(
         OnnxStreamer(path).state()["output.loc"], OnnxStreamer(forecaster_file).state()["output.loc"]
     )
+
+
+def _state_entry(model, change) -> str:
+    """The model's initial-state entry after ``change(state)`` (a dict of arrays, changed in place)."""
+    with np.load(io.BytesIO(base64.b64decode(_metadata(model)[STATE_KEY]))) as archive:
+        state = {name: archive[name] for name in archive.files}
+    change(state)
+    buffer = io.BytesIO()
+    np.savez(buffer, **state)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _spec_entry(model, **changes) -> str:
+    return json.dumps({**json.loads(_metadata(model)[SPEC_KEY]), **changes})
+
+
+def _shorter_history(state):
+    state["history_values"] = state["history_values"][:, 1:]
+    state["history_observed"] = state["history_observed"][:, 1:]
+
+
+def _history_in_float64(state):
+    state["history_values"] = state["history_values"].astype(np.float64)
+
+
+@pytest.mark.parametrize(
+    ("spec", "state", "match"),
+    [
+        ({"observation": "obs"}, None, r"disagree on the inputs: the graph lacks \['obs'\] and has \['y'\]"),
+        ({"n_channels": 2}, None, r"'series_mean' has per-stream shape \(3,\), its spec 4 channels"),
+        ({"horizon": 5}, None, r"output.loc has shape \(3, 4, 1\); its spec says \(3, 5, 1\)"),
+        ({"outputs": ["loc"]}, None, r"names the outputs \['loc'\]; a forecaster's are"),
+        ({"series_ids": ["a", "b"]}, None, "lists 2 series; its initial state holds 3 streams"),
+        (None, _shorter_history, r"'history_values' has 7 entries on axis 1; its metadata says 6"),
+        (None, _history_in_float64, r"'history_values' is a tensor\(float\); its metadata says float64"),
+    ],
+    ids=["observation-name", "channels", "horizon", "outputs", "series", "static-dim", "dtype"],
+)
+def test_metadata_that_disagrees_with_the_graph_is_refused_at_load(
+    forecaster_file, tmp_path, spec, state, match
+):
+    model = _proto(forecaster_file)
+    changes = {}
+    if spec is not None:
+        changes[SPEC_KEY] = _spec_entry(model, **spec)
+    if state is not None:
+        changes[STATE_KEY] = _state_entry(model, state)
+    path = tmp_path / "inconsistent.onnx"
+    path.write_bytes(sealed_bytes(_with_metadata(model, changes)))  # sealed: the checksum matches
+    with pytest.raises(ValueError, match=r"inconsistent\.onnx is not a consistent export: .*" + match):
+        OnnxStreamer(path)
+
+
+def test_a_classifier_whose_classes_disagree_with_its_graph_is_refused(classifier_file, tmp_path):
+    model = _proto(classifier_file)
+    spec = json.loads(_metadata(model)[SPEC_KEY])
+    changes = {SPEC_KEY: _spec_entry(model, classes=[*spec["classes"], 99])}
+    path = tmp_path / "classes.onnx"
+    path.write_bytes(sealed_bytes(_with_metadata(model, changes)))
+    with pytest.raises(ValueError, match=r"'proba' has 2 entries on axis 1; its metadata says 3"):
+        OnnxStreamer(path)
