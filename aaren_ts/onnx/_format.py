@@ -86,6 +86,9 @@ class ModelSpec:
         The classifier's class labels, in the order of ``proba``'s columns.
     coverages : list of float
         The nominal coverages whose working levels ``levels`` tracks.
+    channel_mean, channel_scale : list of float
+        The classifier's per-channel standardisation (the graph holds it too; the streamer reads it to
+        refuse values that would overflow).
     """
 
     kind: str
@@ -103,6 +106,8 @@ class ModelSpec:
     covariates: str | None = None
     exog_columns: list[str] = field(default_factory=list)
     n_future: int = 0
+    channel_mean: list[float] = field(default_factory=list)
+    channel_scale: list[float] = field(default_factory=list)
     format_version: int = FORMAT_VERSION
 
 
@@ -285,6 +290,14 @@ def _expected_interface(
     else:
         wanted = ["proba"]
         per_output = (np.dtype(np.float32), (len(spec.classes),))
+        mean, scale = np.asarray(spec.channel_mean), np.asarray(spec.channel_scale)
+        if mean.shape != (spec.n_channels,) or scale.shape != (spec.n_channels,):
+            raise ValueError(
+                f"its spec's channel standardisation has {mean.size} means and {scale.size} scales for "
+                f"{spec.n_channels} channels"
+            )
+        if not (np.isfinite(mean).all() and np.isfinite(scale).all() and (scale > 0).all()):
+            raise ValueError("its spec's channel standardisation is not finite and positive")
     if list(spec.outputs) != wanted:
         raise ValueError(f"its spec names the outputs {spec.outputs}; a {spec.kind}'s are {wanted}")
     outputs = dict.fromkeys(wanted, per_output)

@@ -5,11 +5,12 @@ from __future__ import annotations
 import math
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from aaren_ts._limits import MAX_STANDARDISED, first_beyond
 from aaren_ts._normal import gaussian_z, interpolate_z, level_z
 from aaren_ts.onnx._format import ModelSpec, check_interface, read_metadata, verify_checksum
 
@@ -215,10 +216,13 @@ class OnnxStreamer:
 
     # ------------------------------------------------------------------ stepping
     def _check_observations(self, values: Any, name: str) -> np.ndarray:
-        """``values`` as a float64 array (shape unchecked); a clear error for non-numeric or non-finite."""
+        """``values`` as a float64 array (shape unchecked); a clear error for non-real or non-finite."""
         arr = np.asarray(values)
         if arr.dtype.kind not in "fiu":
-            raise TypeError(f"{name} must hold real numbers, got an array of dtype {arr.dtype}")
+            raise TypeError(
+                f"{name} must hold real numbers (integers or floats), got an array of dtype {arr.dtype}: "
+                "booleans, complex numbers, text and objects are refused rather than converted"
+            )
         arr = arr.astype(np.float64)
         if not np.isfinite(arr).all():
             where = np.argwhere(~np.isfinite(arr))[0].tolist()
@@ -227,6 +231,27 @@ class OnnxStreamer:
                 "takes observed values only"
             )
         return arr
+
+    @staticmethod
+    def _check_magnitude(
+        arr: np.ndarray, mean: np.ndarray, scale: np.ndarray, name: str, where: Callable[..., str]
+    ) -> None:
+        """Refuse ``arr`` if a value, standardised with ``mean`` and ``scale`` (broadcast to it), lies
+        more than :data:`~aaren_ts._limits.MAX_STANDARDISED` standard deviations out; ``where(*index)``
+        describes the value's position."""
+        standardised = (arr - mean) / scale
+        index = first_beyond(standardised)
+        if index is None:
+            return
+        raise ValueError(
+            f"{name}: the value {arr[index]:.6g} ({where(*index)}) lies {abs(standardised[index]):.3g} "
+            f"standard deviations from the training mean; the exported step computes in float32 and "
+            f"takes at most {MAX_STANDARDISED:.0e}, as larger values would overflow and poison the "
+            "stream's forecasts: check the value and its units (the streams are unchanged)"
+        )
+
+    def _series(self, s: int) -> str:
+        return "" if self.spec.single_series else f"series {self.spec.series_ids[s]!r}, "
 
     def _advance(
         self, state: dict[str, np.ndarray], steps: np.ndarray, covariates: np.ndarray | None = None
@@ -270,9 +295,14 @@ class OnnxStreamer:
 
         Raises
         ------
-        TypeError, ValueError
-            On non-numeric values, a wrong shape or number of streams, or a NaN or infinite value; the
-            streams are then left exactly as they were.
+        TypeError
+            On values that are not real numbers (booleans, complex numbers, text, objects).
+        ValueError
+            On a wrong shape or number of streams, a NaN or infinite value, or a value so far from its
+            series' (or channel's) training mean that the step's float32 arithmetic would overflow:
+            more than :data:`aaren_ts._limits.MAX_STANDARDISED` (1e12) standard deviations out. The
+            error names the series (or stream), the position and the value; the streams are then left
+            exactly as they were.
         """
         with self._lock:
             state, n_seen = self._snapshot
@@ -289,8 +319,17 @@ class OnnxStreamer:
         self, state: dict[str, np.ndarray], values: Any, X: Any
     ) -> tuple[dict[str, np.ndarray], int]:
         spec = self.spec
+        c = spec.n_channels
         n_streams = self._streams_in(state)
-        arr = self._steps(values, "y_new", spec.n_channels, n_streams)
+        mean, scale = state["series_mean"][:, None], state["series_scale"][:, None]
+        arr = self._steps(values, "y_new", c, n_streams)
+        self._check_magnitude(
+            arr,
+            mean[..., :c],
+            scale[..., :c],
+            "y_new",
+            lambda s, t, k: f"{self._series(s)}step {t}, channel {k}",
+        )
         covariates = None
         if spec.covariates:
             if X is None:
@@ -300,6 +339,13 @@ class OnnxStreamer:
                 raise ValueError(
                     f"X holds {covariates.shape[1]} steps, y_new {arr.shape[1]}: give X at every step"
                 )
+            self._check_magnitude(
+                covariates,
+                mean[..., c:],
+                scale[..., c:],
+                "X",
+                lambda s, t, k: f"{self._series(s)}step {t}, covariate {spec.exog_columns[k]!r}",
+            )
         elif X is not None:
             raise ValueError("X given, but the forecaster was fitted without covariates")
         return self._advance(state, arr, covariates), arr.shape[1]
@@ -333,6 +379,13 @@ class OnnxStreamer:
                 f"X_new holds {arr.shape[0]} streams but {self._streams_in(state)} are ongoing; pass one "
                 "series per stream (or call reset() to start new streams)"
             )
+        self._check_magnitude(
+            arr,
+            np.asarray(spec.channel_mean)[:, None],
+            np.asarray(spec.channel_scale)[:, None],
+            "X_new",
+            lambda s, k, t: f"stream {s}, channel {k}, time point {t}",
+        )
         if state is None:
             if arr.shape[0] == 0:
                 raise ValueError("X_new holds no stream")
@@ -369,6 +422,13 @@ class OnnxStreamer:
             raise ValueError(f"X must have shape {expected}, got {np.shape(X)}")
         c, f = spec.n_channels, spec.n_future
         mean, scale = state["series_mean"], state["series_scale"]
+        self._check_magnitude(
+            arr,
+            mean[:, None, c : c + f],
+            scale[:, None, c : c + f],
+            "X",
+            lambda s, t, k: f"{self._series(s)}forecast step {t + 1}, covariate {spec.exog_columns[k]!r}",
+        )
         z = (arr - mean[:, None, c : c + f]) / scale[:, None, c : c + f]
         effect = np.einsum("rtf,ctf->rtc", z, state["future_coefficients"])
         return effect * scale[:, None, :c]

@@ -263,6 +263,8 @@ def _classifier_step(
         outputs=step.output_names(),
         n_channels=int(module.n_channels),
         classes=list(classes),
+        channel_mean=np.asarray(channel_mean, dtype=np.float64).tolist(),
+        channel_scale=np.asarray(channel_scale, dtype=np.float64).tolist(),
     )
     return step, state, spec
 

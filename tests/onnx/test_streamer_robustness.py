@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import re
 import threading
 
 import numpy as np
@@ -20,6 +21,7 @@ pytest.importorskip("onnxruntime", reason='the "onnx" extra (onnxruntime) is not
 pytest.importorskip("onnxscript", reason='the "onnx" extra (onnxscript, for the exporter) is not installed')
 
 from aaren_ts import AarenClassifier, AarenForecaster
+from aaren_ts._limits import MAX_STANDARDISED
 from aaren_ts.onnx import OnnxStreamer
 from aaren_ts.onnx._format import CHECKSUM_KEY, SPEC_KEY, STATE_KEY, sealed_bytes
 
@@ -314,3 +316,99 @@ def test_a_classifier_whose_classes_disagree_with_its_graph_is_refused(classifie
     path.write_bytes(sealed_bytes(_with_metadata(model, changes)))
     with pytest.raises(ValueError, match=r"'proba' has 2 entries on axis 1; its metadata says 3"):
         OnnxStreamer(path)
+
+
+# ------------------------------------------------------------------------ values that would overflow
+def _assert_unchanged(streamer: OnnxStreamer, before: dict, n_seen: int) -> None:
+    assert streamer.n_seen == n_seen
+    _assert_same_state(streamer.state(), before)
+
+
+@pytest.mark.parametrize("value", [1e22, -1e38, 1e300])
+def test_a_value_that_would_overflow_is_refused_naming_its_series(forecaster_file, value):
+    streamer = OnnxStreamer(forecaster_file)
+    y, X = _step(streamer)
+    streamer.partial_update(y, X=X)
+    before = streamer.state()
+    steps = np.repeat(y[:, None], 3, axis=1)  # (3 series, 3 steps, 1 channel)
+    steps[1, 2, 0] = value
+    with pytest.raises(
+        ValueError, match=r"y_new: the value -?1e\+\d+ \(series 'b', step 2, channel 0\) lies"
+    ):
+        streamer.partial_update(steps, X=np.repeat(X[:, None], 3, axis=1))
+    _assert_unchanged(streamer, before, 1)
+
+
+def test_a_covariate_that_would_overflow_is_refused_in_updates_and_forecasts(forecaster_file):
+    streamer = OnnxStreamer(forecaster_file)
+    y, X = _step(streamer)
+    before = streamer.state()
+    bad = X.copy()
+    bad[2, streamer.spec.exog_columns.index("past")] = 1e25
+    with pytest.raises(ValueError, match=r"X: the value 1e\+25 \(series 'c', step 0, covariate 'past'\)"):
+        streamer.partial_update(y, X=bad)
+    _assert_unchanged(streamer, before, 0)
+    future = _future(streamer)
+    future[0, 3, 0] = -1e30
+    with pytest.raises(ValueError, match=r"\(series 'a', forecast step 4, covariate 'known'\)"):
+        streamer.predict(X=future)
+
+
+def test_the_bound_is_the_documented_number_of_standard_deviations(forecaster_file):
+    """Just beyond MAX_STANDARDISED is refused; just within is taken, and the stream's forecasts and
+    intervals stay finite through the 60 steps after it (the bound leaves float32 room)."""
+    streamer = OnnxStreamer(forecaster_file)
+    y, X = _step(streamer)
+    scale = streamer.state()["series_scale"][:, :1]
+    with pytest.raises(ValueError, match="takes at most 1e\\+12"):
+        streamer.partial_update(y + 1.01 * MAX_STANDARDISED * scale, X=X)
+    streamer.partial_update(y + 0.99 * MAX_STANDARDISED * scale, X=X)
+    for _ in range(60):
+        streamer.partial_update(y, X=X)
+        lower, upper = streamer.predict_interval(0.9, X=_future(streamer))
+        assert np.isfinite(streamer.predict(X=_future(streamer))).all()
+        assert np.isfinite(lower).all() and np.isfinite(upper).all()
+
+
+def test_a_classifier_value_that_would_overflow_is_refused(classifier_file):
+    rng = np.random.default_rng(2)
+    chunk = rng.normal(size=(3, 2, 4)) * 3.0 + 50.0
+    streamer = OnnxStreamer(classifier_file)
+    with pytest.raises(ValueError, match=r"X_new: the value .* \(stream 0, channel 0, time point 0\)"):
+        streamer.partial_update(chunk * 1e30)  # no stream is started by a refused first call
+    assert streamer.state() == {} and streamer.n_seen == 0
+    streamer.partial_update(chunk)
+    before = streamer.state()
+    chunk[2, 1, 3] = 1e25
+    with pytest.raises(ValueError, match=r"X_new: the value 1e\+25 \(stream 2, channel 1, time point 3\)"):
+        streamer.partial_update(chunk)
+    _assert_unchanged(streamer, before, 4)
+    assert np.isfinite(streamer.predict_proba()).all()
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        np.ones((3, 1), dtype=complex),
+        np.ones((3, 1), dtype=bool),
+        np.array([["1.0"], ["2.0"], ["3.0"]]),
+        np.array([[1.0], [2.0], [None]], dtype=object),
+        np.array([[1.0], [2.0], [3.0]], dtype=object),
+        np.full((3, 1), np.datetime64("2024-01-01")),
+    ],
+    ids=["complex", "bool", "str", "object-None", "object-float", "datetime"],
+)
+def test_non_real_values_are_refused_with_a_type_error(forecaster_file, classifier_file, values):
+    streamer = OnnxStreamer(forecaster_file)
+    y, X = _step(streamer)
+    before = streamer.state()
+    dtype = re.escape(str(values.dtype))
+    with pytest.raises(TypeError, match=rf"y_new must hold real numbers .* dtype {dtype}"):
+        streamer.partial_update(values, X=X)
+    with pytest.raises(TypeError, match=rf"X must hold real numbers .* dtype {dtype}"):
+        streamer.partial_update(y, X=np.repeat(values, 2, axis=1))
+    _assert_unchanged(streamer, before, 0)
+    classifier = OnnxStreamer(classifier_file)
+    with pytest.raises(TypeError, match=rf"X_new must hold real numbers .* dtype {dtype}"):
+        classifier.partial_update(np.repeat(values[:, :, None], 2, axis=1))
+    assert classifier.state() == {}
