@@ -20,6 +20,22 @@ _ONE_SIGMA = math.erf(1.0 / math.sqrt(2.0))  # the coverage of mean +- one stand
 _EXTRA_HINT = 'OnnxStreamer needs ONNX Runtime, in the "onnx" extra: pip install "aaren_ts[onnx]"'
 
 
+def _probabilities(values: Any, name: str) -> np.ndarray:
+    """``values`` as a flat float64 array of probabilities, each strictly between 0 and 1."""
+    arr = np.asarray(values)
+    if arr.dtype.kind not in "fiu":
+        raise TypeError(f"{name} must hold real numbers strictly between 0 and 1, got {values!r}")
+    arr = arr.astype(np.float64).ravel()
+    if arr.size == 0:
+        raise ValueError(f"{name} is empty: give at least one probability strictly between 0 and 1")
+    if not np.all((arr > 0.0) & (arr < 1.0)):
+        raise ValueError(
+            f"{name} must lie strictly between 0 and 1 (the quantiles 0 and 1 of a Gaussian forecast are "
+            f"infinite), got {arr.tolist()}"
+        )
+    return arr
+
+
 def _listed(nodes: list[Any]) -> list[tuple[str, str, list[Any]]]:
     """ONNX Runtime's description of a graph's inputs or outputs as ``(name, type, shape)``."""
     return [(node.name, node.type, list(node.shape)) for node in nodes]
@@ -300,7 +316,7 @@ class OnnxStreamer:
         ValueError
             On a wrong shape or number of streams, a NaN or infinite value, or a value so far from its
             series' (or channel's) training mean that the step's float32 arithmetic would overflow:
-            more than :data:`aaren_ts._limits.MAX_STANDARDISED` (1e12) standard deviations out. The
+            more than ``aaren_ts._limits.MAX_STANDARDISED`` (1e12) standard deviations out. The
             error names the series (or stream), the position and the value; the streams are then left
             exactly as they were.
         """
@@ -471,24 +487,30 @@ class OnnxStreamer:
         shape = (self._streams_in(state), len(z), self.spec.horizon, self.spec.n_channels)
         return np.broadcast_to(z[None, :, None, None], shape)
 
-    def predict_quantiles(self, alpha: Sequence[float], X: Any = None) -> np.ndarray:
+    def predict_quantiles(self, alpha: Sequence[float] | float, X: Any = None) -> np.ndarray:
         """Quantiles of each forecast, calibrated online if the estimator was.
 
         Parameters
         ----------
-        alpha : sequence of float
-            Probabilities in [0, 1].
+        alpha : float or sequence of float
+            Probabilities, each strictly between 0 and 1 (the quantiles 0 and 1 of a Gaussian forecast
+            are infinite), as the estimators' ``predict_quantiles`` requires.
         X : array-like, optional
             The future-known covariates at the forecast steps, as for :meth:`predict`.
 
         Returns
         -------
         ndarray of shape (horizon, n_channels, len(alpha)), or with a leading stream axis for a panel
+
+        Raises
+        ------
+        TypeError
+            If ``alpha`` holds anything but real numbers.
+        ValueError
+            If ``alpha`` is empty or a probability is not strictly between 0 and 1.
         """
         self._forecaster_only("predict_quantiles")
-        probabilities = np.asarray(alpha, dtype=np.float64).ravel()
-        if not np.all((probabilities >= 0.0) & (probabilities <= 1.0)):
-            raise ValueError(f"alpha must lie in [0, 1], got {list(alpha)}")
+        probabilities = _probabilities(alpha, "alpha")
         state = self._state
         z = self._half_widths(state, np.abs(2.0 * probabilities - 1.0))
         z = z * np.sign(probabilities - 0.5)[None, :, None, None]
@@ -498,9 +520,15 @@ class OnnxStreamer:
 
     def predict_interval(self, coverage: float = 0.9, X: Any = None) -> tuple[np.ndarray, np.ndarray]:
         """Lower and upper bounds of the central ``coverage`` interval of each forecast (``X``: the
-        future-known covariates, as for :meth:`predict`)."""
-        if not 0.0 <= coverage <= 1.0:
-            raise ValueError(f"coverage must lie in [0, 1], got {coverage}")
+        future-known covariates, as for :meth:`predict`).
+
+        ``coverage`` is a probability strictly between 0 and 1, as the estimators' ``predict_interval``
+        requires (a coverage of 1 is an infinite interval); anything else raises ``TypeError`` (not a
+        real number) or ``ValueError``.
+        """
+        if np.ndim(coverage) != 0:
+            raise TypeError(f"coverage must be one probability strictly between 0 and 1, got {coverage!r}")
+        (coverage,) = _probabilities([coverage], "coverage")
         quantiles = self.predict_quantiles([0.5 - coverage / 2.0, 0.5 + coverage / 2.0], X)
         return quantiles[..., 0], quantiles[..., 1]
 

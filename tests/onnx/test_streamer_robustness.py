@@ -412,3 +412,38 @@ def test_non_real_values_are_refused_with_a_type_error(forecaster_file, classifi
     with pytest.raises(TypeError, match=rf"X_new must hold real numbers .* dtype {dtype}"):
         classifier.partial_update(np.repeat(values[:, :, None], 2, axis=1))
     assert classifier.state() == {}
+
+
+# ------------------------------------------------------------------------ quantiles that do not exist
+@pytest.mark.parametrize(
+    ("alpha", "error", "match"),
+    [
+        ([0.0, 0.5], ValueError, r"alpha must lie strictly between 0 and 1 .* got \[0.0, 0.5\]"),
+        ([0.5, 1.0], ValueError, "alpha must lie strictly between 0 and 1"),
+        ([-0.1], ValueError, "alpha must lie strictly between 0 and 1"),
+        ([float("nan")], ValueError, "alpha must lie strictly between 0 and 1"),
+        ([], ValueError, "alpha is empty"),
+        (["0.5"], TypeError, "alpha must hold real numbers"),
+        ([True], TypeError, "alpha must hold real numbers"),
+    ],
+    ids=["zero", "one", "negative", "nan", "empty", "text", "bool"],
+)
+def test_quantiles_outside_the_open_unit_interval_are_refused(forecaster_file, alpha, error, match):
+    streamer = OnnxStreamer(forecaster_file)
+    with pytest.raises(error, match=match):
+        streamer.predict_quantiles(alpha, X=_future(streamer))
+
+
+def test_interval_coverage_must_lie_strictly_between_0_and_1(forecaster_file):
+    streamer = OnnxStreamer(forecaster_file)
+    future = _future(streamer)
+    for coverage in (0.0, 1.0, 1.5):
+        with pytest.raises(ValueError, match="coverage must lie strictly between 0 and 1"):
+            streamer.predict_interval(coverage, X=future)
+    for coverage in ("0.9", [0.8, 0.9]):
+        with pytest.raises(TypeError, match="coverage must"):
+            streamer.predict_interval(coverage, X=future)
+    lower, upper = streamer.predict_interval(0.999, X=future)
+    assert np.isfinite(lower).all() and np.isfinite(upper).all() and (lower < upper).all()
+    quantiles = streamer.predict_quantiles(0.25, X=future)  # one probability, as the estimators take
+    assert quantiles.shape == (3, TINY["horizon"], 1, 1) and np.isfinite(quantiles).all()
