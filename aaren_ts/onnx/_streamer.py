@@ -5,11 +5,14 @@ from __future__ import annotations
 import math
 import os
 import threading
+import zipfile
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from aaren_ts._files import atomic_write
 from aaren_ts._limits import MAX_STANDARDISED, first_beyond
 from aaren_ts._normal import gaussian_z, interpolate_z, level_z
 from aaren_ts.onnx._format import ModelSpec, check_interface, read_metadata, verify_checksum
@@ -174,12 +177,18 @@ class OnnxStreamer:
         """Write the streams' state (every array of :meth:`state`, and :attr:`n_seen`) to a ``.npz`` file.
 
         :meth:`load_state` on a streamer of the same exported file restores it, e.g. after a restart.
-        Nothing in the file is pickled.
+        Nothing in the file is pickled. As with :func:`numpy.savez`, ``".npz"`` is appended to a path
+        without it. The file is written atomically (a temporary file renamed onto it): a process
+        killed while saving leaves the previous file intact, never a broken one.
         """
         state, n_seen = self._snapshot
         if state is None:
             raise ValueError("no streams to save: feed time points with partial_update first")
-        np.savez(path, **state, __n_seen__=np.asarray(n_seen))
+        target = Path(path)
+        if target.suffix != ".npz":
+            target = target.with_name(target.name + ".npz")
+        with atomic_write(target) as handle:
+            np.savez(handle, **state, __n_seen__=np.asarray(n_seen))
 
     def load_state(self, path: str | os.PathLike) -> OnnxStreamer:
         """Restore streams saved by :meth:`save_state` from a streamer of the same exported file.
@@ -190,9 +199,14 @@ class OnnxStreamer:
             If the file's arrays do not match this model's state (names, dtypes, shapes, one number
             of streams); the streamer is then left as it was.
         """
-        with np.load(path, allow_pickle=False) as archive:
-            loaded = {name: archive[name] for name in archive.files}
-        n_seen = int(loaded.pop("__n_seen__", -1))
+        try:
+            with np.load(path, allow_pickle=False) as archive:
+                loaded = {name: archive[name] for name in archive.files}
+            n_seen = int(loaded.pop("__n_seen__", -1))
+        except (ValueError, OSError, EOFError, TypeError, zipfile.BadZipFile) as err:
+            if isinstance(err, FileNotFoundError):
+                raise
+            raise ValueError(f"{path} is not a readable state saved by save_state (damaged?): {err}") from err
         reference = self._initial if self.kind == "forecaster" else self._template()
         if set(loaded) != set(reference) or n_seen < 0:
             missing, extra = sorted(set(reference) - set(loaded)), sorted(set(loaded) - set(reference))

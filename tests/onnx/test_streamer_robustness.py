@@ -11,7 +11,12 @@ import base64
 import io
 import json
 import re
+import signal
+import subprocess
+import sys
+import textwrap
 import threading
+import time
 
 import numpy as np
 import pandas as pd
@@ -21,6 +26,7 @@ pytest.importorskip("onnxruntime", reason='the "onnx" extra (onnxruntime) is not
 pytest.importorskip("onnxscript", reason='the "onnx" extra (onnxscript, for the exporter) is not installed')
 
 from aaren_ts import AarenClassifier, AarenForecaster
+from aaren_ts._files import temporaries
 from aaren_ts._limits import MAX_STANDARDISED
 from aaren_ts.onnx import OnnxStreamer
 from aaren_ts.onnx._format import CHECKSUM_KEY, SPEC_KEY, STATE_KEY, sealed_bytes
@@ -447,3 +453,62 @@ def test_interval_coverage_must_lie_strictly_between_0_and_1(forecaster_file):
     assert np.isfinite(lower).all() and np.isfinite(upper).all() and (lower < upper).all()
     quantiles = streamer.predict_quantiles(0.25, X=future)  # one probability, as the estimators take
     assert quantiles.shape == (3, TINY["horizon"], 1, 1) and np.isfinite(quantiles).all()
+
+
+# ------------------------------------------------------------------------ saved streams
+_STATE_SAVER = textwrap.dedent(
+    """
+    import sys
+    import numpy as np
+    from aaren_ts.onnx import OnnxStreamer
+
+    streamer = OnnxStreamer(sys.argv[1])
+    y = streamer.state()["series_mean"][:, None, :1].repeat(200, axis=1)
+    X = streamer.state()["series_mean"][:, None, 1:].repeat(200, axis=1)
+    streamer.partial_update(y, X=X)  # a state of some size (the calibration's rings filled)
+    streamer.save_state(sys.argv[2])
+    print("ready", flush=True)
+    while True:
+        streamer.partial_update(y[:, :1], X=X[:, :1])
+        streamer.save_state(sys.argv[2])
+    """
+)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX")
+def test_save_state_killed_at_random_moments_leaves_a_loadable_state(forecaster_file, tmp_path):
+    target = tmp_path / "streams.npz"
+    rng = np.random.default_rng(11)
+    for trial in range(4):
+        saver = subprocess.Popen(
+            [sys.executable, "-c", _STATE_SAVER, str(forecaster_file), str(target)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert saver.stdout.readline().strip() == "ready", saver.stderr.read()
+            time.sleep(rng.uniform(0.0, 0.2))
+        finally:
+            saver.send_signal(signal.SIGKILL)
+            saver.wait()
+        assert saver.returncode == -signal.SIGKILL, f"trial {trial}: the saver ended before the kill"
+        assert len(temporaries(target)) <= 1
+        restored = OnnxStreamer(forecaster_file).load_state(target)
+        assert restored.n_seen >= 200 and np.isfinite(restored.predict(X=_future(restored))).all()
+    OnnxStreamer(forecaster_file).partial_update(*_step(OnnxStreamer(forecaster_file))).save_state(target)
+    assert temporaries(target) == []
+
+
+def test_a_damaged_state_file_is_refused_and_changes_nothing(forecaster_file, tmp_path):
+    streamer = OnnxStreamer(forecaster_file)
+    streamer.partial_update(*_step(streamer))
+    streamer.save_state(tmp_path / "streams")  # numpy's rule: ".npz" appended
+    data = (tmp_path / "streams.npz").read_bytes()
+    (tmp_path / "truncated.npz").write_bytes(data[: len(data) // 2])
+    before = streamer.state()
+    with pytest.raises(ValueError, match=r"truncated\.npz is not a readable state saved by save_state"):
+        streamer.load_state(tmp_path / "truncated.npz")
+    _assert_unchanged(streamer, before, 1)
+    with pytest.raises(FileNotFoundError):
+        streamer.load_state(tmp_path / "missing.npz")
