@@ -7,6 +7,6 @@ arrays; the estimators adapt pandas and scikit-learn/sktime conventions to it.
 """
 
 from aaren_ts.engine.calibration import Calibration
-from aaren_ts.engine.forecast import MAX_STANDARDIZED, ForecastEngine
+from aaren_ts.engine.forecast import MAX_STANDARDISED, ForecastEngine  # (the bound of aaren_ts._limits)
 
-__all__ = ["MAX_STANDARDIZED", "Calibration", "ForecastEngine"]
+__all__ = ["MAX_STANDARDISED", "Calibration", "ForecastEngine"]

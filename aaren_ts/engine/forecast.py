@@ -24,22 +24,18 @@ from typing import Any
 import numpy as np
 import torch
 
+from aaren_ts._limits import MAX_STANDARDISED
 from aaren_ts._normal import gaussian_z
 from aaren_ts.engine.calibration import Calibration
 from aaren_ts.nn.forecast import Forecast, ForecastNet, WindowHistory
 from aaren_ts.nn.state import flatten_state, unflatten_state
 
-__all__ = ["MAX_STANDARDIZED", "ForecastEngine", "series_label"]
+__all__ = ["MAX_STANDARDISED", "ForecastEngine", "series_label"]
 
 ENCODE_CHUNK = 512  # tokens per block when encoding a long series (bounds attention memory)
 _ENCODE_TOKENS = 2**19  # series x steps per batch when encoding many series (bounds activation memory)
 _CALIBRATION_VALUES = 2**22  # forecast values per batch when every step's forecast is kept (calibration)
 _ONE_SIGMA = 0.6826894921370859  # coverage of mean +- one standard deviation of a Gaussian
-#: Largest magnitude, in standard deviations of its series, that an observation may have. The network
-#: computes in float32: a window's variance squares its values, which overflows (to inf, then NaN in
-#: every later forecast of the stream) beyond about 1e19; far below that bound, a value this far from
-#: its series' scale is a unit or sensor error, not an observation.
-MAX_STANDARDIZED = 1e12
 
 
 def series_label(series_id: Hashable) -> str:
@@ -219,8 +215,8 @@ class ForecastEngine:
         """Refuse observations the streams at ``rows`` cannot take: ``ValueError`` naming the series.
 
         ``values`` ``(R, N, C + n_exog)`` in original units: NaN marks a missing observation; an
-        infinite value, or one more than :data:`MAX_STANDARDIZED` standard deviations from its
-        series' mean (the network's float32 arithmetic would overflow), is refused.
+        infinite value, or one more than :data:`~aaren_ts._limits.MAX_STANDARDISED` standard deviations
+        from its series' mean (the network's float32 arithmetic would overflow), is refused.
         """
         if np.isinf(values).any():
             bad = int(np.argwhere(np.isinf(values))[0, 0])
@@ -230,11 +226,11 @@ class ForecastEngine:
             )
         with np.errstate(over="ignore", invalid="ignore"):
             z = np.abs(values - self.mean[rows, None, :]) / self.scale[rows, None, :]
-        if (z > MAX_STANDARDIZED).any():
-            bad = np.argwhere(z > MAX_STANDARDIZED)[0]
+        if (z > MAX_STANDARDISED).any():
+            bad = np.argwhere(z > MAX_STANDARDISED)[0]
             raise ValueError(
                 f"{where}: {series_label(self.ids[rows[bad[0]]])} holds {values[tuple(bad)]!r}, "
-                f"{z[tuple(bad)]:.3g} standard deviations from its mean: beyond {MAX_STANDARDIZED:g}, "
+                f"{z[tuple(bad)]:.3g} standard deviations from its mean: beyond {MAX_STANDARDISED:g}, "
                 "the model's float32 arithmetic would overflow (a unit or sensor error?)"
             )
 

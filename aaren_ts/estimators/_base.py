@@ -248,8 +248,10 @@ class AarenEstimatorMixin:
         calibrated levels, from which the streamer reads the intervals) or the class probabilities
         (classifier), then the new state.
         Standardisation happens inside the graph. The file also carries the state to start from: the
-        forecaster's streams as they are now, an empty stream for the classifier.
-        :class:`aaren_ts.onnx.OnnxStreamer` serves it with ONNX Runtime and numpy alone.
+        forecaster's streams as they are now, an empty stream for the classifier; and a SHA-256
+        checksum of its bytes, which :class:`aaren_ts.onnx.OnnxStreamer` verifies before serving it
+        with ONNX Runtime and numpy alone. The file is written atomically (a temporary file renamed
+        onto ``path``): a crash while exporting leaves the previous file intact.
 
         Needs the ``onnx`` extra (``pip install "aaren_ts[onnx]"``) and the Aaren backbone (the
         Transformer's KV cache grows with every observation). A forecaster fitted with covariates takes

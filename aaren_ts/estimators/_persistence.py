@@ -8,15 +8,18 @@ from an untrusted source cannot run code from it (unlike pickle).
 
 from __future__ import annotations
 
+import io
 import os
 import pickle
-import tempfile
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
+
+from aaren_ts._files import atomic_write
 
 __all__ = [
     "FORMAT_VERSION",
@@ -48,8 +51,50 @@ def to_plain(value: Any) -> Any:
 
 
 def save_payload(path: str | os.PathLike, payload: dict[str, Any]) -> None:
-    """Write ``payload`` (plain data and tensors, see :func:`save_archive`) to ``path``."""
-    torch.save(payload, os.fspath(path))
+    """Write ``payload`` (plain data and tensors, see :func:`save_archive`) to ``path``, atomically."""
+    with atomic_write(path) as handle:
+        torch.save(payload, handle)
+
+
+def _check_records(data: bytes, shown: str) -> None:
+    """Refuse a ``torch.save`` payload (itself a zip file) whose records are compressed or larger than it.
+
+    ``torch.save`` stores every record uncompressed; ``torch.load`` would also inflate compressed ones,
+    so a crafted payload could make a few kilobytes expand into gigabytes. Only the zip's directory is
+    read here, nothing is inflated.
+    """
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as records:
+            infos = records.infolist()
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError) as err:
+        raise ValueError(f"{shown!r} is damaged or not written by aaren_ts (unreadable payload)") from err
+    for info in infos:
+        if info.compress_type != zipfile.ZIP_STORED or info.file_size != info.compress_size:
+            raise ValueError(
+                f"{shown!r}: the payload's record {info.filename!r} is compressed ({info.compress_size} "
+                f"bytes declared to expand to {info.file_size}); aaren_ts writes every record "
+                "uncompressed, so this file was altered and is refused unread"
+            )
+    if sum(info.file_size for info in infos) > len(data):
+        raise ValueError(f"{shown!r}: the payload's records declare more bytes than it holds; refused unread")
+
+
+def _payload_from_bytes(data: bytes, estimator: str, shown: str) -> dict[str, Any]:
+    """The checked payload in ``data`` (see :func:`load_payload`)."""
+    _check_records(data, shown)
+    try:
+        payload = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+    except RuntimeError as err:  # torch's reader: a record missing, of the wrong size, ...
+        raise ValueError(f"{shown!r} is damaged or not written by aaren_ts: {err}") from err
+    if not isinstance(payload, dict) or payload.get("estimator") != estimator:
+        found = payload.get("estimator") if isinstance(payload, dict) else type(payload).__name__
+        raise ValueError(f"{shown!r} does not hold a saved {estimator} (found {found!r})")
+    if payload.get("format_version") != FORMAT_VERSION:
+        raise ValueError(
+            f"{shown!r} was saved in format version {payload.get('format_version')}; this aaren_ts "
+            f"reads version {FORMAT_VERSION}: load it with the aaren_ts that saved it, or fit again"
+        )
+    return payload
 
 
 def load_payload(
@@ -62,23 +107,17 @@ def load_payload(
     Raises
     ------
     ValueError
-        If the file holds another estimator or an unknown format version.
+        If the file holds another estimator or an unknown format version, or is damaged, or holds
+        compressed records (see :func:`load_archive`).
     """
     shown = os.fspath(path if source is None else source)
-    payload = torch.load(os.fspath(path), map_location="cpu", weights_only=True)
-    if not isinstance(payload, dict) or payload.get("estimator") != estimator:
-        found = payload.get("estimator") if isinstance(payload, dict) else type(payload).__name__
-        raise ValueError(f"{shown!r} does not hold a saved {estimator} (found {found!r})")
-    if payload.get("format_version") != FORMAT_VERSION:
-        raise ValueError(
-            f"{shown!r} was saved in format version {payload.get('format_version')}; this aaren_ts "
-            f"reads version {FORMAT_VERSION}: load it with the aaren_ts that saved it, or fit again"
-        )
-    return payload
+    return _payload_from_bytes(Path(path).read_bytes(), estimator, shown)
 
 
 #: Name of the weights-only payload inside a saved ``.zip`` archive.
 PAYLOAD_ENTRY = "aaren_ts_payload.pt"
+#: The entries of a saved archive (``_metadata`` is sktime's; :func:`load_archive` never reads it).
+_MEMBERS = frozenset({"_metadata", PAYLOAD_ENTRY})
 
 
 def save_archive(
@@ -111,35 +150,76 @@ def save_archive(
     -------
     pathlib.Path
         The file written.
+
+    Notes
+    -----
+    The archive is written atomically (:func:`aaren_ts._files.atomic_write`): a process killed while
+    saving leaves the previous file at ``path`` intact (or the new one, once renamed), never a broken
+    one; the temporary file it was writing is removed by the next save to the same path.
     """
     target = Path(path)
     if target.suffix != ".zip":
         target = target.with_name(target.name + ".zip")
-    with tempfile.TemporaryDirectory() as tmp:
-        payload_file = Path(tmp) / PAYLOAD_ENTRY
-        payload = {
-            "format_version": FORMAT_VERSION,
-            "estimator": estimator_cls.__name__,
-            "params": to_plain(params),
-            "state_dict": {k: v.detach().cpu() for k, v in state_dict.items()},
-            "attributes": to_plain(attributes),
-        }
-        save_payload(payload_file, payload)
-        with zipfile.ZipFile(target, "w") as archive:
-            archive.writestr("_metadata", pickle.dumps(estimator_cls))
-            archive.write(payload_file, PAYLOAD_ENTRY)
+    payload = {
+        "format_version": FORMAT_VERSION,
+        "estimator": estimator_cls.__name__,
+        "params": to_plain(params),
+        "state_dict": {k: v.detach().cpu() for k, v in state_dict.items()},
+        "attributes": to_plain(attributes),
+    }
+    buffer = io.BytesIO()
+    torch.save(payload, buffer)
+    with atomic_write(target) as handle, zipfile.ZipFile(handle, "w") as archive:
+        archive.writestr("_metadata", pickle.dumps(estimator_cls))
+        archive.writestr(PAYLOAD_ENTRY, buffer.getbuffer())
     return target
+
+
+def _payload_entry(archive: zipfile.ZipFile, size: int, shown: str, name: str) -> zipfile.ZipInfo:
+    """The payload's entry of ``archive`` (a file of ``size`` bytes), after checking the member list.
+
+    An archive written by :func:`save_archive` holds exactly ``_metadata`` and the payload, stored
+    uncompressed; anything else is refused before any member is read. A stored payload is at most
+    as large as the file, so reading it takes no more memory than the file's size.
+    """
+    infos = archive.infolist()
+    names = [info.filename for info in infos]
+    unexpected = sorted(set(names) - _MEMBERS)
+    if PAYLOAD_ENTRY not in names:
+        raise ValueError(f"{shown!r} is not a file written by {name}.save (no {PAYLOAD_ENTRY!r} entry)")
+    if unexpected or len(names) != len(set(names)):
+        duplicated = sorted({n for n in names if names.count(n) > 1})
+        raise ValueError(
+            f"{shown!r} is not a file written by {name}.save: unexpected entries {unexpected}, "
+            f"duplicated entries {duplicated}; refused unread"
+        )
+    info = archive.getinfo(PAYLOAD_ENTRY)
+    if info.compress_type != zipfile.ZIP_STORED or info.file_size != info.compress_size:
+        raise ValueError(
+            f"{shown!r}: its payload is compressed ({info.compress_size} bytes declared to expand to "
+            f"{info.file_size}); {name}.save stores it uncompressed, so this file was altered (or "
+            "re-packed by another tool) and is refused unread: save the model again with aaren_ts"
+        )
+    if info.header_offset + info.compress_size > size:
+        raise ValueError(f"{shown!r} is truncated: its payload extends past the end of the file")
+    return info
 
 
 def load_archive(path: str | os.PathLike, estimator_cls: type) -> dict[str, Any]:
     """Read the payload of an archive written by :func:`save_archive`, without unpickling anything.
+
+    The archive's member list and the payload's declared sizes are checked before anything is read
+    (:func:`_payload_entry`), the payload is read into memory (its CRC-32 checked), and the records
+    inside it are checked in turn before ``torch.load`` reads them: a crafted archive cannot make
+    loading inflate more data than the file holds, and nothing is extracted to disk.
 
     Raises
     ------
     FileNotFoundError
         If neither ``path`` nor ``path + ".zip"`` exists.
     ValueError
-        If the file is not such an archive, or holds another estimator.
+        If the file is not such an archive, holds another estimator, is damaged, or declares more
+        data than it holds.
     """
     name = estimator_cls.__name__
     source = Path(path)
@@ -147,10 +227,13 @@ def load_archive(path: str | os.PathLike, estimator_cls: type) -> dict[str, Any]
         source = source.with_name(source.name + ".zip")
     if not source.exists():
         raise FileNotFoundError(f"no saved {name} at {os.fspath(path)!r}")
-    not_ours = ValueError(f"{os.fspath(source)!r} is not a file written by {name}.save")
+    shown = os.fspath(source)
     if not zipfile.is_zipfile(source):
-        raise not_ours
-    with zipfile.ZipFile(source) as archive, tempfile.TemporaryDirectory() as tmp:
-        if PAYLOAD_ENTRY not in archive.namelist():
-            raise not_ours
-        return load_payload(archive.extract(PAYLOAD_ENTRY, tmp), name, source)
+        raise ValueError(f"{shown!r} is not a file written by {name}.save")
+    try:
+        with zipfile.ZipFile(source) as archive:
+            info = _payload_entry(archive, source.stat().st_size, shown, name)
+            data = archive.read(info)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, zlib.error) as err:
+        raise ValueError(f"{shown!r} is damaged: {err}") from err
+    return _payload_from_bytes(data, name, shown)

@@ -17,6 +17,7 @@ import pandas as pd
 import torch
 from sktime.classification.base import BaseClassifier
 
+from aaren_ts._limits import MAX_STANDARDISED, first_beyond
 from aaren_ts.estimators._base import AarenEstimatorMixin, standardization
 from aaren_ts.estimators._docs import document_shared_parameters
 from aaren_ts.estimators._inputs import Panel, to_panel
@@ -337,11 +338,28 @@ class AarenClassifier(AarenEstimatorMixin, BaseClassifier):
             return panel.values.transpose(0, 2, 1)
         return [pd.DataFrame(panel.values[i, : panel.lengths[i]]) for i in range(panel.n_instances)]
 
-    def _scaled(self, panel: Panel) -> tuple[np.ndarray, np.ndarray]:
-        """Scaled, zero-padded values ``(n, T, C)`` float32 and lengths."""
-        values = (panel.values - self.channel_mean_) / self.channel_scale_
-        values = np.where(panel.mask()[..., None], values, 0.0).astype(np.float32)
-        return values, panel.lengths
+    def _scaled(self, panel: Panel, name: str = "X") -> tuple[np.ndarray, np.ndarray]:
+        """Scaled, zero-padded values ``(n, T, C)`` float32 and lengths.
+
+        Raises
+        ------
+        ValueError
+            If a value lies more than :data:`~aaren_ts._limits.MAX_STANDARDISED` standard deviations
+            from its channel's training mean: the network computes in float32, where such a value
+            overflows and gives NaN probabilities (and a stream that took it NaN for good).
+        """
+        standardised = (panel.values - self.channel_mean_) / self.channel_scale_
+        standardised = np.where(panel.mask()[..., None], standardised, 0.0)
+        index = first_beyond(standardised)
+        if index is not None:
+            series, t, channel = index
+            raise ValueError(
+                f"{name}: the value {panel.values[index]:.6g} (series {series}, channel {channel}, time "
+                f"point {t}) lies {abs(standardised[index]):.3g} standard deviations from the channel's "
+                f"training mean; the network computes in float32 and takes at most {MAX_STANDARDISED:.0e}, "
+                "as larger values would overflow into NaN probabilities: check the value and its units"
+            )
+        return standardised.astype(np.float32), panel.lengths
 
     # ================================================================== fit
     def fit(self, X: Any, y: Any) -> AarenClassifier:
@@ -550,8 +568,9 @@ class AarenClassifier(AarenEstimatorMixin, BaseClassifier):
         ----------
         X_new : panel
             The next time points of each stream: one series per stream, in the same order at every
-            call; lengths may differ between streams (a list entry may have 0 time points). The first
-            call after ``fit`` or :meth:`reset_stream` starts ``len(X_new)`` new streams.
+            call; lengths may differ between streams (a list entry may have 0 time points, and so may
+            every entry: the streams then stay as they are). The first call after ``fit`` or
+            :meth:`reset_stream` starts ``len(X_new)`` new streams.
 
         Returns
         -------
@@ -560,8 +579,9 @@ class AarenClassifier(AarenEstimatorMixin, BaseClassifier):
         Raises
         ------
         ValueError, TypeError
-            Bad input (NaN/inf, wrong rank, channel count, number of streams). The stream state is then
-            left exactly as it was.
+            Bad input (NaN/inf, wrong rank, channel count, number of streams, a value that would
+            overflow: more than 1e12 standard deviations from its channel's training mean). The stream
+            state is then left exactly as it was.
         """
         self._require_network("partial_update")
         panel = self._panel(X_new, name="X_new", allow_empty_series=True)
@@ -572,9 +592,13 @@ class AarenClassifier(AarenEstimatorMixin, BaseClassifier):
                 "one series per stream (or call reset_stream() to start new streams)"
             )
         module = self.net_.module_.eval()
+        values, lengths = self._scaled(panel, "X_new")
         if state is None:
             state = module.init_state(panel.n_instances, self._device())
-        values, lengths = self._scaled(panel)
+        if panel.max_length == 0:  # no time point for any stream: nothing advances
+            self._stream_state = state
+            self.n_streams_ = panel.n_instances
+            return self
         device = self._device()
         x = torch.as_tensor(values, device=device)
         mask = torch.arange(panel.max_length, device=device).unsqueeze(0) < torch.as_tensor(

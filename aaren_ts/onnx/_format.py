@@ -1,14 +1,32 @@
 """What an exported ONNX file says about itself: its model spec and initial state, in its metadata.
 
 Written by the exporter (with PyTorch) and read by :class:`~aaren_ts.onnx.OnnxStreamer` (without):
-this module needs numpy and the standard library only. Two metadata entries are added to the ONNX
-model: ``aaren_ts.spec``, a JSON :class:`ModelSpec`, and ``aaren_ts.state``, the initial state as a
-base64-encoded ``.npz`` archive (no pickled objects; read with ``allow_pickle=False``).
+this module needs numpy and the standard library only. Metadata entries are added to the ONNX model:
+``aaren_ts.spec``, a JSON :class:`ModelSpec`, ``aaren_ts.state``, the initial state as a
+base64-encoded ``.npz`` archive (no pickled objects; read with ``allow_pickle=False``), for a
+forecaster ``aaren_ts.quantile_function``, its distribution head's quantile function as a second
+serialised ONNX graph (base64), and ``aaren_ts.sha256``, the integrity checksum of the whole file.
+
+**The checksum** is the SHA-256 of the file's bytes with the checksum's own 64 hexadecimal digits
+written as zeros. The exporter serialises the model with 64 zeros in that entry, hashes the bytes and
+writes the digest over the zeros (same length, so nothing else moves); the streamer reads the file,
+finds that one entry in the bytes, zeroes it, hashes and compares before ONNX Runtime parses anything.
+It covers the graph and its weights, the spec and the initial state alike (the weights are most of the
+file, and a flipped bit in them would change the answers silently), and needs no ONNX or protobuf
+parser: an ``aaren_ts.onnx`` deployment has ONNX Runtime and numpy only.
+
+**Format versions.** 1: no checksum. 2: the checksum; the classifier's spec carries its channels'
+standardisation (the streamer refuses values that would overflow, :mod:`aaren_ts._limits`). 3: a
+forecaster's step outputs its distribution head's parameters (``loc``, ``params``) and the file
+carries the head's quantile function. Files of an older format are refused with a request to export
+again: without the checksum a damaged file cannot be told from a good one, and the spec lacks what
+the input checks and the intervals need (exporting again from the saved estimator takes seconds).
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import io
 import json
 from dataclasses import asdict, dataclass, field
@@ -16,12 +34,22 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["FORMAT_VERSION", "ModelSpec", "read_metadata", "write_metadata"]
+__all__ = [
+    "FORMAT_VERSION",
+    "ModelSpec",
+    "check_interface",
+    "read_metadata",
+    "sealed_bytes",
+    "verify_checksum",
+    "write_metadata",
+]
 
-FORMAT_VERSION = 2  # 2: forecast distributions of any head (loc, params) and their quantile graph
+FORMAT_VERSION = 3
 SPEC_KEY = "aaren_ts.spec"
 STATE_KEY = "aaren_ts.state"
 QUANTILE_KEY = "aaren_ts.quantile_function"
+CHECKSUM_KEY = "aaren_ts.sha256"
+_UNSEALED = "0" * 64
 
 
 @dataclass
@@ -65,6 +93,9 @@ class ModelSpec:
         The forecaster's distribution head (its registered name).
     n_params : int
         The head's parameters per horizon step and channel (the last axis of ``params``).
+    channel_mean, channel_scale : list of float
+        The classifier's per-channel standardisation (the graph holds it too; the streamer reads it to
+        refuse values that would overflow).
     """
 
     kind: str
@@ -84,6 +115,8 @@ class ModelSpec:
     n_future: int = 0
     distribution: str = ""
     n_params: int = 0
+    channel_mean: list[float] = field(default_factory=list)
+    channel_scale: list[float] = field(default_factory=list)
     format_version: int = FORMAT_VERSION
 
 
@@ -91,7 +124,7 @@ def write_metadata(
     model: Any, spec: ModelSpec, state: dict[str, np.ndarray], quantile_function: bytes | None = None
 ) -> None:
     """Add ``spec``, ``state`` and a forecaster's serialised quantile graph to the metadata of the ONNX
-    ``model`` (a ``ModelProto``)."""
+    ``model`` (a ``ModelProto``); write the file with :func:`sealed_bytes`."""
     buffer = io.BytesIO()
     np.savez(buffer, **state)
     entries = {
@@ -105,31 +138,236 @@ def write_metadata(
         entry.key, entry.value = key, value
 
 
-def read_metadata(metadata: dict[str, str]) -> tuple[ModelSpec, dict[str, np.ndarray], bytes | None]:
-    """The spec, the initial state and the forecaster's quantile graph (serialised ONNX, or ``None``)
-    from an exported model's custom metadata (a ``dict``).
+def _checksum_entry(digest: str) -> bytes:
+    """The serialised metadata entry ``aaren_ts.sha256 = digest`` (a protobuf ``StringStringEntryProto``:
+    field 1, the key, then field 2, the value, each a tag byte, a length byte and the bytes)."""
+    key = CHECKSUM_KEY.encode("ascii")
+    return b"\x0a" + bytes([len(key)]) + key + b"\x12" + bytes([len(digest)]) + digest.encode("ascii")
+
+
+def sealed_bytes(model: Any) -> bytes:
+    """The bytes of the ONNX ``model`` (a ``ModelProto`` with the aaren_ts metadata) with its checksum
+    entry added: what the exported file holds.
 
     Raises
     ------
     ValueError
-        If the metadata is not an aaren_ts export, or of another format than this version reads.
+        If the model already has a checksum entry.
+    """
+    if any(entry.key == CHECKSUM_KEY for entry in model.metadata_props):
+        raise ValueError(f"the model already holds a {CHECKSUM_KEY} entry")
+    entry = model.metadata_props.add()
+    entry.key, entry.value = CHECKSUM_KEY, _UNSEALED
+    try:
+        data = model.SerializeToString()
+    finally:
+        del model.metadata_props[-1]
+    unsealed = _checksum_entry(_UNSEALED)
+    if data.count(unsealed) != 1:  # the entry's bytes are unique in any real model; checked anyway
+        raise ValueError("cannot place the checksum: its entry's bytes occur elsewhere in the model")
+    return data.replace(unsealed, _checksum_entry(hashlib.sha256(data).hexdigest()))
+
+
+def verify_checksum(data: bytes, source: str) -> bool:
+    """Check the checksum of an exported file's bytes ``data`` (see the module's docstring).
+
+    Returns
+    -------
+    bool
+        ``True`` if the file holds a checksum and it matches; ``False`` if it holds none (a file of
+        format 1, a foreign ONNX file, or one whose checksum entry was damaged).
+
+    Raises
+    ------
+    ValueError
+        If the checksum does not match the bytes (the file was damaged or altered after export), or
+        the file holds the entry more than once.
+    """
+    key = _checksum_entry(_UNSEALED)[: -len(_UNSEALED)]
+    start = data.find(key)
+    if start < 0:
+        return False
+    if data.find(key, start + 1) >= 0:
+        raise ValueError(f"{source} is damaged or was altered: it holds more than one {CHECKSUM_KEY} entry")
+    begin = start + len(key)
+    written = data[begin : begin + len(_UNSEALED)]
+    actual = hashlib.sha256(data[:begin] + _UNSEALED.encode("ascii") + data[begin + len(_UNSEALED) :])
+    if written != actual.hexdigest().encode("ascii"):
+        raise ValueError(
+            f"{source} is damaged or was altered after export: its content does not match the SHA-256 "
+            f"checksum it was exported with ({written.decode('ascii', 'replace')[:16]}..., content "
+            f"{actual.hexdigest()[:16]}...); export it again with to_onnx, or restore a good copy"
+        )
+    return True
+
+
+def read_metadata(metadata: dict[str, str]) -> tuple[ModelSpec, dict[str, np.ndarray], bytes | None]:
+    """The spec and initial state from an exported model's custom metadata (a ``dict``).
+
+    Raises
+    ------
+    ValueError
+        If the metadata is not an aaren_ts export, is of a newer format than this version reads or of
+        format 1 (no checksum), or cannot be read.
     """
     if SPEC_KEY not in metadata or STATE_KEY not in metadata:
         raise ValueError("this ONNX file was not written by aaren_ts's to_onnx (no aaren_ts metadata)")
-    raw = json.loads(metadata[SPEC_KEY])
-    if raw.get("format_version", 0) > FORMAT_VERSION:
+    try:
+        raw = json.loads(metadata[SPEC_KEY])
+        version = raw.get("format_version", 0)
+    except (ValueError, AttributeError) as err:
+        raise ValueError(f"this ONNX file's {SPEC_KEY} entry is not a readable spec: {err}") from err
+    if not isinstance(version, int) or version > FORMAT_VERSION:
         raise ValueError(
-            f"this ONNX file has aaren_ts export format {raw['format_version']}; this version of aaren_ts "
+            f"this ONNX file has aaren_ts export format {version}; this version of aaren_ts "
             f"reads up to {FORMAT_VERSION}: upgrade aaren_ts"
         )
-    if raw.get("format_version", 0) < FORMAT_VERSION:
+    if version < FORMAT_VERSION:
         raise ValueError(
-            f"this ONNX file has aaren_ts export format {raw.get('format_version', 0)}, which this version "
-            f"of aaren_ts no longer serves (it reads format {FORMAT_VERSION}): export the model again "
-            "with to_onnx"
+            f"this ONNX file has aaren_ts export format {version}, which this version of aaren_ts no longer "
+            f"serves (it reads format {FORMAT_VERSION}: with an integrity checksum and the forecast "
+            "distribution's quantile function): export it again with to_onnx (e.g. from the estimator "
+            "saved with save)"
         )
-    spec = ModelSpec(**raw)
-    with np.load(io.BytesIO(base64.b64decode(metadata[STATE_KEY])), allow_pickle=False) as archive:
-        state = {name: archive[name] for name in archive.files}
-    quantile = metadata.get(QUANTILE_KEY)
-    return spec, state, None if quantile is None else base64.b64decode(quantile)
+    try:
+        spec = ModelSpec(**raw)
+        with np.load(io.BytesIO(base64.b64decode(metadata[STATE_KEY])), allow_pickle=False) as archive:
+            state = {name: archive[name] for name in archive.files}
+        quantile = metadata.get(QUANTILE_KEY)
+        quantile = None if quantile is None else base64.b64decode(quantile)
+    except (TypeError, ValueError, OSError, EOFError, KeyError) as err:
+        raise ValueError(f"this ONNX file's aaren_ts metadata cannot be read: {err}") from err
+    if spec.kind == "forecaster" and quantile is None:
+        raise ValueError(
+            "this ONNX file's aaren_ts metadata lacks its forecast distribution's quantile function"
+        )
+    return spec, state, quantile
+
+
+#: ONNX Runtime's names of the tensor types the exported steps use.
+_ONNX_TYPES = {
+    "tensor(double)": np.dtype(np.float64),
+    "tensor(float)": np.dtype(np.float32),
+    "tensor(int64)": np.dtype(np.int64),
+    "tensor(int32)": np.dtype(np.int32),
+    "tensor(bool)": np.dtype(np.bool_),
+}
+
+
+def _expected_interface(
+    spec: ModelSpec, state: dict[str, np.ndarray]
+) -> tuple[dict[str, tuple[np.dtype, tuple[int, ...]]], dict[str, tuple[np.dtype, tuple[int, ...]]]]:
+    """The graph inputs and outputs that ``spec`` and ``state`` describe: ``{name: (dtype, per-stream
+    shape)}`` each, in order; raise ``ValueError`` where the spec and the state disagree."""
+    if spec.kind not in ("forecaster", "classifier"):
+        raise ValueError(f"its spec names an unknown kind of model, {spec.kind!r}")
+    if not isinstance(spec.n_channels, int) or spec.n_channels < 1:
+        raise ValueError(f"its spec gives {spec.n_channels!r} channels")
+    missing = [name for name in [*spec.constants, *spec.state] if name not in state]
+    if missing:
+        raise ValueError(f"its spec names state arrays that its initial state lacks: {missing}")
+    inputs = {spec.observation: (np.dtype(np.float64), (spec.n_channels,))}
+    if spec.covariates:
+        inputs[spec.covariates] = (np.dtype(np.float64), (len(spec.exog_columns),))
+    for name in [*spec.constants, *spec.state]:
+        array = state[name]
+        if array.ndim < 1:
+            raise ValueError(f"its initial state's {name!r} has no stream axis")
+        inputs[name] = (array.dtype, array.shape[1:])
+    rows = {len(state[name]) for name in [*spec.constants, *spec.state]}
+    if len(rows) != 1:
+        raise ValueError(f"its initial state's arrays disagree on the number of streams ({sorted(rows)})")
+    n_streams = rows.pop()
+    if spec.kind == "forecaster":
+        wanted = ["loc", "params"]
+        shapes = {
+            "loc": (spec.horizon, spec.n_channels),
+            "params": (spec.horizon, spec.n_channels, spec.n_params),
+        }
+        width = spec.n_channels + len(spec.exog_columns)
+        for name in spec.constants:
+            if state[name].shape[1:] != (width,):
+                raise ValueError(
+                    f"its initial state's {name!r} has per-stream shape {state[name].shape[1:]}, its spec "
+                    f"{width} channels and covariates"
+                )
+        for name in wanted:
+            array = state.get(f"output.{name}")
+            if array is None or array.shape != (n_streams, *shapes[name]):
+                found = None if array is None else array.shape
+                raise ValueError(
+                    f"its initial state's output.{name} has shape {found}; its spec says "
+                    f"{(n_streams, *shapes[name])}"
+                )
+        if (spec.single_series and n_streams != 1) or len(spec.series_ids) != n_streams:
+            raise ValueError(
+                f"its spec lists {len(spec.series_ids)} series; its initial state holds {n_streams} streams"
+            )
+        if spec.calibrated and len(spec.coverages) != state.get("levels", np.empty((0, 0))).shape[1]:
+            raise ValueError("its spec's coverages and its initial state's levels disagree")
+        if spec.n_future:
+            expected = (spec.n_channels, spec.horizon, spec.n_future)
+            found = state.get("future_coefficients", np.empty(0)).shape
+            if found != expected or spec.n_future > len(spec.exog_columns):
+                raise ValueError(f"its future_coefficients have shape {found}; its spec needs {expected}")
+    else:
+        wanted = ["proba"]
+        shapes = {"proba": (len(spec.classes),)}
+        mean, scale = np.asarray(spec.channel_mean), np.asarray(spec.channel_scale)
+        if mean.shape != (spec.n_channels,) or scale.shape != (spec.n_channels,):
+            raise ValueError(
+                f"its spec's channel standardisation has {mean.size} means and {scale.size} scales for "
+                f"{spec.n_channels} channels"
+            )
+        if not (np.isfinite(mean).all() and np.isfinite(scale).all() and (scale > 0).all()):
+            raise ValueError("its spec's channel standardisation is not finite and positive")
+    if list(spec.outputs) != wanted:
+        raise ValueError(f"its spec names the outputs {spec.outputs}; a {spec.kind}'s are {wanted}")
+    dtype = np.dtype(np.float64) if spec.kind == "forecaster" else np.dtype(np.float32)
+    outputs = {name: (dtype, shapes[name]) for name in wanted}
+    outputs.update((f"new.{name}", inputs[name]) for name in spec.state)
+    return inputs, outputs
+
+
+def check_interface(
+    spec: ModelSpec,
+    state: dict[str, np.ndarray],
+    inputs: list[tuple[str, str, list[Any]]],
+    outputs: list[tuple[str, str, list[Any]]],
+) -> None:
+    """Check that the graph's ``inputs`` and ``outputs`` (each ``(name, ONNX type, shape)``, as ONNX
+    Runtime lists them) are those the metadata's ``spec`` and ``state`` describe: the same names, the
+    same dtypes, the stream axis first and dynamic, the same sizes on every other axis.
+
+    Raises
+    ------
+    ValueError
+        Naming the first disagreement.
+    """
+    expected_inputs, expected_outputs = _expected_interface(spec, state)
+    for what, expected, graph in (
+        ("inputs", expected_inputs, inputs),
+        ("outputs", expected_outputs, outputs),
+    ):
+        names = [name for name, _, _ in graph]
+        if sorted(names) != sorted(expected):
+            missing = [name for name in expected if name not in names]
+            unexpected = [name for name in names if name not in expected]
+            raise ValueError(
+                f"its metadata and its graph disagree on the {what}: the graph lacks {missing} and has "
+                f"{unexpected} besides"
+            )
+        for name, kind, shape in graph:
+            dtype, per_stream = expected[name]
+            if _ONNX_TYPES.get(kind) != dtype:
+                raise ValueError(f"its graph's {name!r} is a {kind}; its metadata says {dtype}")
+            if len(shape) != 1 + len(per_stream) or isinstance(shape[0], int):
+                raise ValueError(
+                    f"its graph's {name!r} has shape {shape}; its metadata says (streams, "
+                    f"{', '.join(map(str, per_stream))}) with a dynamic stream axis"
+                )
+            for axis, (size, want) in enumerate(zip(shape[1:], per_stream, strict=True), start=1):
+                if isinstance(size, int) and size != want:
+                    raise ValueError(
+                        f"its graph's {name!r} has {size} entries on axis {axis}; its metadata says {want}"
+                    )

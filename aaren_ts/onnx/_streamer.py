@@ -4,18 +4,44 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
+import threading
+import zipfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from aaren_ts._files import atomic_write
+from aaren_ts._limits import MAX_STANDARDISED, first_beyond
 from aaren_ts._normal import gaussian_z, interpolate_z, level_z
-from aaren_ts.onnx._format import ModelSpec, read_metadata
+from aaren_ts.onnx._format import ModelSpec, check_interface, read_metadata, verify_checksum
 
 __all__ = ["OnnxStreamer"]
 
 _ONE_SIGMA = math.erf(1.0 / math.sqrt(2.0))  # the coverage of mean +- one standard deviation
 _EXTRA_HINT = 'OnnxStreamer needs ONNX Runtime, in the "onnx" extra: pip install "aaren_ts[onnx]"'
+
+
+def _probabilities(values: Any, name: str) -> np.ndarray:
+    """``values`` as a flat float64 array of probabilities, each strictly between 0 and 1."""
+    arr = np.asarray(values)
+    if arr.dtype.kind not in "fiu":
+        raise TypeError(f"{name} must hold real numbers strictly between 0 and 1, got {values!r}")
+    arr = arr.astype(np.float64).ravel()
+    if arr.size == 0:
+        raise ValueError(f"{name} is empty: give at least one probability strictly between 0 and 1")
+    if not np.all((arr > 0.0) & (arr < 1.0)):
+        raise ValueError(
+            f"{name} must lie strictly between 0 and 1 (the quantiles 0 and 1 of a Gaussian forecast are "
+            f"infinite), got {arr.tolist()}"
+        )
+    return arr
+
+
+def _listed(nodes: list[Any]) -> list[tuple[str, str, list[Any]]]:
+    """ONNX Runtime's description of a graph's inputs or outputs as ``(name, type, shape)``."""
+    return [(node.name, node.type, list(node.shape)) for node in nodes]
 
 
 class OnnxStreamer:
@@ -35,6 +61,13 @@ class OnnxStreamer:
     providers : sequence of str, optional
         ONNX Runtime execution providers, in order of preference (default: the CPU provider).
 
+    Raises
+    ------
+    ValueError
+        If the file is not an export of aaren_ts, is of an older export format (export it again) or a
+        newer one, fails its integrity checksum (damaged or altered after export), or its metadata
+        disagrees with its graph (input and output names, dtypes, sizes).
+
     Attributes
     ----------
     kind : {"forecaster", "classifier"}
@@ -47,6 +80,16 @@ class OnnxStreamer:
         The forecaster's series, as text, in stream order.
     classes_ : ndarray
         The classifier's class labels.
+
+    Notes
+    -----
+    **Threads.** One streamer may be shared by threads. Its updates (:meth:`partial_update`,
+    :meth:`reset`, :meth:`load_state`) are serialised by a lock and each is applied whole: concurrent
+    updates give the result of the same updates made one after the other, in the order they took the
+    lock, and none is lost. The reading calls (``predict*``, :meth:`state`, :meth:`save_state`) take no
+    lock: each reads the streams as the latest completed update left them (the state, the outputs and
+    :attr:`n_seen` together, never a half-applied update), so predictions keep running while an update
+    is under way. As with any shared object, the order of concurrent updates is the threads' order.
 
     Examples
     --------
@@ -65,10 +108,31 @@ class OnnxStreamer:
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = int(n_threads)
         options.inter_op_num_threads = 1
-        self._session = onnxruntime.InferenceSession(
-            os.fspath(path), sess_options=options, providers=list(providers or ["CPUExecutionProvider"])
-        )
-        spec, state, quantile_function = read_metadata(self._session.get_modelmeta().custom_metadata_map)
+        source = os.fspath(path)
+        with open(source, "rb") as handle:  # read once: what is checked is what ONNX Runtime parses
+            data = handle.read()
+        sealed = verify_checksum(data, source)
+        try:
+            self._session = onnxruntime.InferenceSession(
+                data, sess_options=options, providers=list(providers or ["CPUExecutionProvider"])
+            )
+        except Exception as err:  # ONNX Runtime's own exception types (not a protobuf, bad graph, ...)
+            damaged = "is damaged" if sealed else "is not an ONNX model written by to_onnx, or is damaged"
+            raise ValueError(f"{source} {damaged}: ONNX Runtime cannot load it ({err})") from err
+        try:
+            spec, state, quantile_function = read_metadata(self._session.get_modelmeta().custom_metadata_map)
+        except ValueError as err:
+            raise ValueError(f"{source}: {err}") from err
+        if not sealed:
+            raise ValueError(
+                f"{source} is damaged or was altered after export: its integrity checksum is missing"
+            )
+        try:
+            graph = [_listed(self._session.get_inputs()), _listed(self._session.get_outputs())]
+            check_interface(spec, state, *graph)
+        except ValueError as err:
+            raise ValueError(f"{source} is not a consistent export: {err}") from err
+        # the forecaster's distribution head's quantile function, a second graph in the same file
         self._quantiles = (
             None
             if quantile_function is None
@@ -79,6 +143,8 @@ class OnnxStreamer:
         self.spec: ModelSpec = spec
         self._initial = state
         self._output_names = [*spec.outputs, *(f"new.{name}" for name in spec.state)]
+        self._lock = threading.Lock()  # serialises the updates; readers take the committed snapshot
+        self._snapshot: tuple[dict[str, np.ndarray] | None, int] = (None, 0)
         self.reset()
 
     # ------------------------------------------------------------------ properties
@@ -95,22 +161,42 @@ class OnnxStreamer:
         return np.asarray(self.spec.classes)
 
     @property
+    def _state(self) -> dict[str, np.ndarray] | None:
+        """The streams' arrays as the latest completed update left them (never modified in place)."""
+        return self._snapshot[0]
+
+    @property
+    def n_seen(self) -> int:
+        return self._snapshot[1]
+
+    def _streams_in(self, state: dict[str, np.ndarray] | None) -> int:
+        return 0 if state is None else len(state[self.spec.state[0]])
+
+    @property
     def n_streams(self) -> int:
-        return 0 if self._state is None else len(self._state[self.spec.state[0]])
+        return self._streams_in(self._state)
 
     def state(self) -> dict[str, np.ndarray]:
         """A copy of every per-stream array the streamer holds (state, constants, latest outputs)."""
-        return {} if self._state is None else {k: v.copy() for k, v in self._state.items()}
+        state = self._state
+        return {} if state is None else {k: v.copy() for k, v in state.items()}
 
     def save_state(self, path: str | os.PathLike) -> None:
         """Write the streams' state (every array of :meth:`state`, and :attr:`n_seen`) to a ``.npz`` file.
 
         :meth:`load_state` on a streamer of the same exported file restores it, e.g. after a restart.
-        Nothing in the file is pickled.
+        Nothing in the file is pickled. As with :func:`numpy.savez`, ``".npz"`` is appended to a path
+        without it. The file is written atomically (a temporary file renamed onto it): a process
+        killed while saving leaves the previous file intact, never a broken one.
         """
-        if self._state is None:
+        state, n_seen = self._snapshot
+        if state is None:
             raise ValueError("no streams to save: feed time points with partial_update first")
-        np.savez(path, **self._state, __n_seen__=np.asarray(self.n_seen))
+        target = Path(path)
+        if target.suffix != ".npz":
+            target = target.with_name(target.name + ".npz")
+        with atomic_write(target) as handle:
+            np.savez(handle, **state, __n_seen__=np.asarray(n_seen))
 
     def load_state(self, path: str | os.PathLike) -> OnnxStreamer:
         """Restore streams saved by :meth:`save_state` from a streamer of the same exported file.
@@ -121,9 +207,14 @@ class OnnxStreamer:
             If the file's arrays do not match this model's state (names, dtypes, shapes, one number
             of streams); the streamer is then left as it was.
         """
-        with np.load(path, allow_pickle=False) as archive:
-            loaded = {name: archive[name] for name in archive.files}
-        n_seen = int(loaded.pop("__n_seen__", -1))
+        try:
+            with np.load(path, allow_pickle=False) as archive:
+                loaded = {name: archive[name] for name in archive.files}
+            n_seen = int(loaded.pop("__n_seen__", -1))
+        except (ValueError, OSError, EOFError, TypeError, zipfile.BadZipFile) as err:
+            if isinstance(err, FileNotFoundError):
+                raise
+            raise ValueError(f"{path} is not a readable state saved by save_state (damaged?): {err}") from err
         reference = self._initial if self.kind == "forecaster" else self._template()
         if set(loaded) != set(reference) or n_seen < 0:
             missing, extra = sorted(set(reference) - set(loaded)), sorted(set(loaded) - set(reference))
@@ -145,7 +236,8 @@ class OnnxStreamer:
                     f"{path}: {name} has dtype {got.dtype} and shape {got.shape}; this model's is "
                     f"{ref.dtype} with per-stream shape {ref.shape[1:]}"
                 )
-        self._state, self.n_seen = loaded, n_seen
+        with self._lock:
+            self._snapshot = (loaded, n_seen)
         return self
 
     def _template(self) -> dict[str, np.ndarray]:
@@ -156,16 +248,19 @@ class OnnxStreamer:
 
     def reset(self) -> OnnxStreamer:
         """Go back to the state the file was exported with (the classifier: no streams)."""
-        self.n_seen = 0
-        self._state = None if self.kind == "classifier" else dict(self._initial)
+        with self._lock:
+            self._snapshot = (None if self.kind == "classifier" else dict(self._initial), 0)
         return self
 
     # ------------------------------------------------------------------ stepping
     def _check_observations(self, values: Any, name: str) -> np.ndarray:
-        """``values`` as a float64 array (shape unchecked); a clear error for non-numeric or non-finite."""
+        """``values`` as a float64 array (shape unchecked); a clear error for non-real or non-finite."""
         arr = np.asarray(values)
         if arr.dtype.kind not in "fiu":
-            raise TypeError(f"{name} must hold real numbers, got an array of dtype {arr.dtype}")
+            raise TypeError(
+                f"{name} must hold real numbers (integers or floats), got an array of dtype {arr.dtype}: "
+                "booleans, complex numbers, text and objects are refused rather than converted"
+            )
         arr = arr.astype(np.float64)
         if not np.isfinite(arr).all():
             where = np.argwhere(~np.isfinite(arr))[0].tolist()
@@ -175,11 +270,35 @@ class OnnxStreamer:
             )
         return arr
 
-    def _advance(self, steps: np.ndarray, covariates: np.ndarray | None = None) -> None:
-        """Run the step through ``steps`` ``(n_streams, n_steps, n_channels)`` (and ``covariates``
-        ``(n_streams, n_steps, n_exog)``); commit only at the end."""
+    @staticmethod
+    def _check_magnitude(
+        arr: np.ndarray, mean: np.ndarray, scale: np.ndarray, name: str, where: Callable[..., str]
+    ) -> None:
+        """Refuse ``arr`` if a value, standardised with ``mean`` and ``scale`` (broadcast to it), lies
+        more than :data:`~aaren_ts._limits.MAX_STANDARDISED` standard deviations out; ``where(*index)``
+        describes the value's position."""
+        standardised = (arr - mean) / scale
+        index = first_beyond(standardised)
+        if index is None:
+            return
+        raise ValueError(
+            f"{name}: the value {arr[index]:.6g} ({where(*index)}) lies {abs(standardised[index]):.3g} "
+            f"standard deviations from the training mean; the exported step computes in float32 and "
+            f"takes at most {MAX_STANDARDISED:.0e}, as larger values would overflow and poison the "
+            "stream's forecasts: check the value and its units (the streams are unchanged)"
+        )
+
+    def _series(self, s: int) -> str:
+        return "" if self.spec.single_series else f"series {self.spec.series_ids[s]!r}, "
+
+    def _advance(
+        self, state: dict[str, np.ndarray], steps: np.ndarray, covariates: np.ndarray | None = None
+    ) -> dict[str, np.ndarray]:
+        """The streams' arrays after running the step from ``state`` through ``steps``
+        ``(n_streams, n_steps, n_channels)`` (and ``covariates`` ``(n_streams, n_steps, n_exog)``);
+        ``state`` itself is not modified."""
         spec = self.spec
-        state = dict(self._state)
+        state = dict(state)
         constants = [state[name] for name in spec.constants]
         for t in range(steps.shape[1]):
             feed = {spec.observation: np.ascontiguousarray(steps[:, t])}
@@ -191,8 +310,7 @@ class OnnxStreamer:
             for name, value in zip(spec.outputs, results, strict=False):
                 state[f"output.{name}"] = value
             state.update(zip(spec.state, results[len(spec.outputs) :], strict=True))
-        self._state = state
-        self.n_seen += steps.shape[1]
+        return state
 
     def partial_update(self, values: Any, X: Any = None) -> OnnxStreamer:
         """Advance every stream by its next observations.
@@ -215,31 +333,62 @@ class OnnxStreamer:
 
         Raises
         ------
-        TypeError, ValueError
-            On non-numeric values, a wrong shape or number of streams, or a NaN or infinite value; the
-            streams are then left exactly as they were.
+        TypeError
+            On values that are not real numbers (booleans, complex numbers, text, objects).
+        ValueError
+            On a wrong shape or number of streams, a NaN or infinite value, or a value so far from its
+            series' (or channel's) training mean that the step's float32 arithmetic would overflow:
+            more than ``aaren_ts._limits.MAX_STANDARDISED`` (1e12) standard deviations out. The
+            error names the series (or stream), the position and the value; the streams are then left
+            exactly as they were.
         """
-        if self.kind == "classifier":
-            if X is not None:
-                raise ValueError("X is a forecaster's covariates; the classifier takes X_new only")
-            return self._classifier_update(values)
+        with self._lock:
+            state, n_seen = self._snapshot
+            if self.kind == "classifier":
+                if X is not None:
+                    raise ValueError("X is a forecaster's covariates; the classifier takes X_new only")
+                state, n_steps = self._classifier_update(state, values)
+            else:
+                state, n_steps = self._forecaster_update(state, values, X)
+            self._snapshot = (state, n_seen + n_steps)
+        return self
+
+    def _forecaster_update(
+        self, state: dict[str, np.ndarray], values: Any, X: Any
+    ) -> tuple[dict[str, np.ndarray], int]:
         spec = self.spec
-        arr = self._steps(values, "y_new", spec.n_channels)
+        c = spec.n_channels
+        n_streams = self._streams_in(state)
+        mean, scale = state["series_mean"][:, None], state["series_scale"][:, None]
+        arr = self._steps(values, "y_new", c, n_streams)
+        self._check_magnitude(
+            arr,
+            mean[..., :c],
+            scale[..., :c],
+            "y_new",
+            lambda s, t, k: f"{self._series(s)}step {t}, channel {k}",
+        )
         covariates = None
         if spec.covariates:
             if X is None:
                 raise ValueError("X is required: the forecaster was fitted with covariates")
-            covariates = self._steps(X, "X", len(spec.exog_columns))
+            covariates = self._steps(X, "X", len(spec.exog_columns), n_streams)
             if covariates.shape[1] != arr.shape[1]:
                 raise ValueError(
                     f"X holds {covariates.shape[1]} steps, y_new {arr.shape[1]}: give X at every step"
                 )
+            self._check_magnitude(
+                covariates,
+                mean[..., c:],
+                scale[..., c:],
+                "X",
+                lambda s, t, k: f"{self._series(s)}step {t}, covariate {spec.exog_columns[k]!r}",
+            )
         elif X is not None:
             raise ValueError("X given, but the forecaster was fitted without covariates")
-        self._advance(arr, covariates)
-        return self
+        return self._advance(state, arr, covariates), arr.shape[1]
 
-    def _steps(self, values: Any, name: str, width: int) -> np.ndarray:
+    def _steps(self, values: Any, name: str, width: int, n_streams: int) -> np.ndarray:
         """The forecaster's ``values`` as ``(n_streams, n_steps, width)`` float64, checked."""
         spec = self.spec
         arr = self._check_observations(values, name)
@@ -248,37 +397,38 @@ class OnnxStreamer:
         expected = (
             f"(n_steps, {width})"
             if spec.single_series
-            else f"({self.n_streams}, n_steps, {width}) or ({self.n_streams}, {width})"
+            else f"({n_streams}, n_steps, {width}) or ({n_streams}, {width})"
         )
-        if arr.ndim != 3 or arr.shape[0] != self.n_streams or arr.shape[2] != width or arr.shape[1] < 1:
+        if arr.ndim != 3 or arr.shape[0] != n_streams or arr.shape[2] != width or arr.shape[1] < 1:
             raise ValueError(f"{name} must have shape {expected}, got {np.shape(values)}")
         return arr
 
-    def _classifier_update(self, values: Any) -> OnnxStreamer:
+    def _classifier_update(
+        self, state: dict[str, np.ndarray] | None, values: Any
+    ) -> tuple[dict[str, np.ndarray], int]:
         spec = self.spec
         arr = self._check_observations(values, "X_new")
         if arr.ndim != 3 or arr.shape[1] != spec.n_channels or arr.shape[2] < 1:
             raise ValueError(
                 f"X_new must have shape (n_streams, {spec.n_channels}, n_steps >= 1), got {np.shape(values)}"
             )
-        if self._state is not None and arr.shape[0] != self.n_streams:
+        if state is not None and arr.shape[0] != self._streams_in(state):
             raise ValueError(
-                f"X_new holds {arr.shape[0]} streams but {self.n_streams} are ongoing; pass one series per "
-                "stream (or call reset() to start new streams)"
+                f"X_new holds {arr.shape[0]} streams but {self._streams_in(state)} are ongoing; pass one "
+                "series per stream (or call reset() to start new streams)"
             )
-        if self._state is None:
+        self._check_magnitude(
+            arr,
+            np.asarray(spec.channel_mean)[:, None],
+            np.asarray(spec.channel_scale)[:, None],
+            "X_new",
+            lambda s, k, t: f"stream {s}, channel {k}, time point {t}",
+        )
+        if state is None:
             if arr.shape[0] == 0:
                 raise ValueError("X_new holds no stream")
-            fresh = {name: np.repeat(self._initial[name], arr.shape[0], axis=0) for name in spec.state}
-            self._state = fresh
-            try:
-                self._advance(arr.transpose(0, 2, 1))
-            except BaseException:
-                self._state = None
-                raise
-            return self
-        self._advance(arr.transpose(0, 2, 1))
-        return self
+            state = {name: np.repeat(self._initial[name], arr.shape[0], axis=0) for name in spec.state}
+        return self._advance(state, arr.transpose(0, 2, 1)), arr.shape[2]
 
     # ------------------------------------------------------------------ forecaster
     def _forecaster_only(self, where: str) -> None:
@@ -288,9 +438,9 @@ class OnnxStreamer:
     def _shaped(self, values: np.ndarray) -> np.ndarray:
         return values[0] if self.spec.single_series else values
 
-    def _future_effect(self, X: Any) -> np.ndarray | float:
-        """What the future-known covariates ``X`` add to the forecasts: ``(n_streams, T, C)``, original
-        units."""
+    def _future_effect(self, state: dict[str, np.ndarray], X: Any) -> np.ndarray | float:
+        """What the future-known covariates ``X`` add to the forecasts of the streams in ``state``:
+        ``(n_streams, T, C)``, original units."""
         spec = self.spec
         if not spec.n_future:
             if X is not None:
@@ -301,16 +451,24 @@ class OnnxStreamer:
                 f"X is required: the future values of {spec.exog_columns[: spec.n_future]} at the "
                 f"{spec.horizon} forecast steps"
             )
+        n_streams = self._streams_in(state)
         arr = self._check_observations(X, "X")
         arr = arr[None] if spec.single_series and arr.ndim == 2 else arr
-        if arr.shape != (self.n_streams, spec.horizon, spec.n_future):
+        if arr.shape != (n_streams, spec.horizon, spec.n_future):
             expected = (spec.horizon, spec.n_future)
-            expected = expected if spec.single_series else (self.n_streams, *expected)
+            expected = expected if spec.single_series else (n_streams, *expected)
             raise ValueError(f"X must have shape {expected}, got {np.shape(X)}")
         c, f = spec.n_channels, spec.n_future
-        mean, scale = self._state["series_mean"], self._state["series_scale"]
+        mean, scale = state["series_mean"], state["series_scale"]
+        self._check_magnitude(
+            arr,
+            mean[:, None, c : c + f],
+            scale[:, None, c : c + f],
+            "X",
+            lambda s, t, k: f"{self._series(s)}forecast step {t + 1}, covariate {spec.exog_columns[k]!r}",
+        )
         z = (arr - mean[:, None, c : c + f]) / scale[:, None, c : c + f]
-        effect = np.einsum("rtf,ctf->rtc", z, self._state["future_coefficients"])
+        effect = np.einsum("rtf,ctf->rtc", z, state["future_coefficients"])
         return effect * scale[:, None, :c]
 
     def predict(self, X: Any = None) -> np.ndarray:
@@ -332,63 +490,81 @@ class OnnxStreamer:
         """
         if self.kind == "classifier":
             return self.classes_[self.predict_proba().argmax(axis=1)]
-        return self._shaped(self._state["output.loc"] + self._future_effect(X))
+        state = self._state
+        return self._shaped(state["output.loc"] + self._future_effect(state, X))
 
     def predict_var(self) -> np.ndarray:
         """The variance of each forecast, in squared original units (calibrated if the estimator is):
         the squared half-width of the central interval of one standard deviation's nominal coverage."""
         self._forecaster_only("predict_var")
-        z = self._half_widths([_ONE_SIGMA])
-        bounds = self._quantiles_at(0.0, np.concatenate([-z, z], axis=1))
+        state = self._state
+        z = self._half_widths(state, [_ONE_SIGMA])
+        bounds = self._quantiles_at(state, 0.0, np.concatenate([-z, z], axis=1))
         std = 0.5 * (bounds[:, 1] - bounds[:, 0])
         return self._shaped(std**2)
 
-    def _half_widths(self, coverage: Sequence[float]) -> np.ndarray:
+    def _half_widths(self, state: dict[str, np.ndarray], coverage: Sequence[float]) -> np.ndarray:
         """``(n_streams, len(coverage), horizon, C)`` half-widths in standard deviations."""
         if self.spec.calibrated:
-            return interpolate_z(level_z(self._state["levels"]), coverage)
+            return interpolate_z(level_z(state["levels"]), coverage)
         z = gaussian_z(np.asarray(coverage, dtype=np.float64))
-        shape = (self.n_streams, len(z), self.spec.horizon, self.spec.n_channels)
+        shape = (self._streams_in(state), len(z), self.spec.horizon, self.spec.n_channels)
         return np.broadcast_to(z[None, :, None, None], shape)
 
-    def predict_quantiles(self, alpha: Sequence[float], X: Any = None) -> np.ndarray:
+    def predict_quantiles(self, alpha: Sequence[float] | float, X: Any = None) -> np.ndarray:
         """Quantiles of each forecast, calibrated online if the estimator was.
 
         Parameters
         ----------
-        alpha : sequence of float
-            Probabilities in [0, 1].
+        alpha : float or sequence of float
+            Probabilities, each strictly between 0 and 1 (the quantiles 0 and 1 of a Gaussian forecast
+            are infinite), as the estimators' ``predict_quantiles`` requires.
         X : array-like, optional
             The future-known covariates at the forecast steps, as for :meth:`predict`.
 
         Returns
         -------
         ndarray of shape (horizon, n_channels, len(alpha)), or with a leading stream axis for a panel
+
+        Raises
+        ------
+        TypeError
+            If ``alpha`` holds anything but real numbers.
+        ValueError
+            If ``alpha`` is empty or a probability is not strictly between 0 and 1.
         """
         self._forecaster_only("predict_quantiles")
-        probabilities = np.asarray(alpha, dtype=np.float64).ravel()
-        if not np.all((probabilities >= 0.0) & (probabilities <= 1.0)):
-            raise ValueError(f"alpha must lie in [0, 1], got {list(alpha)}")
-        z = self._half_widths(np.abs(2.0 * probabilities - 1.0))
+        probabilities = _probabilities(alpha, "alpha")
+        state = self._state
+        z = self._half_widths(state, np.abs(2.0 * probabilities - 1.0))
         z = z * np.sign(probabilities - 0.5)[None, :, None, None]
-        return self._shaped(np.moveaxis(self._quantiles_at(self._future_effect(X), z), 1, -1))
+        quantiles = self._quantiles_at(state, self._future_effect(state, X), z)
+        return self._shaped(np.moveaxis(quantiles, 1, -1))
 
-    def _quantiles_at(self, known: np.ndarray | float, z: np.ndarray) -> np.ndarray:
-        """The current forecasts' quantiles at probabilities ``Phi(z)``, ``z`` ``(n_streams, A, T, C)``,
-        through the exported quantile graph of the forecaster's distribution head (``known``: the
-        future-known covariates' effect, added to every forecast's location)."""
+    def _quantiles_at(
+        self, state: dict[str, np.ndarray], known: np.ndarray | float, z: np.ndarray
+    ) -> np.ndarray:
+        """The forecasts' quantiles at probabilities ``Phi(z)``, ``z`` ``(n_streams, A, T, C)``, through
+        the exported quantile graph of the forecaster's distribution head (``known``: the future-known
+        covariates' effect, added to every forecast's location)."""
         feed = {
-            "loc": np.ascontiguousarray(self._state["output.loc"] + known, dtype=np.float64),
-            "params": np.ascontiguousarray(self._state["output.params"], dtype=np.float64),
+            "loc": np.ascontiguousarray(state["output.loc"] + known, dtype=np.float64),
+            "params": np.ascontiguousarray(state["output.params"], dtype=np.float64),
             "z": np.ascontiguousarray(z, dtype=np.float64),
         }
         return self._quantiles.run(["quantiles"], feed)[0]
 
     def predict_interval(self, coverage: float = 0.9, X: Any = None) -> tuple[np.ndarray, np.ndarray]:
         """Lower and upper bounds of the central ``coverage`` interval of each forecast (``X``: the
-        future-known covariates, as for :meth:`predict`)."""
-        if not 0.0 <= coverage <= 1.0:
-            raise ValueError(f"coverage must lie in [0, 1], got {coverage}")
+        future-known covariates, as for :meth:`predict`).
+
+        ``coverage`` is a probability strictly between 0 and 1, as the estimators' ``predict_interval``
+        requires (a coverage of 1 is an infinite interval); anything else raises ``TypeError`` (not a
+        real number) or ``ValueError``.
+        """
+        if np.ndim(coverage) != 0:
+            raise TypeError(f"coverage must be one probability strictly between 0 and 1, got {coverage!r}")
+        (coverage,) = _probabilities([coverage], "coverage")
         quantiles = self.predict_quantiles([0.5 - coverage / 2.0, 0.5 + coverage / 2.0], X)
         return quantiles[..., 0], quantiles[..., 1]
 
@@ -397,6 +573,7 @@ class OnnxStreamer:
         """Class probabilities ``(n_streams, n_classes)`` of every stream after its last time point."""
         if self.kind != "classifier":
             raise AttributeError(f"predict_proba is a classifier's call; this file holds a {self.kind}")
-        if self._state is None or self.n_seen == 0:
+        state, n_seen = self._snapshot
+        if state is None or n_seen == 0:
             raise ValueError("no ongoing streams: feed time points with partial_update(X_new) first")
-        return self._state["output.proba"].astype(np.float64)
+        return state["output.proba"].astype(np.float64)

@@ -30,6 +30,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from aaren_ts._files import atomic_write
 from aaren_ts.engine.calibration import CALIBRATION_COVERAGES, calibration_step
 from aaren_ts.engine.forecast import ForecastEngine
 from aaren_ts.nn.blocks import StackedEncoder
@@ -38,7 +39,7 @@ from aaren_ts.nn.encoder import AarenEncoder
 from aaren_ts.nn.forecast import ForecastNet
 from aaren_ts.nn.functional import AarenState, aaren_step
 from aaren_ts.nn.state import flatten_state
-from aaren_ts.onnx._format import ModelSpec, write_metadata
+from aaren_ts.onnx._format import ModelSpec, sealed_bytes, write_metadata
 
 __all__ = ["ClassifierStep", "ForecasterStep", "export_classifier", "export_forecaster"]
 
@@ -260,6 +261,8 @@ def _classifier_step(
         outputs=step.output_names(),
         n_channels=int(module.n_channels),
         classes=list(classes),
+        channel_mean=np.asarray(channel_mean, dtype=np.float64).tolist(),
+        channel_scale=np.asarray(channel_scale, dtype=np.float64).tolist(),
     )
     return step, state, spec
 
@@ -292,13 +295,12 @@ def _quiet_exporter() -> Iterator[None]:
         logger.setLevel(level)
 
 
-def _require_onnx() -> Any:
+def _require_onnx() -> None:
     try:
-        import onnx
+        import onnx  # noqa: F401
         import onnxscript  # noqa: F401
     except ImportError as err:
         raise ImportError(_EXTRA_HINT) from err
-    return onnx
 
 
 def _require_constant_state(module: torch.nn.Module) -> None:
@@ -334,11 +336,11 @@ def export_forecaster(
     ImportError
         Without the ``onnx`` extra.
     """
-    onnx = _require_onnx()
+    _require_onnx()
     _require_constant_state(engine.module)
     step, state, spec = _forecaster_step(engine, list(exog_columns))
     quantiles = _quantile_graph(QuantileFunction(engine.module), spec)
-    return _export(onnx, step, state, spec, path, quantiles)
+    return _export(step, state, spec, path, quantiles)
 
 
 def export_classifier(
@@ -365,10 +367,10 @@ def export_classifier(
     -------
     pathlib.Path
     """
-    onnx = _require_onnx()
+    _require_onnx()
     _require_constant_state(module)
     step, state, spec = _classifier_step(module, channel_mean, channel_scale, classes)
-    return _export(onnx, step, state, spec, path)
+    return _export(step, state, spec, path)
 
 
 def _quantile_graph(function: QuantileFunction, spec: ModelSpec) -> bytes:
@@ -397,7 +399,6 @@ def _quantile_graph(function: QuantileFunction, spec: ModelSpec) -> bytes:
 
 
 def _export(
-    onnx: Any,
     step: nn.Module,
     state: dict[str, np.ndarray],
     spec: ModelSpec,
@@ -425,5 +426,7 @@ def _export(
     proto = program.model_proto
     write_metadata(proto, spec, state, quantile_function)
     path = Path(path)
-    onnx.save_model(proto, path)
+    data = sealed_bytes(proto)
+    with atomic_write(path) as handle:
+        handle.write(data)
     return path

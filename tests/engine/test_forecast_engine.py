@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from aaren_ts import AarenForecaster
-from aaren_ts.engine import MAX_STANDARDIZED, ForecastEngine
+from aaren_ts.engine import MAX_STANDARDISED, ForecastEngine
 
 TINY = {
     "d_model": 8,
@@ -149,7 +149,7 @@ def test_values_that_would_overflow_are_refused_naming_the_series(fitted) -> Non
     fresh.restore(engine.tensors(), engine.n_seen, engine.n_observed)
     before = [t.clone() for t in fresh.tensors()]
     huge = np.full((len(fresh), 1, 1), 100.0)
-    huge[1, 0, 0] = engine.mean[1, 0] + 2 * MAX_STANDARDIZED * engine.scale[1, 0]
+    huge[1, 0, 0] = engine.mean[1, 0] + 2 * MAX_STANDARDISED * engine.scale[1, 0]
     with pytest.raises(ValueError, match=r"series 's1'.*standard deviations"):
         fresh.advance(np.arange(len(fresh)), huge)
     for a, b in zip(fresh.tensors(), before, strict=True):
