@@ -137,10 +137,10 @@ class AarenEstimatorMixin:
         """Check every constructor parameter; raise ``ValueError``/``TypeError`` naming a bad one."""
         params = self.get_params(deep=False)
         validate_params(params, self._parameter_constraints, type(self).__name__)
-        if self.d_model % self.n_heads:
-            raise ValueError(
-                f"{type(self).__name__}: n_heads ({self.n_heads}) must divide d_model ({self.d_model})"
-            )
+        try:
+            self._encoder_config()  # the encoder's sizes, checked where they are defined
+        except ValueError as err:
+            raise ValueError(f"{type(self).__name__}: {err}") from err
         resolve_optimizer(self.optimizer)
         resolve_device(self.device)
         torch_seed(self.random_state)

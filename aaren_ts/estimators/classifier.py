@@ -18,13 +18,13 @@ import torch
 from sktime.classification.base import BaseClassifier
 
 from aaren_ts._limits import MAX_STANDARDISED, first_beyond
+from aaren_ts.engine.classify import ClassifierStreams
 from aaren_ts.estimators._base import AarenEstimatorMixin, standardization
 from aaren_ts.estimators._docs import document_shared_parameters
 from aaren_ts.estimators._inputs import Panel, to_panel
 from aaren_ts.estimators._params import SHARED_CONSTRAINTS, Interval, Options, PositiveInt
 from aaren_ts.estimators._skorch import make_train_split, torch_seed
-from aaren_ts.nn.classify import READOUTS, ClassificationLoss, ClassifierModule, StreamState
-from aaren_ts.nn.state import flatten_state, unflatten_state
+from aaren_ts.nn.classify import READOUTS, ClassificationLoss, ClassifierModule
 
 __all__ = ["SKLEARN_EXPECTED_FAILED_CHECKS", "AarenClassifier"]
 
@@ -176,6 +176,8 @@ class AarenClassifier(AarenEstimatorMixin, BaseClassifier):
         Per-channel scaling statistics from the training data.
     net_ : skorch.NeuralNetClassifier
         The trained skorch net (``net_.module_`` is the network, ``net_.history`` the training log).
+    streams_ : aaren_ts.engine.ClassifierStreams
+        The ongoing streams and the computations on them (see :doc:`/architecture`).
     n_streams_ : int
         Number of ongoing streams (0 before the first :meth:`partial_update`).
 
@@ -411,8 +413,7 @@ class AarenClassifier(AarenEstimatorMixin, BaseClassifier):
         with self._torch_context(seed=True):
             self.net_.fit({"x": values, "lengths": lengths}, codes)
         self.net_.module_.eval()
-        self._stream_state: StreamState | None = None
-        self.n_streams_ = 0
+        self.streams_ = ClassifierStreams(self.net_.module_, self._device())
         return self
 
     def _build_classifier_net(
@@ -553,16 +554,17 @@ class AarenClassifier(AarenEstimatorMixin, BaseClassifier):
     def reset_stream(self) -> AarenClassifier:
         """End all streams; the next :meth:`partial_update` starts new ones."""
         self.check_is_fitted()
-        self._stream_state = None
-        self.n_streams_ = 0
+        streams = getattr(self, "streams_", None)
+        if streams is not None:
+            streams.reset()
         return self
 
-    @torch.no_grad()
     def partial_update(self, X_new: Any) -> AarenClassifier:
         """Advance the ongoing streams by the next time points in ``X_new``.
 
         The recurrent state of each stream advances by ``k`` steps in O(k) time and O(1) memory per
         stream (Aaren backbone), using the encoder's block form. No refit, no re-encoding of history.
+        Calls from several threads are serialised: none of their time points is lost.
 
         Parameters
         ----------
@@ -585,50 +587,27 @@ class AarenClassifier(AarenEstimatorMixin, BaseClassifier):
         """
         self._require_network("partial_update")
         panel = self._panel(X_new, name="X_new", allow_empty_series=True)
-        state = self._stream_state
-        if state is not None and panel.n_instances != self.n_streams_:
-            raise ValueError(
-                f"X_new holds {panel.n_instances} series but {self.n_streams_} streams are ongoing; pass "
-                "one series per stream (or call reset_stream() to start new streams)"
-            )
-        module = self.net_.module_.eval()
         values, lengths = self._scaled(panel, "X_new")
-        if state is None:
-            state = module.init_state(panel.n_instances, self._device())
-        if panel.max_length == 0:  # no time point for any stream: nothing advances
-            self._stream_state = state
-            self.n_streams_ = panel.n_instances
-            return self
-        device = self._device()
-        x = torch.as_tensor(values, device=device)
-        mask = torch.arange(panel.max_length, device=device).unsqueeze(0) < torch.as_tensor(
-            lengths, device=device
-        ).unsqueeze(1)
         with self._torch_context():
-            _, new_state = module.encode(x, mask, state)
-        self._stream_state = new_state
-        self.n_streams_ = panel.n_instances
+            self.streams_.advance(values, lengths)
         return self
 
-    @torch.no_grad()
+    @property
+    def n_streams_(self) -> int:
+        """Ongoing streams (0 before the first :meth:`partial_update` or after :meth:`reset_stream`)."""
+        streams = getattr(self, "streams_", None)
+        return 0 if streams is None else len(streams)
+
     def _stream_proba(self) -> np.ndarray:
         self.check_is_fitted()
-        state = getattr(self, "_stream_state", None)
-        if state is None:
-            raise ValueError(
-                "no ongoing streams: pass X to predict, or feed series with partial_update(X_new) first"
-            )
-        empty = (state.seen == 0).nonzero().flatten().tolist()
-        if empty:
-            raise ValueError(f"streams {empty} have not received any time point yet; nothing to predict")
-        module = self.net_.module_.eval()
-        probs = torch.softmax(module.logits(module.current_features(state)), dim=-1)
-        return probs.double().cpu().numpy()
+        self._require_network("predict_proba")
+        with self._torch_context():
+            return self.streams_.predict_proba()
 
     def stream_state_tensors(self) -> list[torch.Tensor]:
         """The tensors of the current stream state (empty list without streams), e.g. to compare."""
-        state = getattr(self, "_stream_state", None)
-        return [] if state is None else [t.clone() for t in flatten_state(state)]
+        streams = getattr(self, "streams_", None)
+        return [] if streams is None else [t.clone() for t in streams.tensors()]
 
     def _export_onnx(self, path: str | os.PathLike) -> Path:
         from aaren_ts.onnx.export import export_classifier
@@ -642,7 +621,7 @@ class AarenClassifier(AarenEstimatorMixin, BaseClassifier):
         self._require_network("save")
 
     def _fitted_attributes(self) -> dict[str, Any]:
-        state = getattr(self, "_stream_state", None)
+        tensors = self.streams_.tensors()
         return {
             "classes": self.classes_,
             "classes_kind": self.classes_.dtype.kind,
@@ -651,7 +630,7 @@ class AarenClassifier(AarenEstimatorMixin, BaseClassifier):
             "channel_scale": self.channel_scale_,
             "fit_time": int(getattr(self, "fit_time_", 0)),
             "n_streams": int(self.n_streams_),
-            "stream": None if state is None else [t.cpu() for t in flatten_state(state)],
+            "stream": [t.cpu() for t in tensors] if tensors else None,
         }
 
     def _restore_fitted(self, attributes: dict[str, Any], state_dict: dict[str, torch.Tensor]) -> None:
@@ -669,12 +648,8 @@ class AarenClassifier(AarenEstimatorMixin, BaseClassifier):
         self.net_ = self._build_classifier_net(with_callbacks=False).initialize()
         self.net_.module_.load_state_dict(state_dict)
         self.net_.module_.eval()
-        self.n_streams_ = int(attributes["n_streams"])
-        self._stream_state = None
-        if attributes["stream"] is not None:
-            device = self._device()
-            template = self.net_.module_.init_state(self.n_streams_, device)
-            self._stream_state = unflatten_state(template, [t.to(device) for t in attributes["stream"]])
+        self.streams_ = ClassifierStreams(self.net_.module_, self._device())
+        self.streams_.restore(attributes["stream"], int(attributes["n_streams"]))
         self._is_vectorized = False
         self._y_metadata = {"is_univariate": True, "mtype": "numpy1D"}
         self._y_inner_mtype = "numpy1D"

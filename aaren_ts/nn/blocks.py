@@ -19,7 +19,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from aaren_ts.nn.config import EncoderConfig
+from aaren_ts.nn.config import EncoderConfig, head_dim
 
 __all__ = [
     "FeedForward",
@@ -34,15 +34,6 @@ __all__ = [
 
 Mix = Callable[[torch.Tensor], tuple[torch.Tensor, Any]]
 """A sequence mixer bound to its state (and mask): normalised tokens in, ``(output, new state)`` out."""
-
-
-def head_dim(d_model: int, n_heads: int) -> int:
-    """Size of each head, after checking that ``n_heads`` is a positive divisor of ``d_model``."""
-    if d_model <= 0 or n_heads <= 0 or d_model % n_heads:
-        raise ValueError(
-            f"n_heads must be a positive divisor of d_model; got d_model={d_model}, n_heads={n_heads}"
-        )
-    return d_model // n_heads
 
 
 def layer_norm(x: torch.Tensor, norm: nn.LayerNorm) -> torch.Tensor:

@@ -5,7 +5,19 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["EncoderConfig"]
+__all__ = ["EncoderConfig", "head_dim"]
+
+BACKBONE_NAMES = ("aaren", "transformer")
+
+
+def head_dim(d_model: int, n_heads: int) -> int:
+    """Size of each head, after checking that ``n_heads`` is a positive divisor of ``d_model`` (the one
+    place this is checked: :class:`EncoderConfig` and every attention layer call it)."""
+    if d_model <= 0 or n_heads <= 0 or d_model % n_heads:
+        raise ValueError(
+            f"n_heads must be a positive divisor of d_model; got d_model={d_model}, n_heads={n_heads}"
+        )
+    return d_model // n_heads
 
 
 @dataclass(frozen=True)
@@ -44,6 +56,18 @@ class EncoderConfig:
     d_ff: int = 128
     dropout: float = 0.0
     bias: bool = True
+
+    def __post_init__(self) -> None:
+        """Check the sizes once, where they are written down: a clear ``ValueError`` names the first
+        that cannot make an encoder."""
+        if self.backbone not in BACKBONE_NAMES:
+            raise ValueError(f"unknown backbone {self.backbone!r}; expected one of {list(BACKBONE_NAMES)}")
+        for name in ("n_layers", "d_ff"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"dropout must lie in [0, 1), got {self.dropout}")
+        head_dim(self.d_model, self.n_heads)
 
     def sizes(self) -> dict[str, Any]:
         """The keyword arguments of the encoder classes (everything but ``backbone``)."""

@@ -1,0 +1,150 @@
+"""The streaming engine of a classifying network: one recurrent state per stream, and the work.
+
+:class:`ClassifierStreams` holds a batch of streams of a :class:`~aaren_ts.nn.classify.ClassifierModule`
+(the encoder's state, the readout's running statistics, the time points each has seen and the left
+context of the embedding convolution) and does what they do: start them, advance any of them by the
+next time points (ragged, in blocks), give the current class probabilities, and give and restore the
+state's tensors. It works on standardised arrays; the estimator checks and scales its input. Every
+call that changes the streams holds :attr:`ClassifierStreams.lock`, and changes nothing when it
+refuses its input.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from aaren_ts.nn.classify import ClassifierModule, StreamState
+from aaren_ts.nn.state import flatten_state, unflatten_state
+
+__all__ = ["ClassifierStreams"]
+
+
+class ClassifierStreams:
+    """The streams of a classifying network (none until :meth:`advance` starts them).
+
+    Parameters
+    ----------
+    module : ClassifierModule
+        The trained network (put in eval mode; its weights are not changed).
+    device : torch.device or str
+        Where the states live and the network runs.
+
+    Attributes
+    ----------
+    state : StreamState or None
+        Every stream's state, batched; ``None`` before the first :meth:`advance` (or after
+        :meth:`reset`).
+    lock : threading.RLock
+        Held by every call that reads or changes the streams.
+    """
+
+    def __init__(self, module: ClassifierModule, device: torch.device | str) -> None:
+        self.module = module.eval()
+        self.device = torch.device(device)
+        self.state: StreamState | None = None
+        self.lock = threading.RLock()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        del state["lock"]  # (a lock cannot be pickled; a copy gets its own)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.lock = threading.RLock()
+
+    def __len__(self) -> int:
+        return 0 if self.state is None else len(self.state.seen)
+
+    def reset(self) -> None:
+        """End every stream; the next :meth:`advance` starts new ones."""
+        with self.lock:
+            self.state = None
+
+    def advance(self, values: np.ndarray, lengths: np.ndarray) -> None:
+        """Advance the streams by ``values`` ``(n, T, C)`` (standardised; row ``i`` holds ``lengths[i]``
+        real time points, the rest is padding); the first call starts ``n`` streams.
+
+        Raises
+        ------
+        ValueError
+            If streams are ongoing and ``n`` is another number; nothing changes then.
+        """
+        n = len(values)
+        with self.lock:
+            if self.state is not None and n != len(self):
+                raise ValueError(
+                    f"X_new holds {n} series but {len(self)} streams are ongoing; pass one series per "
+                    "stream (or call reset_stream() to start new streams)"
+                )
+            state = self.state if self.state is not None else self.module.init_state(n, self.device)
+            if values.shape[1] == 0:  # no time point for any stream: nothing advances
+                self.state = state
+                return
+            x = torch.as_tensor(values, device=self.device)
+            steps = torch.arange(values.shape[1], device=self.device)
+            mask = steps[None, :] < torch.as_tensor(lengths, device=self.device)[:, None]
+            with torch.no_grad():
+                _, self.state = self.module.encode(x, mask, state)
+
+    def predict_proba(self) -> np.ndarray:
+        """Class probabilities ``(n_streams, n_classes)`` after each stream's last time point."""
+        with self.lock:
+            state = self.state
+            if state is None:
+                raise ValueError(
+                    "no ongoing streams: pass X to predict, or feed series with partial_update(X_new) first"
+                )
+            empty = (state.seen == 0).nonzero().flatten().tolist()
+            if empty:
+                raise ValueError(f"streams {empty} have not received any time point yet; nothing to predict")
+            with torch.no_grad():
+                logits = self.module.logits(self.module.current_features(state))
+                return torch.softmax(logits, dim=-1).double().cpu().numpy()
+
+    def tensors(self) -> list[torch.Tensor]:
+        """Every tensor of the streams' state (none without streams)."""
+        with self.lock:
+            return [] if self.state is None else flatten_state(self.state)
+
+    def restore(self, tensors: Sequence[torch.Tensor] | None, n_streams: int) -> None:
+        """Load what :meth:`tensors` gave for ``n_streams`` streams (``None``: no streams).
+
+        Every tensor is checked against the state this network makes for that many streams
+        (structure, shape, dtype; finite where it must be; counts not negative) before anything
+        changes.
+
+        Raises
+        ------
+        ValueError
+            Naming the first tensor that does not fit.
+        """
+        if tensors is None:
+            self.reset()
+            return
+        template = self.module.init_state(int(n_streams), self.device)
+        expected = flatten_state(template)
+        tensors = [torch.as_tensor(t) for t in tensors]
+        if int(n_streams) < 1 or len(tensors) != len(expected):
+            raise ValueError(
+                f"the saved streams hold {len(tensors)} tensors for {n_streams} streams; this model's "
+                f"streams have {len(expected)}"
+            )
+        for k, (got, want) in enumerate(zip(tensors, expected, strict=True)):
+            if got.dtype != want.dtype or got.shape != want.shape:
+                raise ValueError(
+                    f"saved stream tensor {k} has dtype {got.dtype} and shape {tuple(got.shape)}; this "
+                    f"model's is {want.dtype} with shape {tuple(want.shape)}"
+                )
+        state = unflatten_state(template, [t.to(self.device) for t in tensors])
+        if (state.seen < 0).any():
+            raise ValueError("the saved streams' time-point counts are negative")
+        if not all(torch.isfinite(t).all() for t in (*flatten_state(state.readout), state.context)):
+            raise ValueError("the saved streams' readout or context holds non-finite values")
+        with self.lock:
+            self.state = state
