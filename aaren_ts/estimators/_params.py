@@ -135,10 +135,48 @@ class Registered(Constraint):
 
 @dataclass(frozen=True)
 class _Anything(Constraint):
-    """Checked elsewhere (``optimizer``, ``device``, ``random_state``, ``callbacks``)."""
+    """Checked elsewhere (``optimizer``, ``device``: their resolvers say what is wrong)."""
 
     def check(self, value: Any) -> bool:
         return True
+
+
+class _RandomState(Constraint):
+    """``None``, a non-negative integer or a ``numpy.random.RandomState`` (sklearn's convention)."""
+
+    description = "None, a non-negative int or a numpy.random.RandomState"
+
+    def check(self, value: Any) -> bool:
+        if value is None or isinstance(value, np.random.RandomState):
+            return True
+        return isinstance(value, Integral) and not isinstance(value, bool) and value >= 0
+
+
+class _Callbacks(Constraint):
+    """``None`` or a list or tuple of skorch callbacks, each bare or as a ``(name, callback)`` pair."""
+
+    description = "None or a list of skorch callbacks or (name, callback) pairs"
+
+    def check(self, value: Any) -> bool:
+        if value is None:
+            return True
+        if not isinstance(value, list | tuple):
+            return False
+        from skorch.callbacks import Callback
+
+        def is_callback(item: Any) -> bool:
+            return isinstance(item, Callback) or (isinstance(item, type) and issubclass(item, Callback))
+
+        return all(
+            is_callback(item)
+            or (
+                isinstance(item, tuple)
+                and len(item) == 2
+                and isinstance(item[0], str)
+                and is_callback(item[1])
+            )
+            for item in value
+        )
 
 
 PositiveInt = Interval(1, None, integer=True)
@@ -174,9 +212,9 @@ SHARED_CONSTRAINTS: dict[str, Constraint] = {
     "early_stopping": Flag(),
     "patience": PositiveInt,
     "device": _Anything(),  # resolve_device explains what is wrong
-    "random_state": _Anything(),  # sklearn's check_random_state explains what is wrong
+    "random_state": _RandomState(),
     "verbose": Interval(0, None, integer=True),
-    "callbacks": _Anything(),
+    "callbacks": _Callbacks(),
     "num_threads": Optional(PositiveInt),
     "accelerator": _Accelerator(),
 }

@@ -80,7 +80,7 @@ def test_panel_fit_trains_one_network_and_predicts_every_series():
     y = _panel({"a": 80, "b": 60, "c": 100}, starts={"b": 30})
     f = AarenForecaster(**TINY).fit(y)
     assert f.series_ids_ == ["a", "b", "c"]
-    assert not f._is_vectorized  # one network, not one per series
+    assert not hasattr(f, "forecasters_")  # one network, not sktime's one clone per series
     pred = f.predict(fh=[1, 2, 3])
     assert check_is_mtype(pred, "pd-multiindex")
     for name in ["a", "b", "c"]:
