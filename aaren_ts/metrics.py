@@ -386,7 +386,7 @@ def msis(
     alpha : float, default=0.05
         The intervals' nominal level is ``1 - alpha``.
     per_series : bool, default=False
-        Return the per-series values instead of their mean.
+        With ``True``, one score for each series (a ``pandas.Series``) instead of the mean score.
 
     Returns
     -------

@@ -11,52 +11,32 @@ refuses its input.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import torch
 
+from aaren_ts.engine._streams import Streams
 from aaren_ts.nn.classify import ClassifierModule, StreamState
 from aaren_ts.nn.state import flatten_state, unflatten_state
 
 __all__ = ["ClassifierStreams"]
 
 
-class ClassifierStreams:
-    """The streams of a classifying network (none until :meth:`advance` starts them).
-
-    Parameters
-    ----------
-    module : ClassifierModule
-        The trained network (put in eval mode; its weights are not changed).
-    device : torch.device or str
-        Where the states live and the network runs.
+class ClassifierStreams(Streams):
+    """The streams of a :class:`~aaren_ts.nn.classify.ClassifierModule` (none until :meth:`advance`
+    starts them); built as :class:`~aaren_ts.engine._streams.Streams` is, from the network and a device.
 
     Attributes
     ----------
     state : StreamState or None
         Every stream's state, batched; ``None`` before the first :meth:`advance` (or after
         :meth:`reset`).
-    lock : threading.RLock
-        Held by every call that reads or changes the streams.
     """
 
     def __init__(self, module: ClassifierModule, device: torch.device | str) -> None:
-        self.module = module.eval()
-        self.device = torch.device(device)
+        super().__init__(module, device)
         self.state: StreamState | None = None
-        self.lock = threading.RLock()
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        del state["lock"]  # (a lock cannot be pickled; a copy gets its own)
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self.lock = threading.RLock()
 
     def __len__(self) -> int:
         return 0 if self.state is None else len(self.state.seen)

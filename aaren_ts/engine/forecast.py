@@ -16,7 +16,6 @@ serialised instead of losing observations.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Hashable, Sequence
 from dataclasses import fields
 from typing import Any
@@ -26,6 +25,7 @@ import torch
 
 from aaren_ts._limits import MAX_STANDARDISED
 from aaren_ts._normal import gaussian_z
+from aaren_ts.engine._streams import Streams
 from aaren_ts.engine.calibration import Calibration
 from aaren_ts.nn.forecast import Forecast, ForecastNet, WindowHistory
 from aaren_ts.nn.state import flatten_state, unflatten_state
@@ -48,7 +48,7 @@ def _compact(t: torch.Tensor) -> torch.Tensor:
     return t.clone() if t.untyped_storage().nbytes() > 2 * t.numel() * t.element_size() else t
 
 
-class ForecastEngine:
+class ForecastEngine(Streams):
     """The streams of a forecasting network, and the computations on them.
 
     Parameters
@@ -56,7 +56,7 @@ class ForecastEngine:
     module : ForecastNet
         The trained network (put in eval mode; its weights are not changed).
     device : torch.device or str
-        Where the states live and the network runs.
+        Where the states live and the network runs (see :class:`~aaren_ts.engine._streams.Streams`).
     calibration_rate : float or None, default=None
         Step of each stream's online interval calibration (adaptive conformal inference); ``None``:
         intervals are the network's, uncalibrated.
@@ -84,15 +84,12 @@ class ForecastEngine:
         Every stream's interval calibration, with a ``calibration_rate``.
     rows_per_series : int
         Encoder state rows per series (the number of channels with channel-independent tokens, else 1).
-    lock : threading.RLock
-        Held by every call that reads or changes the streams; hold it to make several calls one.
     """
 
     def __init__(
         self, module: ForecastNet, device: torch.device | str, calibration_rate: float | None = None
     ) -> None:
-        self.module = module.eval()
-        self.device = torch.device(device)
+        super().__init__(module, device)
         self.calibration_rate = None if calibration_rate is None else float(calibration_rate)
         c, horizon = module.n_channels, module.horizon
         self.ids: list[Hashable] = []
@@ -112,40 +109,15 @@ class ForecastEngine:
             if calibration_rate is not None
             else None
         )
-        self.lock = threading.RLock()
 
     # ------------------------------------------------------------------ bookkeeping
     def __len__(self) -> int:
         return len(self.ids)
 
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        del state["lock"]  # (a lock cannot be pickled; a copy gets its own)
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self.lock = threading.RLock()
-
-    @property
-    def n_channels(self) -> int:
-        """Channels of every series (without covariates)."""
-        return self.module.n_channels
-
-    @property
-    def horizon(self) -> int:
-        """Steps every forecast covers."""
-        return self.module.horizon
-
-    @property
-    def n_exog(self) -> int:
-        """Covariates appended to every observation (future-known ones first)."""
-        return self.module.n_exog
-
-    @property
-    def n_future(self) -> int:
-        """How many of the covariates are known for the future."""
-        return self.module.n_future
+    n_channels = property(lambda self: self.module.n_channels, doc="Channels of every series.")
+    horizon = property(lambda self: self.module.horizon, doc="Steps every forecast covers.")
+    n_exog = property(lambda self: self.module.n_exog, doc="Covariates appended to every observation.")
+    n_future = property(lambda self: self.module.n_future, doc="How many covariates are known ahead.")
 
     def rows_of(self, series_ids: Sequence[Hashable] | None, where: str) -> np.ndarray:
         """Rows of ``series_ids`` (every row, in order, for ``None``); ``ValueError`` on an unknown or

@@ -1,9 +1,9 @@
 """The descriptions of the parameters both estimators share, written once.
 
-An estimator's docstring names a shared parameter by a line holding only ``{name}`` where the
-parameter's entry belongs; :func:`document_shared_parameters` (a class decorator) replaces that line by
-the entry, with the type below and the default read from the constructor's signature (so it cannot go
-stale).
+An estimator's docstring names shared parameters by a line holding only ``{name}`` (or several
+names, ``{name other}``) where their entries belong; :func:`document_shared_parameters`, a class
+decorator, replaces that line by the entries, each default read from the constructor's signature (so
+it cannot go stale).
 """
 
 from __future__ import annotations
@@ -14,58 +14,66 @@ import textwrap
 
 __all__ = ["SHARED_PARAMETER_DOCS", "document_shared_parameters"]
 
-#: ``name: (type, description)`` of the parameters both estimators share.
-SHARED_PARAMETER_DOCS: dict[str, tuple[str, str]] = {
-    "backbone": (
-        '{"aaren", "transformer"}',
-        'Sequence mixer of the encoder; ``"transformer"`` is the KV-cached causal Transformer '
-        "baseline (streaming then costs O(history) per step and its state grows).",
-    ),
-    "d_model": ("int", "Width of the encoder's token vectors."),
-    "n_heads": ("int", "Attention heads per layer (must divide ``d_model``)."),
-    "n_layers": ("int", "Encoder layers."),
-    "d_ff": ("int", "Hidden width of the feed-forward layers."),
-    "lr_schedule": (
-        '{"cosine", "exponential", None}',
-        'How the learning rate changes after every epoch: ``"cosine"`` anneals it to 0 at '
-        '``max_epochs``, ``"exponential"`` multiplies it by ``lr_decay``, ``None`` keeps it constant.',
-    ),
-    "optimizer": (
-        '{"adam", "adamw", "sgd", "rmsprop"} or torch optimizer class',
-        "Optimizer of the skorch training loop.",
-    ),
-    "weight_decay": ("float", "Weight decay of the optimizer."),
-    "lr_decay": (
-        "float",
-        'Factor of the ``"exponential"`` schedule, in (0, 1] (``1.0`` keeps the rate constant); unused '
-        "by the other schedules.",
-    ),
-    "patience": ("int", "Epochs without improvement of the validation loss before early stopping."),
-    "device": ("str", '``"auto"`` (CUDA when available, else CPU), ``"cpu"``, ``"cuda"``, ...'),
-    "verbose": ("int", "``> 0`` shows skorch's epoch log and a progress bar; ``0`` is silent."),
-    "callbacks": (
-        "list of skorch callbacks or (name, callback) pairs, optional",
-        "Extra skorch callbacks (cloned at ``fit``).",
-    ),
-    "num_threads": (
-        "int or None",
-        "torch intra-op threads while fitting, predicting and streaming (restored afterwards); "
-        "``None`` keeps torch's setting. These networks are small: ``1`` is often as fast, and much "
-        "faster on a busy machine.",
-    ),
-    "accelerator": (
-        "accelerate.Accelerator or None",
-        "Train data-parallel across the processes that ``accelerate launch`` (or ``torchrun``) "
-        "started, through Hugging Face Accelerate (skorch's ``AccelerateMixin``): each process trains "
-        "on its share of every epoch's batches (``batch_size`` per process), gradients are averaged, "
-        "and every process ends with the same network. Validation runs on the whole hold-out in each "
-        "process, so early stopping agrees everywhere. Devices are the accelerator's (``device`` is "
-        "not used for training). Needs the ``distributed`` extra; not saved (a saved model loads and "
-        'streams in one process). See the user guide\'s "Scaling out".',
-    ),
-}
+#: The parameters both estimators share, in numpydoc form without their defaults (which
+#: :func:`document_shared_parameters` reads from each constructor's signature).
+_SHARED = """
+backbone : {"aaren", "transformer"}
+    Sequence mixer of the encoder; ``"transformer"`` is the KV-cached causal Transformer baseline
+    (streaming then costs O(history) per step and its state grows).
+d_model : int
+    Width of the encoder's token vectors.
+n_heads : int
+    Attention heads per layer (must divide ``d_model``).
+n_layers : int
+    Encoder layers.
+d_ff : int
+    Hidden width of the feed-forward layers.
+optimizer : {"adam", "adamw", "sgd", "rmsprop"} or torch optimizer class
+    Optimizer of the skorch training loop.
+weight_decay : float
+    Weight decay of the optimizer.
+lr_schedule : {"cosine", "exponential", None}
+    How the learning rate changes after every epoch: ``"cosine"`` anneals it to 0 at ``max_epochs``,
+    ``"exponential"`` multiplies it by ``lr_decay``, ``None`` keeps it constant.
+lr_decay : float
+    Factor of the ``"exponential"`` schedule, in (0, 1] (``1.0`` keeps the rate constant); unused by
+    the other schedules.
+patience : int
+    Epochs without improvement of the validation loss before early stopping.
+device : str
+    ``"auto"`` (CUDA when available, else CPU), ``"cpu"``, ``"cuda"``, ...
+verbose : int
+    ``> 0`` shows skorch's epoch log and a progress bar; ``0`` is silent.
+callbacks : list of skorch callbacks or (name, callback) pairs, optional
+    Extra skorch callbacks (cloned at ``fit``).
+num_threads : int or None
+    torch intra-op threads while fitting, predicting and streaming (restored afterwards); ``None``
+    keeps torch's setting. These networks are small: ``1`` is often as fast, and much faster on a
+    busy machine.
+accelerator : accelerate.Accelerator or None
+    Train data-parallel across the processes that ``accelerate launch`` (or ``torchrun``) started,
+    through Hugging Face Accelerate (skorch's ``AccelerateMixin``): each process trains on its share
+    of every epoch's batches (``batch_size`` per process), gradients are averaged, and every process
+    ends with the same network. Validation runs on the whole hold-out in each process, so early
+    stopping agrees everywhere. Devices are the accelerator's (``device`` is not used for training).
+    Needs the ``distributed`` extra; not saved (a saved model loads and streams in one process). See
+    the user guide's "Scaling out".
+"""
 
-_MARKER = re.compile(r"^( *)\{(\w+)\}$", re.MULTILINE)
+
+def _parse(text: str) -> dict[str, tuple[str, str]]:
+    entries: dict[str, tuple[str, str]] = {}
+    for block in re.split(r"\n(?=\S)", text.strip()):
+        head, _, body = block.partition("\n")
+        name, _, kind = head.partition(" : ")
+        entries[name] = (kind, " ".join(line.strip() for line in body.splitlines()))
+    return entries
+
+
+#: ``name: (type, description)`` of the parameters both estimators share.
+SHARED_PARAMETER_DOCS: dict[str, tuple[str, str]] = _parse(_SHARED)
+
+_MARKER = re.compile(r"^( *)\{([\w ]+)\}$", re.MULTILINE)
 
 
 def _default(value: object) -> str:
@@ -76,8 +84,7 @@ def document_shared_parameters(cls: type) -> type:
     """Replace every ``{name}`` line of ``cls``'s docstring by the shared parameter's entry."""
     defaults = inspect.signature(cls.__init__).parameters
 
-    def entry(match: re.Match[str]) -> str:
-        indent, name = match.group(1), match.group(2)
+    def entry(indent: str, name: str) -> str:
         kind, text = SHARED_PARAMETER_DOCS[name]
         default = defaults[name].default
         head = f"{indent}{name} : {kind}" + ("" if "optional" in kind else f", default={_default(default)}")
@@ -85,5 +92,8 @@ def document_shared_parameters(cls: type) -> type:
         body = textwrap.fill(text, width=110, initial_indent=inner, subsequent_indent=inner)
         return f"{head}\n{body}"
 
-    cls.__doc__ = _MARKER.sub(entry, cls.__doc__ or "")
+    def entries(match: re.Match[str]) -> str:
+        return "\n".join(entry(match.group(1), name) for name in match.group(2).split())
+
+    cls.__doc__ = _MARKER.sub(entries, cls.__doc__ or "")
     return cls

@@ -48,13 +48,10 @@ class ForecastArraysMixin:
 
         Returns
         -------
-        self
-
-        Raises
-        ------
-        TypeError, ValueError
-            On a wrong shape or type, infinite or overflowing values, missing or non-finite covariates,
-            or an unknown or repeated series id; the forecaster is then left exactly as it was.
+        AarenForecaster
+            The forecaster itself, its streams advanced; on bad input (a wrong shape or type, infinite
+            or overflowing values, missing or non-finite covariates, an unknown or repeated series id)
+            a ``TypeError`` or ``ValueError`` leaves it exactly as it was.
         """
         self.check_is_fitted()
         engine = self.engine_

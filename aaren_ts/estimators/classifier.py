@@ -115,10 +115,7 @@ class AarenClassifier(AarenEstimatorMixin, BaseClassifier):
 
     Parameters
     ----------
-    {d_model}
-    {n_heads}
-    {n_layers}
-    {d_ff}
+    {d_model n_heads n_layers d_ff}
     dropout : float, default=0.2
         Dropout in the encoder and before the head.
     readout : {"mean", "last", "attention"}, default="mean"
@@ -139,8 +136,7 @@ class AarenClassifier(AarenEstimatorMixin, BaseClassifier):
     {weight_decay}
     label_smoothing : float, default=0.1
         Label smoothing of the cross-entropy loss.
-    {lr_schedule}
-    {lr_decay}
+    {lr_schedule lr_decay}
     batch_size : int, default=32
         Mini-batch size for training (inference uses larger batches).
     max_epochs : int, default=80
@@ -154,15 +150,11 @@ class AarenClassifier(AarenEstimatorMixin, BaseClassifier):
     early_stopping : bool, default=True
         Stop when the validation loss has not improved for ``patience`` epochs and restore the best
         epoch's weights (needs a validation split).
-    {patience}
-    {device}
+    {patience device}
     random_state : int, RandomState or None, default=None
         Seeds weight initialisation, dropout, the validation split and the shuffling of mini-batches:
         the same seed gives identical predictions on CPU.
-    {verbose}
-    {callbacks}
-    {num_threads}
-    {accelerator}
+    {verbose callbacks num_threads accelerator}
 
     Attributes
     ----------

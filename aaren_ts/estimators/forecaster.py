@@ -78,11 +78,7 @@ class AarenForecaster(
     sp : int, default=1
         Seasonal period (24 for hourly data with a daily cycle), at most ``context_length``. The
         untrained network is the seasonal naive forecast; a trained one must beat it to be kept.
-    {backbone}
-    {d_model}
-    {n_heads}
-    {n_layers}
-    {d_ff}
+    {backbone d_model n_heads n_layers d_ff}
     dropout : float, default=0.1
         Dropout in the encoder.
     channel_independent : bool, default=True
@@ -104,9 +100,7 @@ class AarenForecaster(
     {optimizer}
     lr : float, default=3e-3
         Learning rate of the first epoch.
-    {weight_decay}
-    {lr_schedule}
-    {lr_decay}
+    {weight_decay lr_schedule lr_decay}
     batch_size : int, default=4
         Segments per gradient step (each gives ``segment_length`` forecasts per channel).
     max_epochs : int, default=20
@@ -142,10 +136,7 @@ class AarenForecaster(
     random_state : int, RandomState or None, default=None
         Seeds weight initialisation, segment crops, shuffling and dropout; an int makes ``fit``
         reproducible.
-    {verbose}
-    {callbacks}
-    {num_threads}
-    {accelerator}
+    {verbose callbacks num_threads accelerator}
 
     Attributes
     ----------
