@@ -201,10 +201,12 @@ class ForecastPanelsMixin:
             times.append(time)
             values.append(part)
         values = self._with_covariates(values, ids, times, X, where, panel.is_panel) if ids else values
-        if ids and not new:  # (a new series is checked against its own scale when it is added)
-            rows = np.array([engine.row_of[i] for i in ids], dtype=np.int64)
-            for row, part in zip(rows, values, strict=True):
-                engine.check_values(row[None], part[None], where)
+        known = [k for k, i in enumerate(ids) if i in engine.row_of]  # (new series: their own scale)
+        if known:  # every value of the known series at once, before anything changes
+            rows = np.array([engine.row_of[ids[k]] for k in known], dtype=np.int64)
+            lengths = [len(values[k]) for k in known]
+            stacked = np.concatenate([values[k] for k in known])[:, None, :]
+            engine.check_values(np.repeat(rows, lengths), stacked, where)
         return _StreamPlan(ids, times, values, new)
 
     def _apply(self, plan: _StreamPlan, where: str) -> None:
