@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import itertools
 import pickle
+import sys
 
 import numpy as np
 import pandas as pd
@@ -137,9 +139,30 @@ def test_verbose_and_user_callbacks(capsys):
     user_cb = EpochTimer()
     clf = AarenClassifier(max_epochs=2, verbose=1, callbacks=[("timer", user_cb)], **TINY).fit(X, y)
     names = [name for name, _ in clf.net_.callbacks]
-    assert "progress_bar" in names and "timer" in names
+    assert "timer" in names
+    assert "progress_bar" not in names  # the output is captured, not a terminal: no bar redrawn in place
     assert clf.callbacks[0][1] is user_cb  # the parameter itself is not mutated (cloned)
-    assert "epoch" in capsys.readouterr().out  # skorch's epoch table
+    captured = capsys.readouterr()
+    assert "epoch" in captured.out  # skorch's epoch table...
+    assert "\x1b[" not in captured.out + captured.err  # ...without colour codes
+
+
+class _Terminal(io.StringIO):
+    """A text stream that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_verbose_on_a_terminal_shows_a_bar_and_a_coloured_table(monkeypatch):
+    out, err = _Terminal(), _Terminal()
+    monkeypatch.setattr(sys, "stdout", out)
+    monkeypatch.setattr(sys, "stderr", err)
+    X, y = _panel(n=40)
+    clf = AarenClassifier(max_epochs=2, verbose=1, validation_fraction=0.25, **TINY).fit(X, y)
+    assert "progress_bar" in [name for name, _ in clf.net_.callbacks]
+    assert "it/s" in err.getvalue()  # the text bar
+    assert "valid_loss" in out.getvalue() and "\x1b[" in out.getvalue()  # skorch's colours mark the best
 
 
 def test_silent_by_default(capsys):
