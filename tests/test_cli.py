@@ -151,3 +151,22 @@ def test_classify_progress(quiet: bool, tmp_path: Path, capsys: pytest.CaptureFi
     assert ("train_loss" in captured.out) is not quiet
     assert "\x1b[" not in captured.out + captured.err
     assert "test accuracy" in captured.out and "paper, Aaren: 96.65 %" in captured.out
+
+
+@pytest.mark.parametrize(
+    ("n_inside", "said"),
+    [
+        (12, False),
+        (10, False),
+        (9, False),
+        (8, True),
+        (3, True),
+    ],  # of 12 at 90 %: P(<= 9) 11 %, P(<= 8) 2.6 %
+)
+def test_forecast_says_when_intervals_cover_clearly_too_little(n_inside: int, said: bool) -> None:
+    from aaren_ts.jobs.forecast import coverage_note
+
+    note = coverage_note(n_inside, 12, 0.9, "months")
+    assert bool(note) is said
+    if said:
+        assert "well below the nominal 90 %" in note and f"{n_inside} or fewer of 12 months" in note

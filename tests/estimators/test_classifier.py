@@ -119,9 +119,52 @@ def test_same_seed_same_predictions():
     assert not np.allclose(a, c)
 
 
+def _split_sizes(clf: AarenClassifier) -> tuple[int, int]:
+    """The numbers of training and validation series of the last epoch."""
+    history = clf.net_.history
+    n_valid = sum(history[-1, "batches", :, "valid_batch_size"]) if "valid_loss" in history[-1] else 0
+    return sum(history[-1, "batches", :, "train_batch_size"]), n_valid
+
+
+def test_by_default_all_training_data_train_for_max_epochs():
+    X, y = _panel(n=40)
+    clf = AarenClassifier(max_epochs=3, **TINY).fit(X, y)
+    assert _split_sizes(clf) == (40, 0)
+    assert len(clf.net_.history) == 3
+    assert "early_stopping" not in [name for name, _ in clf.net_.callbacks]
+
+
+def test_early_stopping_alone_holds_out_a_tenth_and_stops():
+    X, y = _panel(n=40)
+    # a learning rate too small to improve the validation loss by skorch's threshold: it stops after patience
+    clf = AarenClassifier(max_epochs=20, early_stopping=True, patience=2, **{**TINY, "lr": 1e-9}).fit(X, y)
+    assert _split_sizes(clf) == (36, 4)
+    assert "early_stopping" in [name for name, _ in clf.net_.callbacks]
+    assert len(clf.net_.history) == 3
+
+
+def test_validation_fraction_alone_monitors_without_stopping():
+    X, y = _panel(n=40)
+    clf = AarenClassifier(max_epochs=3, validation_fraction=0.25, patience=1, **{**TINY, "lr": 1e-9}).fit(
+        X, y
+    )
+    assert _split_sizes(clf) == (30, 10)
+    assert "valid_acc" in clf.net_.history[-1]
+    assert len(clf.net_.history) == 3
+
+
+def test_early_stopping_on_too_few_series_warns_and_trains_every_epoch():
+    X, y = _panel(n=6)
+    with pytest.warns(UserWarning, match="early_stopping=True, but 6 training series are too few"):
+        clf = AarenClassifier(max_epochs=2, early_stopping=True, **TINY).fit(X, y)
+    assert _split_sizes(clf) == (6, 0)
+    assert len(clf.net_.history) == 2
+
+
 def test_validation_split_and_early_stopping_use_training_data_only():
     X, y = _panel(n=40)
-    clf = AarenClassifier(max_epochs=4, validation_fraction=0.25, patience=2, **TINY).fit(X, y)
+    clf = AarenClassifier(max_epochs=4, validation_fraction=0.25, early_stopping=True, patience=2, **TINY)
+    clf.fit(X, y)
     history = clf.net_.history
     assert "valid_loss" in history[-1]
     n_valid = sum(history[-1, "batches", :, "valid_batch_size"])
