@@ -134,6 +134,7 @@ def test_forecast_through_a_pipe_writes_plain_text(tmp_path: Path) -> None:
     assert "train_loss" in done.stdout and "airline T=12 AarenForecaster" in done.stdout
     assert "\x1b[" not in done.stdout + done.stderr
     assert "\r" not in done.stdout + done.stderr  # no progress bar redrawn in place
+    assert "Warning" not in done.stderr  # sktime's notices included
 
 
 def test_forecast_quiet_shows_no_progress(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
