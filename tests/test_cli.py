@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 from pathlib import Path
 
@@ -115,8 +116,25 @@ def test_forecast_shows_progress_by_default_and_plots(
     assert main(_forecast(tmp_path)) == 0
     out = capsys.readouterr().out
     assert "train_loss" in out and "valid_loss" in out  # skorch's epoch log
+    assert "\x1b[" not in out  # captured, not a terminal: no colour codes
     assert "seasonal naive (sp=12)" in out
     assert (tmp_path / "plots" / "forecast_airline_aaren.png").is_file()
+
+
+def test_forecast_through_a_pipe_writes_plain_text(tmp_path: Path) -> None:
+    argv = [sys.executable, "-m", "aaren_ts.cli", *_forecast(tmp_path), "--threads", "1"]
+    done = subprocess.run(
+        argv,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,  # pipes, as in `aaren-ts ... | tee`
+    )
+    assert done.returncode == 0, done.stderr
+    assert "train_loss" in done.stdout and "airline T=12 AarenForecaster" in done.stdout
+    assert "\x1b[" not in done.stdout + done.stderr
+    assert "\r" not in done.stdout + done.stderr  # no progress bar redrawn in place
+    assert "Warning" not in done.stderr  # sktime's notices included
 
 
 def test_forecast_quiet_shows_no_progress(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -132,4 +150,24 @@ def test_classify_progress(quiet: bool, tmp_path: Path, capsys: pytest.CaptureFi
     assert main(argv + (["--quiet"] if quiet else [])) == 0
     captured = capsys.readouterr()
     assert ("train_loss" in captured.out) is not quiet
+    assert "\x1b[" not in captured.out + captured.err
     assert "test accuracy" in captured.out and "paper, Aaren: 96.65 %" in captured.out
+
+
+@pytest.mark.parametrize(
+    ("n_inside", "said"),
+    [
+        (12, False),
+        (10, False),
+        (9, False),
+        (8, True),
+        (3, True),
+    ],  # of 12 at 90 %: P(<= 9) 11 %, P(<= 8) 2.6 %
+)
+def test_forecast_says_when_intervals_cover_clearly_too_little(n_inside: int, said: bool) -> None:
+    from aaren_ts.jobs.forecast import coverage_note
+
+    note = coverage_note(n_inside, 12, 0.9, "months")
+    assert bool(note) is said
+    if said:
+        assert "well below the nominal 90 %" in note and f"{n_inside} or fewer of 12 months" in note

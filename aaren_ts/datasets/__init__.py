@@ -3,7 +3,9 @@
 Loaders
     :func:`load_uea` (UEA multivariate classification archive), :func:`load_ett`, :func:`load_weather`,
     :func:`load_ecl`, :func:`load_ili`, :func:`load_forecasting`; :func:`load_m4` (the M4 competition's
-    many univariate series as sktime ``pd-multiindex`` panels, an :class:`M4Data`).
+    many univariate series as sktime ``pd-multiindex`` panels, an :class:`M4Data`);
+    :func:`from_long_format` (a panel from the long ``unique_id, ds, y`` layout of neuralforecast and
+    statsforecast).
 Protocol (long-horizon forecasting, Time-Series-Library)
     :func:`split_borders`, :func:`get_split`, :func:`fit_scaler`, :func:`sliding_windows`,
     :func:`iter_windows`, :func:`n_windows`, :func:`load_series`, :func:`load_split`,
@@ -34,6 +36,7 @@ from ._registry import (
 )
 from .benchmark import DatasetLoader, forecasting_loader, protocol_cv, uea_archive_cv, uea_loader
 from .forecasting import load_ecl, load_ett, load_forecasting, load_ili, load_weather
+from .long_format import from_long_format
 from .m4 import M4_FREQUENCIES, M4Data, load_m4
 from .protocol import (
     DEFAULT_HORIZONS,
@@ -68,6 +71,7 @@ __all__ = [
     "download_file",
     "fit_scaler",
     "forecasting_loader",
+    "from_long_format",
     "get_data_home",
     "get_dataset_info",
     "get_split",

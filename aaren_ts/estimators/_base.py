@@ -37,6 +37,7 @@ from aaren_ts.estimators._skorch import (
     data_parallel_net_class,
     make_callbacks,
     num_threads,
+    progress_params,
     resolve_device,
     resolve_optimizer,
     savable_params,
@@ -231,6 +232,7 @@ class AarenEstimatorMixin:
             "iterator_train__shuffle": True,
             "device": resolve_device(self.device),
             "verbose": int(self.verbose),
+            **progress_params(int(self.verbose)),
         }
         accelerator = getattr(self, "accelerator", None)
         if accelerator is not None:  # data-parallel: the accelerator places modules and batches

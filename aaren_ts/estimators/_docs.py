@@ -43,7 +43,9 @@ patience : int
 device : str
     ``"auto"`` (CUDA when available, else CPU), ``"cpu"``, ``"cuda"``, ...
 verbose : int
-    ``> 0`` shows skorch's epoch log and a progress bar; ``0`` is silent.
+    ``> 0`` shows skorch's epoch log (without colour codes where the output is not a terminal) and a
+    progress bar where one can be drawn: on a terminal, or in a notebook (a widget with ipywidgets
+    installed, text otherwise); ``0`` is silent.
 callbacks : list of skorch callbacks or (name, callback) pairs, optional
     Extra skorch callbacks (cloned at ``fit``).
 num_threads : int or None

@@ -19,7 +19,7 @@ from sktime.forecasting.base import ForecastingHorizon
 from aaren_ts.engine.forecast import series_label
 from aaren_ts.estimators._covariates import covariate_columns, covariates_at
 from aaren_ts.estimators._cutoffs import absolute_times, continuation, relative_steps
-from aaren_ts.estimators._panel import SeriesPanel, panel_frame, split_series
+from aaren_ts.estimators._panel import SeriesPanel, index_freq, panel_frame, split_series
 
 __all__ = ["ForecastPanelsMixin"]
 
@@ -44,7 +44,9 @@ class ForecastPanelsMixin:
 
     def _split(self, y: pd.DataFrame, where: str) -> SeriesPanel:
         """``y`` taken apart into series, checked against what ``fit`` (or ``pretrain``) saw."""
-        panel = split_series(y, where)
+        cutoffs = getattr(self, "_cutoffs", None)
+        known_freq = index_freq(cutoffs.cutoffs) if cutoffs is not None and where != "fit" else None
+        panel = split_series(y, where, freq=known_freq)
         if len(y) == 0:
             raise ValueError(f"{where}: y is empty")
         if hasattr(self, "columns_"):

@@ -6,6 +6,10 @@ works on each series' values as an array of shape ``(n_i, C)`` with its own time
 :func:`split_series` takes a frame apart (keeping the order in which series first appear) and
 :func:`panel_frame` builds one from per-series pieces. A plain (single-series) frame is a panel of one
 series whose id is ``None``.
+
+Every series' time index comes out of :func:`split_series` with its frequency: a ``DatetimeIndex``
+without ``freq`` gets the one its timestamps follow, so that each series' cutoff (``time[-1:]``) can
+be moved forward by whole steps. ``PeriodIndex`` carries its frequency; integer indexes need none.
 """
 
 from __future__ import annotations
@@ -15,10 +19,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from pandas.tseries.offsets import BaseOffset
 
 from aaren_ts.engine.forecast import series_label
 
-__all__ = ["SeriesPanel", "panel_frame", "series_label", "split_series"]
+__all__ = ["SeriesPanel", "index_freq", "panel_frame", "series_label", "split_series"]
 
 
 @dataclass
@@ -52,15 +57,33 @@ class SeriesPanel:
         return self.level_names is not None
 
 
-def split_series(y: pd.DataFrame, where: str) -> SeriesPanel:
+def split_series(y: pd.DataFrame, where: str, freq: BaseOffset | str | None = None) -> SeriesPanel:
     """Take ``y`` (a plain or MultiIndex frame) apart into its series.
+
+    Parameters
+    ----------
+    y : pandas.DataFrame
+        A single series (a plain index) or a panel or hierarchy (instance levels, then time).
+    where : str
+        The calling method, for error messages.
+    freq : pandas offset or str, optional
+        The frequency of the series seen before (a fitted forecaster's): a ``DatetimeIndex`` without
+        ``freq`` whose timestamps follow it gets it; one too short to show its own frequency (fewer
+        than three timestamps, as in a streaming update) gets it as well.
+
+    Returns
+    -------
+    SeriesPanel
+        The series; a ``DatetimeIndex`` time index with its frequency (a new index: ``y`` is not
+        changed).
 
     Raises
     ------
     TypeError
         If ``y`` is not a data frame or holds non-numbers.
     ValueError
-        If a series' time index is not strictly increasing, or ``y`` holds infinite values.
+        If a series' time index is not strictly increasing, or is a ``DatetimeIndex`` of irregular
+        timestamps (no frequency fits them), or ``y`` holds infinite values.
     """
     if not isinstance(y, pd.DataFrame):
         raise TypeError(f"{where}: y must be a pandas Series or DataFrame, got {type(y).__name__}")
@@ -70,7 +93,8 @@ def split_series(y: pd.DataFrame, where: str) -> SeriesPanel:
         raise TypeError(f"{where}: y must hold numbers ({err})") from err
     if not isinstance(y.index, pd.MultiIndex):
         _check_series(y.index, values, None, where)
-        return SeriesPanel([None], [y.index], [values], y.columns, None)
+        times = _with_frequencies([y.index], [None], freq, where)
+        return SeriesPanel([None], times, [values], y.columns, None)
     instances = y.index.droplevel(-1)
     codes, uniques = pd.factorize(instances)
     order = np.argsort(codes, kind="stable")
@@ -83,7 +107,91 @@ def split_series(y: pd.DataFrame, where: str) -> SeriesPanel:
         times.append(time_level[bounds[k] : bounds[k + 1]])
         parts.append(values[bounds[k] : bounds[k + 1]])
         _check_series(times[-1], parts[-1], series_id, where)
+    times = _with_frequencies(times, ids, freq, where)
     return SeriesPanel(ids, times, parts, y.columns, list(y.index.names))
+
+
+def index_freq(indexes: Sequence[pd.Index | None]) -> BaseOffset | None:
+    """The frequency of the first of ``indexes`` that has one (``None`` if none has)."""
+    for index in indexes:
+        freq = getattr(index, "freq", None)
+        if freq is not None:
+            return freq
+    return None
+
+
+def _with_frequencies(
+    times: list[pd.Index], ids: list[Hashable], known: BaseOffset | str | None, where: str
+) -> list[pd.Index]:
+    """``times`` with every ``DatetimeIndex`` given its frequency (new indexes for those changed).
+
+    A series' own ``freq`` stays; otherwise ``known`` if the timestamps follow it, else the frequency
+    inferred from them. A series of fewer than three timestamps shows none: it gets ``known``, else
+    the frequency of the panel's other series.
+    """
+    out = list(times)
+    short = []
+    for k, time in enumerate(times):
+        if not isinstance(time, pd.DatetimeIndex) or time.freq is not None:
+            continue
+        if len(time) < 3:
+            short.append(k)
+            continue
+        regular = _following(time, known) if known is not None else None
+        if regular is None:
+            inferred = pd.infer_freq(time)
+            regular = _following(time, inferred) if inferred is not None else None
+            if regular is None:
+                raise ValueError(_irregular_message(time, ids[k], where))
+        out[k] = regular
+    fallback = known if known is not None else index_freq(out)
+    source = "of the series seen before" if known is not None else "of the other series"
+    for k in short:
+        time = times[k]
+        if fallback is None:
+            raise ValueError(
+                f"{where}: the frequency of {series_label(ids[k])}'s timestamps cannot be told from "
+                f"{len(time)} of them; give its DatetimeIndex a freq (e.g. with y.asfreq)"
+            )
+        regular = _following(time, fallback)
+        if regular is None:
+            raise ValueError(
+                f"{where}: {series_label(ids[k])}'s timestamps {list(time)} do not follow the "
+                f"frequency {_freq_name(fallback)} {source}"
+            )
+        out[k] = regular
+    return out
+
+
+def _following(time: pd.DatetimeIndex, freq: BaseOffset | str) -> pd.DatetimeIndex | None:
+    """``time`` with frequency ``freq`` if its timestamps follow it, else ``None``."""
+    try:
+        grid = pd.date_range(time[0], periods=len(time), freq=freq, unit=time.unit, name=time.name)
+    except ValueError:
+        return None
+    return grid if np.array_equal(grid.asi8, time.asi8) else None
+
+
+def _freq_name(freq: BaseOffset | str) -> str:
+    return getattr(freq, "freqstr", str(freq))
+
+
+def _irregular_message(time: pd.DatetimeIndex, series_id: Hashable, where: str) -> str:
+    """Why no frequency fits ``time``: where its timestamps leave the grid of its first three."""
+    detail = ""
+    start = pd.infer_freq(time[:3])
+    if start is not None:
+        grid = pd.date_range(time[0], periods=len(time), freq=start)
+        off = int(np.argmax(grid != time))
+        detail = (
+            f" (at frequency {start}, the timestamp after {time[off - 1]} would be {grid[off]}, "
+            f"not {time[off]})"
+        )
+    return (
+        f"{where}: {series_label(series_id)} has irregular timestamps: no frequency fits them{detail}; "
+        "give every series a regular time index, with NaN for missing observations "
+        "(e.g. y.asfreq(freq) per series)"
+    )
 
 
 def _check_series(index: pd.Index, values: np.ndarray, series_id: Hashable, where: str) -> None:

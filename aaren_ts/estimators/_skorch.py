@@ -10,13 +10,18 @@ its constructor parameters (as sklearn requires) and stay picklable and clonable
 * :func:`make_train_split` builds skorch's ``train_split`` (a stratified hold-out taken from the
   training data) or ``None`` when there is too little data to hold some out.
 * :func:`make_callbacks` assembles the skorch callbacks: early stopping (only with a validation split),
-  a progress bar when ``verbose > 0``, then the user's own callbacks.
+  a progress bar when ``verbose > 0`` (see :func:`progress_bar`), then the user's own callbacks;
+  :func:`progress_params` sends skorch's epoch table through :func:`print_epoch_line`, which drops
+  its colour codes where the output is not a terminal.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import importlib.util
+import re
+import sys
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -30,6 +35,9 @@ __all__ = [
     "make_callbacks",
     "make_train_split",
     "num_threads",
+    "print_epoch_line",
+    "progress_bar",
+    "progress_params",
     "resolve_device",
     "resolve_optimizer",
     "savable_params",
@@ -221,7 +229,7 @@ def make_callbacks(
     Parameters
     ----------
     verbose : int
-        ``> 0`` adds skorch's ``ProgressBar``.
+        ``> 0`` adds a progress bar where one can be shown (:func:`progress_bar`).
     early_stopping : bool
         Add ``EarlyStopping`` on ``monitor`` that restores the best epoch's weights at the end
         (``load_best=True``). Needs a validation split.
@@ -240,7 +248,7 @@ def make_callbacks(
     list of (str, skorch.callbacks.Callback)
     """
     from sklearn.base import clone
-    from skorch.callbacks import EarlyStopping, ProgressBar
+    from skorch.callbacks import EarlyStopping
 
     callbacks: list[tuple[str, Any]] = [] if lr_scheduler is None else [("lr_scheduler", lr_scheduler)]
     if early_stopping:
@@ -252,8 +260,9 @@ def make_callbacks(
                 ),
             )
         )
-    if verbose and verbose > 0:
-        callbacks.append(("progress_bar", ProgressBar()))
+    bar = progress_bar() if verbose and verbose > 0 else None
+    if bar is not None:
+        callbacks.append(("progress_bar", bar))
     for i, item in enumerate(user_callbacks or ()):
         if isinstance(item, tuple | list):
             name, cb = item
@@ -261,6 +270,53 @@ def make_callbacks(
             name, cb = f"user_{i}_{type(item).__name__}", item
         callbacks.append((str(name), clone(cb) if hasattr(cb, "get_params") else cb))
     return callbacks
+
+
+def progress_bar() -> Any:
+    """skorch's ``ProgressBar`` of the kind the output can show, or ``None`` where none fits.
+
+    In a Jupyter notebook: the notebook bar (a widget) when ipywidgets is installed, otherwise the
+    text bar, which notebooks show as well (skorch would ask for the widget and fail without
+    ipywidgets). Elsewhere: the text bar when standard error is a terminal; none when it goes to a file
+    or a pipe, where a bar redrawn in place leaves only clutter (the epoch table still shows progress).
+
+    Returns
+    -------
+    skorch.callbacks.ProgressBar or None
+    """
+    from skorch.callbacks import ProgressBar
+
+    if ProgressBar().in_ipynb():
+        return ProgressBar(detect_notebook=importlib.util.find_spec("ipywidgets") is not None)
+    if _is_terminal(sys.stderr):
+        return ProgressBar(detect_notebook=False)
+    return None
+
+
+#: A colour code (ANSI SGR sequence), as skorch's epoch table marks the best values with.
+_COLOUR_CODE = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def print_epoch_line(text: str) -> None:
+    """Print a line of skorch's epoch table: in colour on a terminal, as plain text anywhere else."""
+    out = sys.stdout
+    print(text if _is_terminal(out) else _COLOUR_CODE.sub("", text), file=out, flush=True)
+
+
+def progress_params(verbose: int) -> dict[str, Any]:
+    """skorch net parameters for the epoch table: :func:`print_epoch_line` as its sink when ``verbose``.
+
+    With ``verbose=0`` skorch prints no table and its default stays (a sink of its own would be called
+    even then).
+    """
+    return {"callbacks__print_log__sink": print_epoch_line} if verbose > 0 else {}
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return False
 
 
 @contextlib.contextmanager

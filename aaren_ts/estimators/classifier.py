@@ -49,6 +49,11 @@ SKLEARN_EXPECTED_FAILED_CHECKS: dict[str, str] = {
 }
 
 
+#: The part of the training data held out for early stopping when ``validation_fraction`` is ``None``
+#: (sklearn's ``MLPClassifier`` default).
+EARLY_STOPPING_FRACTION = 0.1
+
+
 def _check_label_column(arr: np.ndarray, what: str) -> None:
     from sklearn.utils.multiclass import check_classification_targets
 
@@ -143,13 +148,17 @@ class AarenClassifier(AarenEstimatorMixin, BaseClassifier):
         Training epochs (an upper bound with early stopping). With the cosine schedule, the learning
         rate reaches 0 at ``max_epochs``.
     validation_fraction : float or None, default=None
-        Fraction of the *training* data held out (stratified) to monitor the validation loss and stop
-        early; the test data are never used. ``None`` (default) trains on all training data for
-        ``max_epochs`` epochs, which measured better on the small UEA training sets than holding 20 %
-        out. When the training set is too small to hold out every class, no split is made.
-    early_stopping : bool, default=True
+        Fraction of the *training* data held out (stratified) to monitor the validation loss and
+        accuracy after every epoch (and to stop early, see ``early_stopping``); the test data are never
+        used. ``None`` (default) holds nothing out, unless ``early_stopping`` is on (then 0.1). When the
+        training set is too small to hold out every class, no split is made.
+    early_stopping : bool, default=False
         Stop when the validation loss has not improved for ``patience`` epochs and restore the best
-        epoch's weights (needs a validation split).
+        epoch's weights. The validation data are ``validation_fraction`` of the training data, 0.1 of it
+        when ``validation_fraction`` is ``None`` (as sklearn's ``MLPClassifier``); a training set too
+        small to split trains all ``max_epochs`` epochs, with a warning. Off by default: training on all
+        training data for ``max_epochs`` epochs measured better on the small UEA training sets than
+        holding 20 % out.
     {patience device}
     random_state : int, RandomState or None, default=None
         Seeds weight initialisation, dropout, the validation split and the shuffling of mini-batches:
@@ -263,7 +272,7 @@ class AarenClassifier(AarenEstimatorMixin, BaseClassifier):
         batch_size: int = 32,
         max_epochs: int = 80,
         validation_fraction: float | None = None,
-        early_stopping: bool = True,
+        early_stopping: bool = False,
         patience: int = 30,
         device: str = "auto",
         random_state: int | np.random.RandomState | None = None,
@@ -400,7 +409,18 @@ class AarenClassifier(AarenEstimatorMixin, BaseClassifier):
         self.channel_scale_ = scale.astype(np.float32)
         values, lengths = self._scaled(panel)
         codes = np.searchsorted(self.classes_, y).astype(np.int64)
-        split = make_train_split(codes, self.validation_fraction, torch_seed(self.random_state))
+        fraction = self.validation_fraction
+        if self.early_stopping and fraction is None:
+            fraction = EARLY_STOPPING_FRACTION
+        split = make_train_split(codes, fraction, torch_seed(self.random_state))
+        if self.early_stopping and split is None:
+            warnings.warn(
+                f"early_stopping=True, but {len(codes)} training series are too few to hold out "
+                f"validation_fraction={fraction} of them with every class on both sides; training runs "
+                f"all max_epochs={self.max_epochs} epochs",
+                UserWarning,
+                stacklevel=4,  # the caller of fit (through sktime's fit)
+            )
         self.net_ = self._build_classifier_net(split, batch_size=min(int(self.batch_size), panel.n_instances))
         with self._torch_context(seed=True):
             self.net_.fit({"x": values, "lengths": lengths}, codes)

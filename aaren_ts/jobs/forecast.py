@@ -16,6 +16,7 @@ says so instead of drawing.
 from __future__ import annotations
 
 import argparse
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ __all__ = [
     "SEASONAL_NAIVE",
     "ProtocolResult",
     "add_arguments",
+    "coverage_note",
     "evaluate_protocol",
     "plot_protocol_example",
     "run",
@@ -303,6 +305,42 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def coverage_note(n_inside: int, n: int, nominal: float, what: str = "steps", alpha: float = 0.05) -> str:
+    """A plain warning when an interval covers clearly fewer of ``n`` truths than its nominal level, else "".
+
+    "Clearly": were the coverage ``nominal``, as few as ``n_inside`` of ``n`` inside (or fewer) would
+    happen with probability below ``alpha`` (the binomial lower tail), so a shortfall that a short test
+    period explains by chance passes without comment.
+
+    Parameters
+    ----------
+    n_inside : int
+        How many truths fell inside their interval.
+    n : int
+        How many truths there were.
+    nominal : float
+        The interval's coverage level, in (0, 1).
+    what : str, default="steps"
+        What the truths are, for the message ("months").
+    alpha : float, default=0.05
+        The tail probability below which the shortfall is reported.
+
+    Returns
+    -------
+    str
+    """
+    if n == 0:
+        return ""
+    chance = sum(math.comb(n, k) * nominal**k * (1 - nominal) ** (n - k) for k in range(n_inside + 1))
+    if chance >= alpha:
+        return ""
+    return (
+        f"  note: that is well below the nominal {nominal * 100:.0f} %: the intervals are too narrow on "
+        f"this test period (were they right, {n_inside} or fewer of {n} {what} inside would happen "
+        f"{chance:.1%} of the time)"
+    )
+
+
 def _run_airline(args: argparse.Namespace) -> int:
     import warnings
 
@@ -333,8 +371,12 @@ def _run_airline(args: argparse.Namespace) -> int:
     for label, p in (("AarenForecaster", pred), (SEASONAL_NAIVE, naive)):
         err = p.to_numpy() - truth
         print(f"airline T={horizon} {label:<24} MSE {np.mean(err**2):10.2f}  MAE {np.mean(np.abs(err)):7.2f}")
-    inside = np.mean((truth >= lower) & (truth <= upper))
-    print(f"airline T={horizon} AarenForecaster 90 % interval: covers {inside:.0%} of the test months")
+    n_inside = int(np.sum((truth >= lower) & (truth <= upper)))
+    covered = n_inside / horizon
+    print(f"airline T={horizon} AarenForecaster 90 % interval: covers {covered:.0%} of the test months")
+    note = coverage_note(n_inside, horizon, 0.9, "months")
+    if note:
+        print(note)
     _save_plot(
         args,
         Path(args.output) / f"forecast_airline_{args.backbone}.png",

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import itertools
 import pickle
+import sys
 
 import numpy as np
 import pandas as pd
@@ -117,9 +119,52 @@ def test_same_seed_same_predictions():
     assert not np.allclose(a, c)
 
 
+def _split_sizes(clf: AarenClassifier) -> tuple[int, int]:
+    """The numbers of training and validation series of the last epoch."""
+    history = clf.net_.history
+    n_valid = sum(history[-1, "batches", :, "valid_batch_size"]) if "valid_loss" in history[-1] else 0
+    return sum(history[-1, "batches", :, "train_batch_size"]), n_valid
+
+
+def test_by_default_all_training_data_train_for_max_epochs():
+    X, y = _panel(n=40)
+    clf = AarenClassifier(max_epochs=3, **TINY).fit(X, y)
+    assert _split_sizes(clf) == (40, 0)
+    assert len(clf.net_.history) == 3
+    assert "early_stopping" not in [name for name, _ in clf.net_.callbacks]
+
+
+def test_early_stopping_alone_holds_out_a_tenth_and_stops():
+    X, y = _panel(n=40)
+    # a learning rate too small to improve the validation loss by skorch's threshold: it stops after patience
+    clf = AarenClassifier(max_epochs=20, early_stopping=True, patience=2, **{**TINY, "lr": 1e-9}).fit(X, y)
+    assert _split_sizes(clf) == (36, 4)
+    assert "early_stopping" in [name for name, _ in clf.net_.callbacks]
+    assert len(clf.net_.history) == 3
+
+
+def test_validation_fraction_alone_monitors_without_stopping():
+    X, y = _panel(n=40)
+    clf = AarenClassifier(max_epochs=3, validation_fraction=0.25, patience=1, **{**TINY, "lr": 1e-9}).fit(
+        X, y
+    )
+    assert _split_sizes(clf) == (30, 10)
+    assert "valid_acc" in clf.net_.history[-1]
+    assert len(clf.net_.history) == 3
+
+
+def test_early_stopping_on_too_few_series_warns_and_trains_every_epoch():
+    X, y = _panel(n=6)
+    with pytest.warns(UserWarning, match="early_stopping=True, but 6 training series are too few"):
+        clf = AarenClassifier(max_epochs=2, early_stopping=True, **TINY).fit(X, y)
+    assert _split_sizes(clf) == (6, 0)
+    assert len(clf.net_.history) == 2
+
+
 def test_validation_split_and_early_stopping_use_training_data_only():
     X, y = _panel(n=40)
-    clf = AarenClassifier(max_epochs=4, validation_fraction=0.25, patience=2, **TINY).fit(X, y)
+    clf = AarenClassifier(max_epochs=4, validation_fraction=0.25, early_stopping=True, patience=2, **TINY)
+    clf.fit(X, y)
     history = clf.net_.history
     assert "valid_loss" in history[-1]
     n_valid = sum(history[-1, "batches", :, "valid_batch_size"])
@@ -137,9 +182,30 @@ def test_verbose_and_user_callbacks(capsys):
     user_cb = EpochTimer()
     clf = AarenClassifier(max_epochs=2, verbose=1, callbacks=[("timer", user_cb)], **TINY).fit(X, y)
     names = [name for name, _ in clf.net_.callbacks]
-    assert "progress_bar" in names and "timer" in names
+    assert "timer" in names
+    assert "progress_bar" not in names  # the output is captured, not a terminal: no bar redrawn in place
     assert clf.callbacks[0][1] is user_cb  # the parameter itself is not mutated (cloned)
-    assert "epoch" in capsys.readouterr().out  # skorch's epoch table
+    captured = capsys.readouterr()
+    assert "epoch" in captured.out  # skorch's epoch table...
+    assert "\x1b[" not in captured.out + captured.err  # ...without colour codes
+
+
+class _Terminal(io.StringIO):
+    """A text stream that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_verbose_on_a_terminal_shows_a_bar_and_a_coloured_table(monkeypatch):
+    out, err = _Terminal(), _Terminal()
+    monkeypatch.setattr(sys, "stdout", out)
+    monkeypatch.setattr(sys, "stderr", err)
+    X, y = _panel(n=40)
+    clf = AarenClassifier(max_epochs=2, verbose=1, validation_fraction=0.25, **TINY).fit(X, y)
+    assert "progress_bar" in [name for name, _ in clf.net_.callbacks]
+    assert "it/s" in err.getvalue()  # the text bar
+    assert "valid_loss" in out.getvalue() and "\x1b[" in out.getvalue()  # skorch's colours mark the best
 
 
 def test_silent_by_default(capsys):

@@ -332,7 +332,9 @@ def test_callbacks_and_verbose(capsys):
     f = AarenForecaster(**TINY, horizon=2, callbacks=[("count", counter)], verbose=1).fit(y)
     # the estimator's parameter is cloned, never mutated; the net's copy counted the epochs
     assert dict(f.net_.callbacks_)["count"].epochs == TINY["max_epochs"]
-    assert "epoch" in capsys.readouterr().out.lower()
+    captured = capsys.readouterr()
+    assert "epoch" in captured.out.lower()
+    assert "\x1b[" not in captured.out + captured.err  # captured output is not a terminal: no colour codes
     AarenForecaster(**TINY, horizon=2).fit(y)
     assert capsys.readouterr().out == ""
 

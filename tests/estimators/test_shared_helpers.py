@@ -1,13 +1,22 @@
-"""The helpers both estimators share: optimizer resolution and parameters for non-pickle saving."""
+"""The helpers both estimators share: optimizer resolution, parameters for non-pickle saving, progress."""
 
 from __future__ import annotations
+
+import io
+import sys
 
 import numpy as np
 import pytest
 import torch
 
 from aaren_ts.estimators._persistence import load_archive, save_archive
-from aaren_ts.estimators._skorch import resolve_optimizer, savable_params
+from aaren_ts.estimators._skorch import (
+    print_epoch_line,
+    progress_bar,
+    progress_params,
+    resolve_optimizer,
+    savable_params,
+)
 
 
 class _CustomOptimizer(torch.optim.SGD):
@@ -50,3 +59,29 @@ def test_archive_round_trip_and_refusals(tmp_path) -> None:
         load_archive(tmp_path / "other.zip", _CustomOptimizer)
     with pytest.raises(FileNotFoundError, match="no saved"):
         load_archive(tmp_path / "missing", _CustomOptimizer)
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_epoch_lines_are_plain_off_a_terminal_and_coloured_on_one(monkeypatch):
+    line = "      1        \x1b[36m0.2034\x1b[0m        \x1b[32m0.9272\x1b[0m  0.0030"
+    for stream, expected in [
+        (io.StringIO(), "      1        0.2034        0.9272  0.0030\n"),
+        (_Terminal(), line + "\n"),
+    ]:
+        monkeypatch.setattr(sys, "stdout", stream)
+        print_epoch_line(line)
+        assert stream.getvalue() == expected
+
+
+def test_progress_bar_only_where_it_can_be_drawn(monkeypatch):
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    assert progress_bar() is None  # a file or a pipe
+    monkeypatch.setattr(sys, "stderr", _Terminal())
+    bar = progress_bar()
+    assert bar is not None and bar.detect_notebook is False
+    assert progress_params(0) == {}
+    assert progress_params(1) == {"callbacks__print_log__sink": print_epoch_line}

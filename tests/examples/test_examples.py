@@ -1,9 +1,10 @@
 """Every example runs top to bottom in its reduced setting, so none can silently stop working.
 
 Each script runs in a fresh interpreter (as a user would run it) with ``AAREN_TS_EXAMPLES_QUICK=1``,
-``MPLBACKEND=Agg`` and a temporary output folder; the test checks the exit status and that the
-expected plots were written. ``AAREN_TS_DATA`` is passed through: with the real files the examples use
-them, without them they fall back to data sets that ship with sktime.
+``MPLBACKEND=Agg`` and a temporary output folder; the test checks the exit status, that the expected
+plots were written and that no FutureWarning (sktime's notices) reaches the output.
+``AAREN_TS_DATA`` is passed through: with the real files the examples use them, without them they
+fall back to data sets that ship with sktime.
 """
 
 from __future__ import annotations
@@ -58,5 +59,8 @@ def test_example_runs(script: str, tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, f"{script} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
     assert "reduced setting" in proc.stdout
+    assert "FutureWarning" not in proc.stderr, (
+        f"{script} lets a FutureWarning through:\n{proc.stderr[-3000:]}"
+    )
     for name in CASES[script]:
         assert (tmp_path / name).is_file(), f"{script} did not write {name}"
