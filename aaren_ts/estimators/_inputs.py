@@ -22,13 +22,36 @@ wrong rank, NaN/inf, inconsistent channels) whose message names the argument and
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["Panel", "real_array", "to_panel"]
+__all__ = ["SKLEARN_EXPECTED_FAILED_CHECKS", "Panel", "coerce_labels", "real_array", "to_panel"]
+
+
+#: sklearn estimator checks that cannot apply to a time-series classifier, with the reason. Pass it to
+#: ``sklearn.utils.estimator_checks.parametrize_with_checks(..., expected_failed_checks=...)``
+#: through :meth:`AarenClassifier.sklearn_expected_failed_checks`.
+SKLEARN_EXPECTED_FAILED_CHECKS: dict[str, str] = {
+    "check_n_features_in": (
+        "n_features_in_ is not set: a 2D X is a panel of univariate series whose column count is a series "
+        "length, which may change between fit and predict; the channel count is n_channels_"
+    ),
+    "check_n_features_in_after_fitting": (
+        "a 2D X is a panel of univariate series whose columns are time points, not features: series of "
+        "any length are accepted at predict time (the network masks, it does not depend on the length), "
+        "so a different column count is valid input, not an error"
+    ),
+    "check_classifiers_train": (
+        "the check requires predicting on X.T (columns as rows) to raise; for a time-series classifier "
+        "that is a valid panel of shorter/longer univariate series. The accuracy part of the check is "
+        "exercised by this package's own tests"
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -263,3 +286,50 @@ def to_panel(X: object, *, name: str = "X", allow_empty_series: bool = False) ->
         f"{name} has unsupported type {type(X).__name__}; pass a numpy array (n_instances, n_channels, "
         "n_timepoints), a list of per-series arrays, or an sktime panel DataFrame"
     )
+
+
+def check_label_column(arr: np.ndarray, what: str) -> None:
+    from sklearn.utils.multiclass import check_classification_targets
+
+    if arr.dtype.kind in "fc" and not np.isfinite(arr).all():
+        raise ValueError(f"{what} contains NaN or inf labels")
+    if arr.dtype.kind == "O" and pd.isna(arr).any():
+        raise ValueError(f"{what} contains missing (None/NaN) labels")
+    check_classification_targets(arr)  # "Unknown label type: continuous" for regression targets
+
+
+def coerce_labels(y: Any, allow_multioutput: bool = False) -> np.ndarray | pd.DataFrame:
+    """Labels as a 1D numpy array (warning like sklearn for a column vector).
+
+    With ``allow_multioutput``, a 2D ``y`` with several columns is checked column by column and
+    returned as a DataFrame (sktime then fits one classifier per column).
+    """
+    from sklearn.exceptions import DataConversionWarning
+
+    if y is None:
+        raise ValueError(
+            "AarenClassifier requires y to be passed, but the target y is None; pass one label per series"
+        )
+    if not isinstance(y, pd.DataFrame | pd.Series | np.ndarray) and hasattr(y, "__array__"):
+        y = np.asarray(y)
+    if isinstance(y, pd.DataFrame) and y.shape[1] == 1:
+        y = y.iloc[:, 0]
+    if isinstance(y, pd.DataFrame) or (np.ndim(y) == 2 and np.shape(y)[1] > 1):
+        if not allow_multioutput:
+            raise ValueError(f"y must be 1D (one label per series); got shape {np.shape(y)}")
+        frame = pd.DataFrame(y)
+        for col in frame.columns:
+            check_label_column(frame[col].to_numpy(), f"y column {col!r}")
+        return frame
+    arr = np.asarray(y)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        warnings.warn(
+            "A column-vector y was passed when a 1d array was expected; y is ravelled",
+            DataConversionWarning,
+            stacklevel=3,
+        )
+        arr = arr.ravel()
+    if arr.ndim != 1:
+        raise ValueError(f"y must be 1D (one label per series); got shape {arr.shape}")
+    check_label_column(arr, "y")
+    return arr

@@ -20,89 +20,22 @@ from sktime.classification.base import BaseClassifier
 from aaren_ts._limits import MAX_STANDARDISED, first_beyond
 from aaren_ts.engine.classify import ClassifierStreams
 from aaren_ts.estimators._base import AarenEstimatorMixin, standardization
+from aaren_ts.estimators._classifier_fitted import FittedClassifierMixin
 from aaren_ts.estimators._docs import document_shared_parameters
-from aaren_ts.estimators._inputs import Panel, to_panel
+from aaren_ts.estimators._inputs import SKLEARN_EXPECTED_FAILED_CHECKS, Panel, coerce_labels, to_panel
 from aaren_ts.estimators._params import SHARED_CONSTRAINTS, Interval, Options, PositiveInt
 from aaren_ts.estimators._skorch import make_train_split, torch_seed
 from aaren_ts.nn.classify import READOUTS, ClassificationLoss, ClassifierModule
 
 __all__ = ["SKLEARN_EXPECTED_FAILED_CHECKS", "AarenClassifier"]
 
-#: sklearn estimator checks that cannot apply to a time-series classifier, with the reason. Pass it to
-#: ``sklearn.utils.estimator_checks.parametrize_with_checks(..., expected_failed_checks=...)``
-#: through :meth:`AarenClassifier.sklearn_expected_failed_checks`.
-SKLEARN_EXPECTED_FAILED_CHECKS: dict[str, str] = {
-    "check_n_features_in": (
-        "n_features_in_ is not set: a 2D X is a panel of univariate series whose column count is a series "
-        "length, which may change between fit and predict; the channel count is n_channels_"
-    ),
-    "check_n_features_in_after_fitting": (
-        "a 2D X is a panel of univariate series whose columns are time points, not features: series of "
-        "any length are accepted at predict time (the network masks, it does not depend on the length), "
-        "so a different column count is valid input, not an error"
-    ),
-    "check_classifiers_train": (
-        "the check requires predicting on X.T (columns as rows) to raise; for a time-series classifier "
-        "that is a valid panel of shorter/longer univariate series. The accuracy part of the check is "
-        "exercised by this package's own tests"
-    ),
-}
-
-
 #: The part of the training data held out for early stopping when ``validation_fraction`` is ``None``
 #: (sklearn's ``MLPClassifier`` default).
 EARLY_STOPPING_FRACTION = 0.1
 
 
-def _check_label_column(arr: np.ndarray, what: str) -> None:
-    from sklearn.utils.multiclass import check_classification_targets
-
-    if arr.dtype.kind in "fc" and not np.isfinite(arr).all():
-        raise ValueError(f"{what} contains NaN or inf labels")
-    if arr.dtype.kind == "O" and pd.isna(arr).any():
-        raise ValueError(f"{what} contains missing (None/NaN) labels")
-    check_classification_targets(arr)  # "Unknown label type: continuous" for regression targets
-
-
-def _coerce_labels(y: Any, allow_multioutput: bool = False) -> np.ndarray | pd.DataFrame:
-    """Labels as a 1D numpy array (warning like sklearn for a column vector).
-
-    With ``allow_multioutput``, a 2D ``y`` with several columns is checked column by column and
-    returned as a DataFrame (sktime then fits one classifier per column).
-    """
-    from sklearn.exceptions import DataConversionWarning
-
-    if y is None:
-        raise ValueError(
-            "AarenClassifier requires y to be passed, but the target y is None; pass one label per series"
-        )
-    if not isinstance(y, pd.DataFrame | pd.Series | np.ndarray) and hasattr(y, "__array__"):
-        y = np.asarray(y)
-    if isinstance(y, pd.DataFrame) and y.shape[1] == 1:
-        y = y.iloc[:, 0]
-    if isinstance(y, pd.DataFrame) or (np.ndim(y) == 2 and np.shape(y)[1] > 1):
-        if not allow_multioutput:
-            raise ValueError(f"y must be 1D (one label per series); got shape {np.shape(y)}")
-        frame = pd.DataFrame(y)
-        for col in frame.columns:
-            _check_label_column(frame[col].to_numpy(), f"y column {col!r}")
-        return frame
-    arr = np.asarray(y)
-    if arr.ndim == 2 and arr.shape[1] == 1:
-        warnings.warn(
-            "A column-vector y was passed when a 1d array was expected; y is ravelled",
-            DataConversionWarning,
-            stacklevel=3,
-        )
-        arr = arr.ravel()
-    if arr.ndim != 1:
-        raise ValueError(f"y must be 1D (one label per series); got shape {arr.shape}")
-    _check_label_column(arr, "y")
-    return arr
-
-
 @document_shared_parameters
-class AarenClassifier(AarenEstimatorMixin, BaseClassifier):
+class AarenClassifier(FittedClassifierMixin, AarenEstimatorMixin, BaseClassifier):
     """Time-series classifier built on Aaren (attention as an RNN), trained with skorch.
 
     Each time step of a series (all channels) is projected to ``d_model`` features, encoded by a stack
@@ -112,11 +45,8 @@ class AarenClassifier(AarenEstimatorMixin, BaseClassifier):
     stack is an RNN a stream of observations is consumed chunk by chunk in O(1) time and memory per
     step and series (:meth:`partial_update`), with the same result as the whole series at once.
 
-    Design: the estimator is an sktime ``BaseClassifier`` (tags, input conversion, ``evaluate``,
-    benchmarking) whose constructor holds only plain hyper-parameters, as sklearn requires. ``fit``
-    builds a ``skorch.NeuralNetClassifier`` around the torch module and trains it; the fitted net is
-    kept as ``net_`` (its ``module_`` is the network, its ``history`` the training log). Prediction and
-    streaming call the module directly (no skorch), so every way of predicting shares one code path.
+    ``fit`` trains the network through skorch (the net is kept as ``net_``); prediction and streaming
+    call the network directly (see the user guide's "Architecture" page).
 
     Parameters
     ----------
@@ -390,7 +320,7 @@ class AarenClassifier(AarenEstimatorMixin, BaseClassifier):
         # sktime has no mtype for (a list of (C, T_i) arrays) and hands sktime an inner mtype.
         self._validate_params()
         panel = to_panel(X)
-        labels = _coerce_labels(y, allow_multioutput=True)
+        labels = coerce_labels(y, allow_multioutput=True)
         if len(labels) != panel.n_instances:
             raise ValueError(
                 f"X has {panel.n_instances} series but y has {len(labels)} labels; they must match"
@@ -628,57 +558,10 @@ class AarenClassifier(AarenEstimatorMixin, BaseClassifier):
         classes = np.asarray(self.classes_).tolist()
         return export_classifier(self.net_.module_, path, self.channel_mean_, self.channel_scale_, classes)
 
-    # ================================================================== persistence hooks
-    def _check_savable(self) -> None:
-        self._require_network("save")
-
-    def _fitted_attributes(self) -> dict[str, Any]:
-        tensors = self.streams_.tensors()
-        return {
-            "classes": self.classes_,
-            "classes_kind": self.classes_.dtype.kind,
-            "n_channels": int(self.n_channels_),
-            "channel_mean": self.channel_mean_,
-            "channel_scale": self.channel_scale_,
-            "fit_time": int(getattr(self, "fit_time_", 0)),
-            "n_streams": int(self.n_streams_),
-            "stream": [t.cpu() for t in tensors] if tensors else None,
-        }
-
-    def _restore_fitted(self, attributes: dict[str, Any], state_dict: dict[str, torch.Tensor]) -> None:
-        classes = attributes["classes"]
-        classes = classes.numpy() if isinstance(classes, torch.Tensor) else np.asarray(classes)
-        if attributes["classes_kind"] == "O":
-            classes = classes.astype(object)
-        self.classes_ = classes
-        self.n_classes_ = len(classes)
-        self._class_dictionary = {c: i for i, c in enumerate(classes)}
-        self.n_channels_ = int(attributes["n_channels"])
-        self.channel_mean_ = attributes["channel_mean"].numpy()
-        self.channel_scale_ = attributes["channel_scale"].numpy()
-        self.fit_time_ = attributes["fit_time"]
-        self.net_ = self._build_classifier_net(with_callbacks=False).initialize()
-        self.net_.module_.load_state_dict(state_dict)
-        self.net_.module_.eval()
-        self.streams_ = ClassifierStreams(self.net_.module_, self._device())
-        self.streams_.restore(attributes["stream"], int(attributes["n_streams"]))
-        self._is_vectorized = False
-        self._y_metadata = {"is_univariate": True, "mtype": "numpy1D"}
-        self._y_inner_mtype = "numpy1D"
-
     # ================================================================== sktime test parameters
     @classmethod
     def get_test_params(cls, parameter_set: str = "default") -> list[dict[str, Any]]:
-        """Tiny configurations for sktime's test suite (seconds to fit).
-
-        Parameters
-        ----------
-        parameter_set : str, default="default"
-
-        Returns
-        -------
-        list of dict
-        """
+        """Tiny configurations for sktime's test suite, seconds to fit (``parameter_set`` is not used)."""
         return [
             {
                 "d_model": 8,

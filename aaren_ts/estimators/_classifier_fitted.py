@@ -1,0 +1,59 @@
+"""The classifier's fitted state as plain data: the hooks that save and restore it.
+
+:class:`FittedClassifierMixin` gives :class:`~aaren_ts.AarenClassifier` the two persistence hooks of
+:class:`~aaren_ts.estimators._base.AarenEstimatorMixin`: what a saved classifier holds besides its
+weights and parameters, and how a loaded one is rebuilt from it (its streams checked by
+:meth:`aaren_ts.engine.ClassifierStreams.restore`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from aaren_ts.engine.classify import ClassifierStreams
+
+__all__ = ["FittedClassifierMixin"]
+
+
+class FittedClassifierMixin:
+    """Persistence of :class:`~aaren_ts.AarenClassifier`."""
+
+    def _check_savable(self) -> None:
+        self._require_network("save")
+
+    def _fitted_attributes(self) -> dict[str, Any]:
+        tensors = self.streams_.tensors()
+        return {
+            "classes": self.classes_,
+            "classes_kind": self.classes_.dtype.kind,
+            "n_channels": int(self.n_channels_),
+            "channel_mean": self.channel_mean_,
+            "channel_scale": self.channel_scale_,
+            "fit_time": int(getattr(self, "fit_time_", 0)),
+            "n_streams": int(self.n_streams_),
+            "stream": [t.cpu() for t in tensors] if tensors else None,
+        }
+
+    def _restore_fitted(self, attributes: dict[str, Any], state_dict: dict[str, torch.Tensor]) -> None:
+        classes = attributes["classes"]
+        classes = classes.numpy() if isinstance(classes, torch.Tensor) else np.asarray(classes)
+        if attributes["classes_kind"] == "O":
+            classes = classes.astype(object)
+        self.classes_ = classes
+        self.n_classes_ = len(classes)
+        self._class_dictionary = {c: i for i, c in enumerate(classes)}
+        self.n_channels_ = int(attributes["n_channels"])
+        self.channel_mean_ = attributes["channel_mean"].numpy()
+        self.channel_scale_ = attributes["channel_scale"].numpy()
+        self.fit_time_ = attributes["fit_time"]
+        self.net_ = self._build_classifier_net(with_callbacks=False).initialize()
+        self.net_.module_.load_state_dict(state_dict)
+        self.net_.module_.eval()
+        self.streams_ = ClassifierStreams(self.net_.module_, self._device())
+        self.streams_.restore(attributes["stream"], int(attributes["n_streams"]))
+        self._is_vectorized = False
+        self._y_metadata = {"is_univariate": True, "mtype": "numpy1D"}
+        self._y_inner_mtype = "numpy1D"
