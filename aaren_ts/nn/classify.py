@@ -27,7 +27,7 @@ from torch import nn
 
 from aaren_ts.nn.config import EncoderConfig
 from aaren_ts.nn.factory import make_encoder
-from aaren_ts.nn.functional import AarenState, aaren_attention
+from aaren_ts.nn.functional import AarenState, aaren_attention, aaren_step
 
 __all__ = ["READOUTS", "ClassificationLoss", "ClassifierModule", "StreamState"]
 
@@ -126,13 +126,28 @@ class ClassifierModule(nn.Module):
 
     def current_features(self, state: StreamState) -> torch.Tensor:
         """Feature vector ``(batch, d_model)`` after the last consumed step, from the state alone."""
+        return self.readout_features(state.readout)
+
+    def readout_features(self, readout: Any) -> torch.Tensor:
+        """Feature vector ``(batch, d_model)`` of a readout state."""
         if self.readout == "last":
-            return state.readout[0]
+            return readout[0]
         if self.readout == "mean":
-            total, count = state.readout
+            total, count = readout
             return (total / count.clamp_min(1.0).unsqueeze(-1)).to(self.head[1].weight.dtype)
-        st: AarenState = state.readout
-        return st.output().to(self.head[1].weight.dtype)
+        return readout.output().to(self.head[1].weight.dtype)
+
+    def readout_step(self, y: torch.Tensor, readout: Any) -> Any:
+        """The readout state after one more real step of every stream, its encoder output ``y``
+        ``(batch, d_model)``: the recurrent form of the chunk computation in :meth:`encode`."""
+        if self.readout == "last":
+            return (y,)
+        if self.readout == "mean":
+            total, count = readout
+            return (total + y.to(total.dtype), count + 1.0)
+        s = self.pool_score(y)[:, 0] / math.sqrt(self.d_model)
+        _, pooled = aaren_step(AarenState(*readout), s, self.pool_value(y))
+        return pooled
 
     # ------------------------------------------------------------------------------- computing
     def _readout(self, y: torch.Tensor, mask: torch.Tensor, prev: Any) -> tuple[torch.Tensor, Any]:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import logging
-import math
 import os
 import warnings
 from collections.abc import Iterator
@@ -37,7 +36,7 @@ from aaren_ts.nn.blocks import StackedEncoder
 from aaren_ts.nn.classify import ClassifierModule
 from aaren_ts.nn.encoder import AarenEncoder
 from aaren_ts.nn.forecast import ForecastNet
-from aaren_ts.nn.functional import AarenState, aaren_step
+from aaren_ts.nn.functional import AarenState
 from aaren_ts.nn.state import flatten_state
 from aaren_ts.onnx._format import ModelSpec, sealed_bytes, write_metadata
 
@@ -186,19 +185,9 @@ class ClassifierStep(nn.Module):
         full = torch.cat([context, xs[:, None]], dim=1)  # (B, k, C)
         h = module.embed(full.transpose(1, 2))[..., 0]  # (B, d_model)
         y, encoder = StackedEncoder.step(module.encoder, h, _encoder_state(encoder_flat, 1))
-        if module.readout == "last":
-            readout = [y]
-            features = y
-        elif module.readout == "mean":
-            total, count = readout[0] + y.to(readout[0].dtype), readout[1] + 1.0
-            readout = [total, count]
-            features = (total / count.clamp_min(1.0)[:, None]).to(y.dtype)
-        else:
-            s = module.pool_score(y)[:, 0] / math.sqrt(module.d_model)
-            _, pooled = aaren_step(AarenState(*readout), s, module.pool_value(y))
-            readout = list(pooled)
-            features = pooled.output().to(y.dtype)
-        proba = torch.softmax(module.logits(features), dim=-1)
+        readout = module.readout_step(y, tuple(readout))
+        proba = torch.softmax(module.logits(module.readout_features(readout)), dim=-1)
+        readout = list(readout)
         new_context = full[:, 1:]
         return (proba, *_encoder_outputs(encoder, 1), *readout, seen + 1, new_context)
 
