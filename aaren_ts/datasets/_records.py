@@ -128,12 +128,9 @@ class ClassificationDataset:
         Number of classes.
     bundled_with_sktime : bool
         True when sktime ships a copy (used when the data folder has none).
-    source : str
-        Where the data come from.
-    published_at : str
-        Where upstream publishes the files.
-    licence : str
-        Licence of the data as stated upstream.
+    source, published_at, licence : str
+        Where the data come from, where upstream publishes the files, and the data's licence as
+        stated upstream.
     paper_accuracy : float or None
         Aaren's test accuracy (%) in the paper, mean over 5 seeds, from
         :data:`aaren_ts.datasets.reference.PAPER_ACCURACY`.
@@ -189,12 +186,9 @@ class PanelDataset:
         First letter of the series ids (``"H"`` for ``H1``, ``H2``, ...).
     train_length : tuple of (int, int) or None
         Shortest and longest training series, when recorded.
-    source : str
-        Where the data come from.
-    published_at : str
-        Where upstream publishes the files.
-    licence : str
-        Licence of the data as stated upstream.
+    source, published_at, licence : str
+        Where the data come from, where upstream publishes the files, and the data's licence as
+        stated upstream.
     reference : dict of str to dict of str to float
         Published results by method (``{"ES-RNN": {"owa": 0.44, ...}}``), from
         :mod:`aaren_ts.datasets.reference`; empty when none are recorded.
