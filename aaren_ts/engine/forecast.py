@@ -36,6 +36,8 @@ ENCODE_CHUNK = 512  # tokens per block when encoding a long series (bounds atten
 _ENCODE_TOKENS = 2**19  # series x steps per batch when encoding many series (bounds activation memory)
 _CALIBRATION_VALUES = 2**22  # forecast values per batch when every step's forecast is kept (calibration)
 _ONE_SIGMA = 0.6826894921370859  # coverage of mean +- one standard deviation of a Gaussian
+#: The most steps a restored stream may have counted (2**53: every count below is exact in float64).
+MAX_COUNT = 2**53
 
 
 def series_label(series_id: Hashable) -> str:
@@ -153,6 +155,7 @@ class ForecastEngine(Streams):
         n = len(ids)
         if len(set(ids)) != n or any(i in self.row_of for i in ids):
             raise ValueError("add: the series ids must be new and distinct")
+        mean, scale = self._check_scaling(n, mean, scale)
         with self.lock:
             start = len(self.ids)
             fresh = flatten_state(module.init_state(n, device))
@@ -175,12 +178,27 @@ class ForecastEngine(Streams):
                 )
                 self.calibration = self.calibration.cat(fresh_calibration)
             self.ids.extend(ids)
-            self.mean = np.concatenate([self.mean, np.asarray(mean, dtype=np.float64)])
-            self.scale = np.concatenate([self.scale, np.asarray(scale, dtype=np.float64)])
+            self.mean = np.concatenate([self.mean, mean])
+            self.scale = np.concatenate([self.scale, scale])
             self.n_seen = np.concatenate([self.n_seen, np.zeros(n, dtype=np.int64)])
             self.n_observed = np.concatenate([self.n_observed, np.zeros(n, dtype=np.int64)])
             self.row_of.update({series_id: start + i for i, series_id in enumerate(ids)})
             return np.arange(start, start + n)
+
+    def _check_scaling(self, n: int, mean: Any, scale: Any) -> tuple[np.ndarray, np.ndarray]:
+        """``mean`` and ``scale`` as float64 ``(n, n_channels + n_exog)``: finite, the scales positive."""
+        width = self.n_channels + self.n_exog
+        mean, scale = np.asarray(mean), np.asarray(scale)
+        for name, value in (("mean", mean), ("scale", scale)):
+            if value.dtype.kind not in "iuf" or value.shape != (n, width):
+                raise ValueError(
+                    f"add: the series' {name} must be real numbers of shape ({n}, {width}) (one per "
+                    f"channel and covariate of each series), got dtype {value.dtype}, shape {value.shape}"
+                )
+        mean, scale = mean.astype(np.float64), scale.astype(np.float64)
+        if not (np.isfinite(mean).all() and np.isfinite(scale).all() and (scale > 0).all()):
+            raise ValueError("add: the series' means must be finite and their scales finite and positive")
+        return mean, scale
 
     # ------------------------------------------------------------------ advancing
     def check_values(self, rows: np.ndarray, values: np.ndarray, where: str) -> None:
@@ -530,6 +548,9 @@ class ForecastEngine(Streams):
                 raise ValueError(
                     "the saved stream counters are inconsistent (negative, or more observed than seen)"
                 )
+            if (n_seen > MAX_COUNT).any():
+                raise ValueError(f"the saved stream counters exceed {MAX_COUNT} steps: not a real stream's")
+            self._check_stream_values(tensors, n_observed)
             self._check_calibration(tensors, n_seen)
             device = self.device
             tensors = [t.to(device) for t in tensors]
@@ -543,11 +564,50 @@ class ForecastEngine(Streams):
             self.forecast, self.params = forecast, params
             self.n_seen, self.n_observed = n_seen.copy(), n_observed.copy()
 
+    def _check_stream_values(self, tensors: Sequence[torch.Tensor], n_observed: np.ndarray) -> None:
+        """The saved encoder states and histories must hold values a stream can have.
+
+        Every value the network computes with is standardised and bounded by
+        :data:`MAX_STANDARDISED` (beyond it float32 arithmetic overflows); NaN appears only in a
+        history, before a series' first observation; ``-inf`` only where a fresh state holds it (a
+        log-normaliser before any token).
+        """
+        n_state = len(flatten_state(self.state))
+        fresh = flatten_state(self.module.init_state(1, "cpu"))
+        for k, (got, empty) in enumerate(zip(tensors[:n_state], fresh, strict=True)):
+            if not got.is_floating_point():
+                continue
+            values = got.double()
+            allowed = (
+                torch.isneginf(values)
+                if bool(torch.isneginf(empty).any())
+                else torch.zeros_like(values, dtype=torch.bool)
+            )
+            if not bool(((values.abs() <= MAX_STANDARDISED) | allowed).all()):
+                raise ValueError(
+                    f"saved stream tensor {k} (encoder state) holds NaN, infinite or out-of-range "
+                    f"values (beyond {MAX_STANDARDISED:g})"
+                )
+        values, observed = tensors[n_state].double(), tensors[n_state + 1]
+        known = ~torch.isnan(values)
+        if not bool((values[known].abs() <= MAX_STANDARDISED).all()) or bool((observed & ~known).any()):
+            raise ValueError(
+                f"the saved window history holds infinite or out-of-range values (beyond "
+                f"{MAX_STANDARDISED:g}), or observed values that are NaN"
+            )
+        if bool((torch.as_tensor(n_observed == 0) & known.flatten(1).any(dim=1).cpu()).any()):
+            raise ValueError("the saved window history holds values of a series that has observed none")
+
     def _check_calibration(self, tensors: Sequence[torch.Tensor], n_seen: np.ndarray) -> None:
         """The saved calibration's counters and forecasts must be ones a stream can have."""
         forecast, params = tensors[-5:-3] if self.calibration is not None else tensors[-2:]
-        if not (torch.isfinite(forecast).all() and torch.isfinite(params).all()):
-            raise ValueError("the saved forecasts hold non-finite values")
+        if not (_bounded(forecast) and _bounded(params)):
+            raise ValueError(
+                f"the saved forecasts hold non-finite or out-of-range values (beyond {MAX_STANDARDISED:g})"
+            )
+        advanced = torch.as_tensor(n_seen > 0, device=params.device)  # (the others' are the fresh ones)
+        if not bool(self.head.valid_params(params[advanced].double()).all()):
+            raise ValueError(f"the saved forecasts hold parameters no {self.head.name!r} distribution has")
         if self.calibration is None:
             return
         levels, issued, n_issued = tensors[-3:]
@@ -555,5 +615,18 @@ class ForecastEngine(Streams):
             raise ValueError(
                 "the saved interval calibration's issued-forecast counts are negative or too large"
             )
-        if not (torch.isfinite(levels).all() and torch.isfinite(issued).all()):
-            raise ValueError("the saved interval calibration holds non-finite values")
+        if not (_bounded(levels) and _bounded(issued)):
+            raise ValueError(
+                "the saved interval calibration holds non-finite or out-of-range values "
+                f"(beyond {MAX_STANDARDISED:g})"
+            )
+        filled = torch.arange(self.horizon, device=n_issued.device)[None, :] < n_issued[:, None]  # slots
+        if not bool(self.head.valid_params(issued[filled][..., 1:].double()).all()):
+            raise ValueError(
+                f"the saved interval calibration holds forecasts no {self.head.name!r} distribution has"
+            )
+
+
+def _bounded(values: torch.Tensor) -> bool:
+    """Whether every value of ``values`` is finite and at most :data:`MAX_STANDARDISED` in magnitude."""
+    return bool((values.double().abs() <= MAX_STANDARDISED).all())
