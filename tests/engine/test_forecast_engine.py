@@ -302,3 +302,41 @@ def test_racing_partial_updates_are_serialised_not_lost() -> None:
         t.join()
     assert f.n_seen_ == 62 and len(errors) == 3
     assert all("overlaps" in str(e) for e in errors)
+
+
+def test_predictions_run_while_updates_are_serialised() -> None:
+    """Two threads update every series of one forecaster (the same observation each time, so their order
+    cannot matter) while a third predicts: the end equals the sequential result, and every prediction
+    read is one the sequential run passes through (never a half-applied update)."""
+    import copy
+
+    f = AarenForecaster(**TINY).fit(_panel())
+    sequential = copy.deepcopy(f)
+    step = f.engine_.mean[:, None, :1] + 1.0
+    seen = [sequential.predict_array()]
+    for _ in range(30):
+        seen.append(sequential.partial_update_array(step).predict_array())
+    reads: list[np.ndarray] = []
+    done = threading.Event()
+
+    def writer() -> None:
+        for _ in range(15):
+            f.partial_update_array(step)
+
+    def reader() -> None:
+        while not done.is_set():
+            reads.append(f.predict_array())
+
+    writers = [threading.Thread(target=writer) for _ in range(2)]
+    watcher = threading.Thread(target=reader)
+    watcher.start()
+    for t in writers:
+        t.start()
+    for t in writers:
+        t.join()
+    done.set()
+    watcher.join()
+    np.testing.assert_array_equal(f.predict_array(), seen[-1])
+    assert (f.n_seen_ == 60 + 30).all() and len(reads) > 0
+    for read in reads:
+        assert any(np.array_equal(read, s) for s in seen)
