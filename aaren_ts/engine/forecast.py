@@ -196,8 +196,14 @@ class ForecastEngine(Streams):
                     f"channel and covariate of each series), got dtype {value.dtype}, shape {value.shape}"
                 )
         mean, scale = mean.astype(np.float64), scale.astype(np.float64)
-        if not (np.isfinite(mean).all() and np.isfinite(scale).all() and (scale > 0).all()):
-            raise ValueError("add: the series' means must be finite and their scales finite and positive")
+        bad = ~(np.isfinite(mean) & np.isfinite(scale) & (scale > 0)).all(axis=1)
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"add: series number {row} would be standardised by mean {mean[row].tolist()} and scale "
+                f"{scale[row].tolist()}; both must be finite and the scale positive (values so large that "
+                "their spread overflows float64? rescale the series)"
+            )
         return mean, scale
 
     # ------------------------------------------------------------------ advancing

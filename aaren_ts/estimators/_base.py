@@ -360,6 +360,7 @@ class AarenEstimatorMixin:
         try:
             _check_weights(payload["state_dict"])
             est = cls(**payload["params"])
+            est._validate_params()
             est._restore_fitted(payload["attributes"], payload["state_dict"])
             _check_weight_dtypes(payload["state_dict"], est.net_.module_.state_dict())
         except ValueError as err:

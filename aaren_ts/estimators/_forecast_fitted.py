@@ -110,6 +110,13 @@ class FittedForecasterMixin:
         ids = [i if not isinstance(i, list) else tuple(i) for i in attributes["series_ids"]]
         self._new_engine()
         mean, scale = (_saved(attributes, name, torch.float64) for name in ("mean", "scale"))
+        if len(mean) != len(ids) or not (
+            np.isfinite(mean).all() and np.isfinite(scale).all() and (scale > 0).all()
+        ):
+            raise ValueError(
+                f"the saved standardisation does not fit the {len(ids)} saved series (one finite mean and "
+                "positive scale per series and channel)"
+            )
         self._add_series(ids, mean, scale)
         n_seen, n_observed = (_saved(attributes, name, torch.int64) for name in ("n_seen", "n_observed"))
         self.engine_.restore(attributes["streams"], n_seen, n_observed)

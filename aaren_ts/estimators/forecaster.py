@@ -300,8 +300,9 @@ class AarenForecaster(
         if not pretrained:
             self._set_covariates(X, "fit")
         panel = self._split_with_covariates(y, X, "fit")
-        if max(len(v) for v in panel.values) < 2:
-            raise ValueError(_too_short(panel))
+        observed = [int(np.isfinite(v[:, : len(panel.columns)]).any(axis=1).sum()) for v in panel.values]
+        if max(observed) < 2:
+            raise ValueError(_too_short(panel, max(observed)))
         if pretrained:
             self._horizon(fh, "fit")
             if self.fine_tune_epochs > 0:
@@ -559,13 +560,14 @@ def _check_probabilities(value: Any, name: str, example: str) -> None:
             )
 
 
-def _too_short(panel: SeriesPanel) -> str:
-    """Why ``fit`` cannot train on ``panel`` (no series has 2 observations), and what to pass instead."""
+def _too_short(panel: SeriesPanel, most: int) -> str:
+    """Why ``fit`` cannot train on ``panel`` (no series has 2 observed values, at most ``most``), and
+    what to pass instead."""
     lengths = sorted({len(v) for v in panel.values})
     message = (
-        f"fit: y needs a series with at least 2 observations; it reached the forecaster as "
-        f"{len(panel.ids)} series of {' or '.join(map(str, lengths))} time point(s) and "
-        f"{len(panel.columns)} column(s)"
+        f"fit: y needs a series with at least 2 observed (non-NaN) values, its series have at most "
+        f"{most}; y reached the forecaster as {len(panel.ids)} series of {' or '.join(map(str, lengths))} "
+        f"time point(s) and {len(panel.columns)} column(s)"
     )
     if len(panel.columns) > 1:
         message += (

@@ -195,8 +195,10 @@ def _first_weight(payload) -> str:
             "NaN",
         ),
         (lambda p: p["attributes"].update(n_seen=p["attributes"]["n_seen"].double()), "n_seen must be"),
-        (lambda p: p["attributes"].update(scale=-p["attributes"]["scale"]), "scales finite and positive"),
+        (lambda p: p["attributes"].update(scale=-p["attributes"]["scale"]), "positive scale"),
         (lambda p: p["attributes"].pop("mean"), "KeyError: 'mean'"),
+        (lambda p: p["attributes"]["series_ids"].append("x"), "does not fit the 4 saved series"),
+        (lambda p: p["params"].update(horizon="three"), "horizon"),
     ],
 )
 def test_an_archive_whose_parts_do_not_fit_together_is_refused_naming_the_file(fitted, tmp_path, edit, match):

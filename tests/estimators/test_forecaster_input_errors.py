@@ -110,3 +110,15 @@ def test_the_classifier_refuses_booleans_and_text(convert) -> None:
     )
     with pytest.raises(TypeError, match="booleans and text are refused"):
         clf.predict_proba(frame)
+
+
+def test_fit_on_a_series_with_no_observed_value_is_refused() -> None:
+    with pytest.raises(
+        ValueError, match=r"at least 2 observed \(non-NaN\) values, its series have at most 0"
+    ):
+        AarenForecaster(**TINY).fit(_series() * np.nan)
+
+
+def test_fit_on_values_whose_spread_overflows_says_to_rescale() -> None:
+    with pytest.raises(ValueError, match="rescale the series"):
+        AarenForecaster(**TINY).fit(_series() * 1e298)
