@@ -621,7 +621,7 @@ def cases_times(fx: Fixtures) -> dict[str, Callable[[], tuple[str, str]]]:
         return AarenForecaster(**TINY).fit(pd.DataFrame({"y": values}, index=index))
 
     def datetime_panel() -> Any:
-        frames = {k: pd.DataFrame({"y": values + k}, index=hourly) for k in ("a", "b")}
+        frames = {k: pd.DataFrame({"y": values + 10.0 * i}, index=hourly) for i, k in enumerate("ab")}
         y = pd.concat(frames, names=["series", "time"])
         return AarenForecaster(**TINY).fit(y).predict(fh=[1, 2])
 
