@@ -25,6 +25,7 @@ import torch
 
 from aaren_ts._limits import MAX_STANDARDISED
 from aaren_ts._normal import gaussian_z
+from aaren_ts.engine._restore_checks import check_calibration, check_stream_values
 from aaren_ts.engine._streams import Streams
 from aaren_ts.engine.calibration import Calibration
 from aaren_ts.nn.forecast import Forecast, ForecastNet, WindowHistory
@@ -36,6 +37,8 @@ ENCODE_CHUNK = 512  # tokens per block when encoding a long series (bounds atten
 _ENCODE_TOKENS = 2**19  # series x steps per batch when encoding many series (bounds activation memory)
 _CALIBRATION_VALUES = 2**22  # forecast values per batch when every step's forecast is kept (calibration)
 _ONE_SIGMA = 0.6826894921370859  # coverage of mean +- one standard deviation of a Gaussian
+#: The most steps a restored stream may have counted (2**53: every count below is exact in float64).
+MAX_COUNT = 2**53
 
 
 def series_label(series_id: Hashable) -> str:
@@ -153,6 +156,7 @@ class ForecastEngine(Streams):
         n = len(ids)
         if len(set(ids)) != n or any(i in self.row_of for i in ids):
             raise ValueError("add: the series ids must be new and distinct")
+        mean, scale = self._check_scaling(n, mean, scale)
         with self.lock:
             start = len(self.ids)
             fresh = flatten_state(module.init_state(n, device))
@@ -175,12 +179,33 @@ class ForecastEngine(Streams):
                 )
                 self.calibration = self.calibration.cat(fresh_calibration)
             self.ids.extend(ids)
-            self.mean = np.concatenate([self.mean, np.asarray(mean, dtype=np.float64)])
-            self.scale = np.concatenate([self.scale, np.asarray(scale, dtype=np.float64)])
+            self.mean = np.concatenate([self.mean, mean])
+            self.scale = np.concatenate([self.scale, scale])
             self.n_seen = np.concatenate([self.n_seen, np.zeros(n, dtype=np.int64)])
             self.n_observed = np.concatenate([self.n_observed, np.zeros(n, dtype=np.int64)])
             self.row_of.update({series_id: start + i for i, series_id in enumerate(ids)})
             return np.arange(start, start + n)
+
+    def _check_scaling(self, n: int, mean: Any, scale: Any) -> tuple[np.ndarray, np.ndarray]:
+        """``mean`` and ``scale`` as float64 ``(n, n_channels + n_exog)``: finite, the scales positive."""
+        width = self.n_channels + self.n_exog
+        mean, scale = np.asarray(mean), np.asarray(scale)
+        for name, value in (("mean", mean), ("scale", scale)):
+            if value.dtype.kind not in "iuf" or value.shape != (n, width):
+                raise ValueError(
+                    f"add: the series' {name} must be real numbers of shape ({n}, {width}) (one per "
+                    f"channel and covariate of each series), got dtype {value.dtype}, shape {value.shape}"
+                )
+        mean, scale = mean.astype(np.float64), scale.astype(np.float64)
+        bad = ~(np.isfinite(mean) & np.isfinite(scale) & (scale > 0)).all(axis=1)
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"add: series number {row} would be standardised by mean {mean[row].tolist()} and scale "
+                f"{scale[row].tolist()}; both must be finite and the scale positive (values so large that "
+                "their spread overflows float64? rescale the series)"
+            )
+        return mean, scale
 
     # ------------------------------------------------------------------ advancing
     def check_values(self, rows: np.ndarray, values: np.ndarray, where: str) -> None:
@@ -530,7 +555,10 @@ class ForecastEngine(Streams):
                 raise ValueError(
                     "the saved stream counters are inconsistent (negative, or more observed than seen)"
                 )
-            self._check_calibration(tensors, n_seen)
+            if (n_seen > MAX_COUNT).any():
+                raise ValueError(f"the saved stream counters exceed {MAX_COUNT} steps: not a real stream's")
+            check_stream_values(self, tensors, n_observed)
+            check_calibration(self, tensors, n_seen)
             device = self.device
             tensors = [t.to(device) for t in tensors]
             if self.calibration is not None:
@@ -542,18 +570,3 @@ class ForecastEngine(Streams):
             self.history = WindowHistory(values, observed)
             self.forecast, self.params = forecast, params
             self.n_seen, self.n_observed = n_seen.copy(), n_observed.copy()
-
-    def _check_calibration(self, tensors: Sequence[torch.Tensor], n_seen: np.ndarray) -> None:
-        """The saved calibration's counters and forecasts must be ones a stream can have."""
-        forecast, params = tensors[-5:-3] if self.calibration is not None else tensors[-2:]
-        if not (torch.isfinite(forecast).all() and torch.isfinite(params).all()):
-            raise ValueError("the saved forecasts hold non-finite values")
-        if self.calibration is None:
-            return
-        levels, issued, n_issued = tensors[-3:]
-        if (n_issued < 0).any() or (n_issued.cpu().numpy() > n_seen).any():
-            raise ValueError(
-                "the saved interval calibration's issued-forecast counts are negative or too large"
-            )
-        if not (torch.isfinite(levels).all() and torch.isfinite(issued).all()):
-            raise ValueError("the saved interval calibration holds non-finite values")

@@ -88,6 +88,24 @@ def standardization(values: np.ndarray, enabled: bool = True) -> tuple[np.ndarra
     return mean, scale
 
 
+def _check_weights(state_dict: Any) -> None:
+    """Refuse saved weights that are not a dict of tensors, or that hold NaN or infinite values."""
+    if not isinstance(state_dict, dict) or not all(isinstance(t, torch.Tensor) for t in state_dict.values()):
+        raise ValueError("the saved weights are not a dict of tensors")
+    for name, tensor in state_dict.items():
+        if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+            raise ValueError(f"the saved weight {name!r} holds NaN or infinite values (a diverged fit?)")
+
+
+def _check_weight_dtypes(saved: dict[str, torch.Tensor], loaded: dict[str, torch.Tensor]) -> None:
+    """Refuse saved weights of another dtype than the network's (loading would convert them silently)."""
+    for name, tensor in loaded.items():
+        if name in saved and saved[name].dtype != tensor.dtype:
+            raise ValueError(
+                f"the saved weight {name!r} has dtype {saved[name].dtype}; the network's is {tensor.dtype}"
+            )
+
+
 class AarenEstimatorMixin:
     """Shared machinery of :class:`~aaren_ts.AarenClassifier` and :class:`~aaren_ts.AarenForecaster`.
 
@@ -338,8 +356,21 @@ class AarenEstimatorMixin:
             its streams where they were when saved.
         """
         payload = load_archive(path, cls)
-        est = cls(**payload["params"])
-        est._restore_fitted(payload["attributes"], payload["state_dict"])
+        shown = os.fspath(path)
+        try:
+            _check_weights(payload["state_dict"])
+            est = cls(**payload["params"])
+            est._validate_params()
+            est._restore_fitted(payload["attributes"], payload["state_dict"])
+            _check_weight_dtypes(payload["state_dict"], est.net_.module_.state_dict())
+        except ValueError as err:
+            raise ValueError(f"{shown!r}: {err}") from err
+        except (KeyError, IndexError, TypeError, AttributeError, RuntimeError) as err:
+            # a payload that passed the archive's checks but does not fit together: altered or damaged
+            raise ValueError(
+                f"{shown!r} does not hold a consistent saved {cls.__name__} (altered or damaged?): "
+                f"{type(err).__name__}: {err}"
+            ) from err
         est._is_fitted = True
         return est
 

@@ -109,9 +109,25 @@ class FittedForecasterMixin:
         self.level_names_ = None if levels is None else list(levels)
         ids = [i if not isinstance(i, list) else tuple(i) for i in attributes["series_ids"]]
         self._new_engine()
-        self._add_series(ids, attributes["mean"].numpy(), attributes["scale"].numpy())
-        self.engine_.restore(
-            attributes["streams"], attributes["n_seen"].numpy(), attributes["n_observed"].numpy()
-        )
+        mean, scale = (_saved(attributes, name, torch.float64) for name in ("mean", "scale"))
+        if len(mean) != len(ids) or not (
+            np.isfinite(mean).all() and np.isfinite(scale).all() and (scale > 0).all()
+        ):
+            raise ValueError(
+                f"the saved standardisation does not fit the {len(ids)} saved series (one finite mean and "
+                "positive scale per series and channel)"
+            )
+        self._add_series(ids, mean, scale)
+        n_seen, n_observed = (_saved(attributes, name, torch.int64) for name in ("n_seen", "n_observed"))
+        self.engine_.restore(attributes["streams"], n_seen, n_observed)
         self._cutoffs = SeriesCutoffs.from_plain(attributes["series_cutoffs"])
         restore_sktime_state(self, attributes, index_from_plain(attributes["cutoff"]))
+
+
+def _saved(attributes: dict[str, Any], name: str, dtype: torch.dtype) -> np.ndarray:
+    """The saved array ``attributes[name]``, refused unless it is a tensor of ``dtype`` (as saved)."""
+    value = attributes[name]
+    if not isinstance(value, torch.Tensor) or value.dtype != dtype:
+        found = value.dtype if isinstance(value, torch.Tensor) else type(value).__name__
+        raise ValueError(f"the saved {name} must be a tensor of {dtype}, found {found}")
+    return value.numpy()

@@ -33,6 +33,17 @@ class _StreamPlan(NamedTuple):
     new: list[Any]
 
 
+def _check_real_columns(y: pd.DataFrame, where: str) -> None:
+    """``TypeError`` naming the first column of ``y`` that does not hold real numbers."""
+    for column, dtype in y.dtypes.items():
+        if dtype.kind not in "iuf":
+            raise TypeError(
+                f"{where}: y's column {column!r} has dtype {dtype}; the forecaster takes real numbers (int "
+                "or float): booleans, complex numbers, text and objects are refused rather than converted "
+                "(convert the column first, e.g. y.astype(float), if its values are numbers)"
+            )
+
+
 def _describe_levels(level_names: list[Any] | None) -> str:
     if level_names is None:
         return "a single series (no MultiIndex)"
@@ -44,6 +55,7 @@ class ForecastPanelsMixin:
 
     def _split(self, y: pd.DataFrame, where: str) -> SeriesPanel:
         """``y`` taken apart into series, checked against what ``fit`` (or ``pretrain``) saw."""
+        _check_real_columns(y, where)
         cutoffs = getattr(self, "_cutoffs", None)
         known_freq = index_freq(cutoffs.cutoffs) if cutoffs is not None and where != "fit" else None
         panel = split_series(y, where, freq=known_freq)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,6 +24,7 @@ from aaren_ts.estimators._cutoffs import relative_steps
 from aaren_ts.estimators._forecast_data import SegmentDataset, pad_segments
 from aaren_ts.estimators._panel import SeriesPanel
 from aaren_ts.nn.forecast import ForecastLoss, ForecastNet, beats_naive
+from aaren_ts.nn.heads import HEADS
 
 __all__ = ["ForecasterTrainingMixin"]
 
@@ -103,6 +105,26 @@ class ForecasterTrainingMixin:
             raise ValueError(f"{where}: fh reaches {steps} steps ahead, beyond horizon={horizon}")
         return int(horizon)
 
+    def _check_stream_memory(self, n_series: int) -> None:
+        """Refuse, before training, a horizon whose streams would not fit in memory.
+
+        With ``interval_calibration="aci"`` every series keeps its last ``horizon`` forecasts (``horizon**2
+        * n_channels * (1 + n_params)`` float32 numbers, :class:`~aaren_ts.engine.calibration.Calibration`):
+        refused when that exceeds :func:`memory_budget` for the series being fitted.
+        """
+        if self.interval_calibration is None:
+            return
+        n_params = HEADS[self.distribution].n_params
+        per_series = self.horizon_**2 * self.n_channels_ * (1 + n_params) * 4
+        needed, budget = per_series * n_series, memory_budget()
+        if needed > budget:
+            raise ValueError(
+                f"fit: horizon={self.horizon_} with interval_calibration={self.interval_calibration!r} keeps "
+                f"the last horizon forecasts of every series: {per_series / 1e9:.3g} GB a series, "
+                f"{needed / 1e9:.3g} GB for {n_series}, beyond {budget / 1e9:.3g} GB (half this machine's "
+                "memory). Use a shorter horizon, fewer series per forecaster, or interval_calibration=None"
+            )
+
     def _train(self, panel: SeriesPanel, epochs: int | None = None) -> None:
         """Train the network on ``panel`` (each series scaled by its own training statistics).
 
@@ -143,3 +165,12 @@ class ForecasterTrainingMixin:
         if valid_ds is not None and not beats_naive(self.net_.module_, valid_ds, self._resolved_device()):
             self.net_.module_.reset_to_naive()  # no clear gain over the last value on held-out data
         self.net_.module_.eval()
+
+
+def memory_budget() -> int:
+    """Bytes the streams of one forecaster may take: half the machine's physical memory (16 GiB where
+    the system does not say)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2
+    except (AttributeError, ValueError, OSError):
+        return 2**34

@@ -92,8 +92,16 @@ def _as_float(a: object, name: str) -> np.ndarray:
     arr = np.asarray(a)
     if arr.dtype.kind == "c":
         raise ValueError(f"{name}: Complex data not supported; pass real-valued series")
-    if arr.dtype.kind in "biuf":
+    if arr.dtype.kind in "iuf":
         return arr.astype(np.float64, copy=False)
+    if arr.dtype.kind in "bUS" or (
+        arr.dtype.kind == "O" and any(isinstance(v, str | bytes | bool | np.bool_) for v in arr.flat)
+    ):
+        raise TypeError(
+            f"{name} must hold real numbers (int or float), got {arr.dtype.name} values: booleans and "
+            "text are refused rather than converted (convert them first, e.g. X.astype(float), if they "
+            "are numbers)"
+        )
     try:
         return arr.astype(np.float64)
     except (TypeError, ValueError) as err:

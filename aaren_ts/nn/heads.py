@@ -116,6 +116,12 @@ class DistributionHead(nn.Module):
         below ``a``): ``2 min(F(y), 1 - F(y))`` with ``F`` the distribution function."""
         raise NotImplementedError
 
+    def valid_params(self, params: torch.Tensor) -> torch.Tensor:
+        """Whether each ``(..., n_params)`` of ``params`` describes a distribution of the family:
+        bool ``(...)``. Restored streams are checked with it. By default, finite parameters are valid;
+        a family with constraints (a positive spread, ordered quantiles) narrows this."""
+        return torch.isfinite(params).all(-1)
+
 
 @register_head
 class NormalHead(DistributionHead):
@@ -152,6 +158,10 @@ class NormalHead(DistributionHead):
 
     def quantile(self, loc: torch.Tensor, params: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
         return loc + z * params[..., 0]
+
+    def valid_params(self, params: torch.Tensor) -> torch.Tensor:
+        """A finite, positive standard deviation."""
+        return torch.isfinite(params[..., 0]) & (params[..., 0] > 0)
 
     def p_value(self, loc: torch.Tensor, params: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         # erfc of |z| rather than 2 min(F, 1 - F): exact in the tails, where 1 - F loses every digit
@@ -212,6 +222,13 @@ class QuantileHead(DistributionHead):
         levels = torch.tensor(self.levels(), dtype=params.dtype, device=params.device)
         error = target[..., None] - (loc[..., None] + params)
         return torch.maximum(levels * error, (levels - 1.0) * error).sum(-1)
+
+    def valid_params(self, params: torch.Tensor) -> torch.Tensor:
+        """Finite quantile offsets, increasing, below the median then above it."""
+        k = len(self.LEVELS)
+        zero = torch.zeros_like(params[..., :1])
+        knots = torch.cat([params[..., :k], zero, params[..., k:]], dim=-1)
+        return torch.isfinite(params).all(-1) & (knots.diff(dim=-1) > 0).all(-1)
 
     def quantile(self, loc: torch.Tensor, params: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
         return _piecewise_linear(z.to(loc.dtype), self.knots.to(loc.dtype), self._values(loc, params))

@@ -16,9 +16,11 @@ from aaren_ts._files import atomic_write
 from aaren_ts._limits import MAX_STANDARDISED, first_beyond
 from aaren_ts._normal import gaussian_z, interpolate_z, level_z
 from aaren_ts.onnx._format import ModelSpec, check_interface, read_metadata, verify_checksum
+from aaren_ts.onnx._state_checks import check_state_values
 
 __all__ = ["OnnxStreamer"]
 
+_MAX_COUNT = 2**53  # the most steps a saved state may count (every count below is exact in float64)
 _ONE_SIGMA = math.erf(1.0 / math.sqrt(2.0))  # the coverage of mean +- one standard deviation
 _EXTRA_HINT = 'OnnxStreamer needs ONNX Runtime, in the "onnx" extra: pip install "aaren_ts[onnx]"'
 
@@ -210,18 +212,25 @@ class OnnxStreamer:
         try:
             with np.load(path, allow_pickle=False) as archive:
                 loaded = {name: archive[name] for name in archive.files}
-            n_seen = int(loaded.pop("__n_seen__", -1))
         except (ValueError, OSError, EOFError, TypeError, zipfile.BadZipFile) as err:
             if isinstance(err, FileNotFoundError):
                 raise
             raise ValueError(f"{path} is not a readable state saved by save_state (damaged?): {err}") from err
+        count = loaded.pop("__n_seen__", np.asarray(-1))
+        if count.shape != () or count.dtype.kind not in "iu" or not 0 <= int(count) <= _MAX_COUNT:
+            raise ValueError(
+                f"{path}: its step count __n_seen__ is {count!r}, not a count of steps (altered or damaged?)"
+            )
+        n_seen = int(count)
         reference = self._initial if self.kind == "forecaster" else self._template()
-        if set(loaded) != set(reference) or n_seen < 0:
+        if set(loaded) != set(reference):
             missing, extra = sorted(set(reference) - set(loaded)), sorted(set(loaded) - set(reference))
             raise ValueError(
                 f"{path} is not a saved state of this model: missing {missing}, unexpected {extra}"
             )
-        per_stream = {len(loaded[name]) for name in self.spec.state}
+        per_stream = {
+            len(arr) if arr.ndim else -1 for name, arr in loaded.items() if name != "future_coefficients"
+        }
         if len(per_stream) != 1:
             raise ValueError(f"{path}: the state's arrays disagree on the number of streams")
         for name, ref in reference.items():
@@ -236,6 +245,7 @@ class OnnxStreamer:
                     f"{path}: {name} has dtype {got.dtype} and shape {got.shape}; this model's is "
                     f"{ref.dtype} with per-stream shape {ref.shape[1:]}"
                 )
+        check_state_values(self, loaded, n_seen, os.fspath(path))
         with self._lock:
             self._snapshot = (loaded, n_seen)
         return self

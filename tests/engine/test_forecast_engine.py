@@ -67,6 +67,7 @@ def _corruptions(engine: ForecastEngine) -> dict[str, tuple[list[torch.Tensor], 
     tensors = [t.clone() for t in engine.tensors()]
     seen, observed = engine.n_seen.copy(), engine.n_observed.copy()
     levels, issued, n_issued = tensors[-3:]
+    n_state = len(tensors) - 7  # the encoder state, then history (2), forecast (2), calibration (3)
     cases = {
         "ring shrunk": [*tensors[:-2], issued[:, :1].clone(), n_issued],
         "negative issued count": [*tensors[:-1], torch.full_like(n_issued, -5)],
@@ -75,11 +76,36 @@ def _corruptions(engine: ForecastEngine) -> dict[str, tuple[list[torch.Tensor], 
         "one tensor missing": tensors[:-1],
         "encoder state of another dtype": [tensors[0].to(torch.float16), *tensors[1:]],
         "non-finite forecast": [t if k != len(tensors) - 5 else t * np.inf for k, t in enumerate(tensors)],
+        "NaN in the encoder state": [_set_first(tensors[0], np.nan), *tensors[1:]],
+        "a value beyond float32 in the encoder state": [_set_first(tensors[0], 1e30), *tensors[1:]],
+        "an observed NaN in the history": [
+            *tensors[:n_state],
+            _set_first(tensors[n_state], np.nan),
+            torch.ones_like(tensors[n_state + 1]),
+            *tensors[n_state + 2 :],
+        ],
+        "a negative forecast spread": [*tensors[:-4], -tensors[-4], *tensors[-3:]],
+        "a negative spread in the calibration's ring": [
+            *tensors[:-2],
+            _set_first(issued, -1.0, -1),
+            n_issued,
+        ],
     }
     out = {name: (t, seen, observed) for name, t in cases.items()}
     out["negative seen count"] = (tensors, seen - 10**6, observed)
     out["more observed than seen"] = (tensors, seen, seen + 1)
+    out["a seen count no stream reaches"] = (tensors, seen + 2**60, observed)
     return out
+
+
+def _set_first(t: torch.Tensor, value: float, parameter: int | None = None) -> torch.Tensor:
+    """A copy of ``t`` with its first value (of its last axis' ``parameter``-th entry) set to ``value``."""
+    t = t.clone()
+    if parameter is None:
+        t.view(-1)[0] = value
+    else:
+        t[(0,) * (t.dim() - 1) + (parameter,)] = value
+    return t
 
 
 @pytest.mark.parametrize(
@@ -94,6 +120,12 @@ def _corruptions(engine: ForecastEngine) -> dict[str, tuple[list[torch.Tensor], 
         "non-finite forecast",
         "negative seen count",
         "more observed than seen",
+        "NaN in the encoder state",
+        "a value beyond float32 in the encoder state",
+        "an observed NaN in the history",
+        "a negative forecast spread",
+        "a negative spread in the calibration's ring",
+        "a seen count no stream reaches",
     ],
 )
 def test_restore_refuses_streams_that_do_not_fit_and_changes_nothing(fitted, case: str) -> None:
@@ -141,6 +173,40 @@ def test_a_crafted_weights_only_archive_is_refused_at_load(fitted, tmp_path, mon
         _tampered_archive(saved, crafted, edit)
         with pytest.raises(ValueError, match="saved"):
             AarenForecaster.load(crafted)
+
+
+def _first_weight(payload) -> str:
+    return next(iter(payload["state_dict"]))
+
+
+@pytest.mark.parametrize(
+    ("edit", "match"),
+    [
+        (
+            lambda p: p["state_dict"].update({_first_weight(p): p["state_dict"][_first_weight(p)].half()}),
+            "dtype",
+        ),
+        (
+            lambda p: p["state_dict"].update({_first_weight(p): p["state_dict"][_first_weight(p)][:-1]}),
+            "size",
+        ),
+        (
+            lambda p: p["state_dict"].update({_first_weight(p): p["state_dict"][_first_weight(p)] * np.nan}),
+            "NaN",
+        ),
+        (lambda p: p["attributes"].update(n_seen=p["attributes"]["n_seen"].double()), "n_seen must be"),
+        (lambda p: p["attributes"].update(scale=-p["attributes"]["scale"]), "positive scale"),
+        (lambda p: p["attributes"].pop("mean"), "KeyError: 'mean'"),
+        (lambda p: p["attributes"]["series_ids"].append("x"), "does not fit the 4 saved series"),
+        (lambda p: p["params"].update(horizon="three"), "horizon"),
+    ],
+)
+def test_an_archive_whose_parts_do_not_fit_together_is_refused_naming_the_file(fitted, tmp_path, edit, match):
+    saved = fitted.save(tmp_path / "model")
+    _tampered_archive(saved, tmp_path / "crafted.zip", edit)
+    with pytest.raises(ValueError, match=r"crafted\.zip") as raised:
+        AarenForecaster.load(tmp_path / "crafted.zip")
+    assert match in str(raised.value)
 
 
 def test_values_that_would_overflow_are_refused_naming_the_series(fitted) -> None:
@@ -238,3 +304,41 @@ def test_racing_partial_updates_are_serialised_not_lost() -> None:
         t.join()
     assert f.n_seen_ == 62 and len(errors) == 3
     assert all("overlaps" in str(e) for e in errors)
+
+
+def test_predictions_run_while_updates_are_serialised() -> None:
+    """Two threads update every series of one forecaster (the same observation each time, so their order
+    cannot matter) while a third predicts: the end equals the sequential result, and every prediction
+    read is one the sequential run passes through (never a half-applied update)."""
+    import copy
+
+    f = AarenForecaster(**TINY).fit(_panel())
+    sequential = copy.deepcopy(f)
+    step = f.engine_.mean[:, None, :1] + 1.0
+    seen = [sequential.predict_array()]
+    for _ in range(30):
+        seen.append(sequential.partial_update_array(step).predict_array())
+    reads: list[np.ndarray] = []
+    done = threading.Event()
+
+    def writer() -> None:
+        for _ in range(15):
+            f.partial_update_array(step)
+
+    def reader() -> None:
+        while not done.is_set():
+            reads.append(f.predict_array())
+
+    writers = [threading.Thread(target=writer) for _ in range(2)]
+    watcher = threading.Thread(target=reader)
+    watcher.start()
+    for t in writers:
+        t.start()
+    for t in writers:
+        t.join()
+    done.set()
+    watcher.join()
+    np.testing.assert_array_equal(f.predict_array(), seen[-1])
+    assert (f.n_seen_ == 60 + 30).all() and len(reads) > 0
+    for read in reads:
+        assert any(np.array_equal(read, s) for s in seen)

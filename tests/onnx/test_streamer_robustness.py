@@ -514,3 +514,74 @@ def test_a_damaged_state_file_is_refused_and_changes_nothing(forecaster_file, tm
     _assert_unchanged(streamer, before, 1)
     with pytest.raises(FileNotFoundError):
         streamer.load_state(tmp_path / "missing.npz")
+
+
+def _altered(state: dict, name: str, edit) -> dict:
+    changed = {k: v.copy() for k, v in state.items()}
+    changed[name] = edit(changed[name])
+    return changed
+
+
+def _first(value):
+    def edit(arr):
+        arr.reshape(-1)[0] = value
+        return arr
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    ("name", "edit", "match"),
+    [
+        ("encoder.0.a", _first(np.nan), r"encoder\.0\.a holds NaN, infinite or out-of-range"),
+        ("encoder.0.m", _first(np.inf), r"encoder\.0\.m holds NaN"),
+        ("levels", _first(1e30), r"levels holds NaN, infinite or out-of-range"),
+        ("history_values", _first(np.inf), "history_values holds"),
+        ("n_issued", lambda a: a + 7, "n_issued disagrees with the export's counts"),
+        ("n_issued", lambda a: a * 0 - 5, "n_issued disagrees"),
+        ("series_scale", lambda a: -a, "series_scale differs from this export's"),
+        ("output.params", lambda a: -a, "output.params holds parameters of no 'normal' distribution"),
+        ("output.loc", _first(1e300), r"output\.loc lies beyond"),
+        ("issued", lambda a: a * np.array([1.0, -1.0], dtype=a.dtype), "issued holds parameters of no"),
+        ("__n_seen__", lambda a: np.asarray([a]), "__n_seen__ is array"),
+        ("__n_seen__", lambda a: np.asarray(2**62), "not a count of steps"),
+    ],
+)
+def test_a_state_file_with_values_no_stream_has_is_refused(forecaster_file, tmp_path, name, edit, match):
+    """Names, dtypes and shapes right, values impossible: refused naming the array, nothing changed."""
+    streamer = OnnxStreamer(forecaster_file)
+    streamer.partial_update(*_step(streamer))
+    streamer.save_state(tmp_path / "good.npz")
+    with np.load(tmp_path / "good.npz") as saved:
+        arrays = {k: saved[k] for k in saved.files}
+    np.savez(tmp_path / "altered.npz", **_altered(arrays, name, edit))
+    before = streamer.state()
+    with pytest.raises(ValueError, match=match):
+        streamer.load_state(tmp_path / "altered.npz")
+    _assert_unchanged(streamer, before, 1)
+    assert OnnxStreamer(forecaster_file).load_state(tmp_path / "good.npz").n_seen == 1
+
+
+@pytest.mark.parametrize(
+    ("name", "edit", "match"),
+    [
+        ("seen", lambda a: a + 1, "seen disagrees with the"),
+        ("output.proba", lambda a: a * 2, r"output\.proba is not a probability distribution"),
+        ("encoder.0.c", _first(np.nan), r"encoder\.0\.c holds NaN"),
+    ],
+)
+def test_a_classifier_state_with_values_no_stream_has_is_refused(
+    classifier_file, tmp_path, name, edit, match
+):
+    streamer = OnnxStreamer(classifier_file)
+    streamer.partial_update(np.full((2, 2, 3), 50.0))
+    streamer.save_state(tmp_path / "good.npz")
+    with np.load(tmp_path / "good.npz") as saved:
+        arrays = {k: saved[k] for k in saved.files}
+    np.savez(tmp_path / "altered.npz", **_altered(arrays, name, edit))
+    with pytest.raises(ValueError, match=match):
+        OnnxStreamer(classifier_file).load_state(tmp_path / "altered.npz")
+    np.testing.assert_array_equal(
+        OnnxStreamer(classifier_file).load_state(tmp_path / "good.npz").predict_proba(),
+        streamer.predict_proba(),
+    )

@@ -1,0 +1,86 @@
+"""The checks :meth:`ForecastEngine.restore <aaren_ts.engine.ForecastEngine.restore>` makes on saved
+stream tensors whose structure, shapes and dtypes already fit: their values must be ones a stream of
+the engine's network can hold, so a crafted or damaged file is refused instead of crashing a kernel or
+continuing a stream wrongly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from aaren_ts._limits import MAX_STANDARDISED
+from aaren_ts.nn.state import flatten_state
+
+__all__ = ["check_calibration", "check_stream_values"]
+
+
+def check_stream_values(engine: Any, tensors: Sequence[torch.Tensor], n_observed: np.ndarray) -> None:
+    """The saved encoder states and histories must hold values a stream of ``engine`` (the
+    :class:`~aaren_ts.engine.ForecastEngine` restoring them) can have.
+
+    Every value the network computes with is standardised and bounded by
+    :data:`MAX_STANDARDISED` (beyond it float32 arithmetic overflows); NaN appears only in a
+    history, before a series' first observation; ``-inf`` only where a fresh state holds it (a
+    log-normaliser before any token).
+    """
+    n_state = len(flatten_state(engine.state))
+    fresh = flatten_state(engine.module.init_state(1, "cpu"))
+    for k, (got, empty) in enumerate(zip(tensors[:n_state], fresh, strict=True)):
+        if not got.is_floating_point():
+            continue
+        values = got.double()
+        allowed = (
+            torch.isneginf(values)
+            if bool(torch.isneginf(empty).any())
+            else torch.zeros_like(values, dtype=torch.bool)
+        )
+        if not bool(((values.abs() <= MAX_STANDARDISED) | allowed).all()):
+            raise ValueError(
+                f"saved stream tensor {k} (encoder state) holds NaN, infinite or out-of-range "
+                f"values (beyond {MAX_STANDARDISED:g})"
+            )
+    values, observed = tensors[n_state].double(), tensors[n_state + 1]
+    known = ~torch.isnan(values)
+    if not bool((values[known].abs() <= MAX_STANDARDISED).all()) or bool((observed & ~known).any()):
+        raise ValueError(
+            f"the saved window history holds infinite or out-of-range values (beyond "
+            f"{MAX_STANDARDISED:g}), or observed values that are NaN"
+        )
+    if bool((torch.as_tensor(n_observed == 0) & known.flatten(1).any(dim=1).cpu()).any()):
+        raise ValueError("the saved window history holds values of a series that has observed none")
+
+
+def check_calibration(engine: Any, tensors: Sequence[torch.Tensor], n_seen: np.ndarray) -> None:
+    """The saved calibration's counters and forecasts must be ones a stream can have."""
+    forecast, params = tensors[-5:-3] if engine.calibration is not None else tensors[-2:]
+    if not (_bounded(forecast) and _bounded(params)):
+        raise ValueError(
+            f"the saved forecasts hold non-finite or out-of-range values (beyond {MAX_STANDARDISED:g})"
+        )
+    advanced = torch.as_tensor(n_seen > 0, device=params.device)  # (the others' are the fresh ones)
+    if not bool(engine.head.valid_params(params[advanced].double()).all()):
+        raise ValueError(f"the saved forecasts hold parameters no {engine.head.name!r} distribution has")
+    if engine.calibration is None:
+        return
+    levels, issued, n_issued = tensors[-3:]
+    if (n_issued < 0).any() or (n_issued.cpu().numpy() > n_seen).any():
+        raise ValueError("the saved interval calibration's issued-forecast counts are negative or too large")
+    if not (_bounded(levels) and _bounded(issued)):
+        raise ValueError(
+            "the saved interval calibration holds non-finite or out-of-range values "
+            f"(beyond {MAX_STANDARDISED:g})"
+        )
+    filled = torch.arange(engine.horizon, device=n_issued.device)[None, :] < n_issued[:, None]  # slots
+    if not bool(engine.head.valid_params(issued[filled][..., 1:].double()).all()):
+        raise ValueError(
+            f"the saved interval calibration holds forecasts no {engine.head.name!r} distribution has"
+        )
+
+
+def _bounded(values: torch.Tensor) -> bool:
+    """Whether every value of ``values`` is finite and at most :data:`MAX_STANDARDISED` in magnitude."""
+    return bool((values.double().abs() <= MAX_STANDARDISED).all())

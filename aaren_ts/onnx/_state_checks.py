@@ -1,0 +1,111 @@
+"""The checks :meth:`OnnxStreamer.load_state <aaren_ts.onnx.OnnxStreamer.load_state>` makes on a saved
+state whose names, dtypes and shapes already fit: its values must be ones a stream of the exported model
+can hold. numpy alone (the streamer runs without PyTorch).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from aaren_ts._limits import MAX_STANDARDISED
+
+__all__ = ["check_state_values"]
+
+
+def check_state_values(streamer: Any, loaded: dict[str, np.ndarray], n_seen: int, path: str) -> None:
+    """Refuse a state (of the right names, dtypes and shapes) whose values no stream of the export that
+    ``streamer`` (the :class:`~aaren_ts.onnx.OnnxStreamer` loading it) serves can hold: ``ValueError``
+    naming the array.
+
+    The standardised state is finite and within :data:`~aaren_ts._limits.MAX_STANDARDISED` (NaN
+    only in the window history, before a series' first observation; ``-inf`` only in a
+    log-normaliser ``*.m`` before any token); the forecaster's standardisation is this export's;
+    every stream's counters agree with :attr:`n_seen`; the forecasts (and those the calibration
+    keeps) are distributions (their quantiles finite and ordered); class probabilities sum to 1.
+    """
+
+    def refuse(name: str, problem: str) -> None:
+        raise ValueError(
+            f"{path}: {name} {problem}; no stream of this exported model has such a state, so the file "
+            "was altered or damaged, or saved from another model (the streamer is unchanged)"
+        )
+
+    constants = {*streamer.spec.constants, "future_coefficients"}
+    for name, arr in loaded.items():
+        if arr.dtype.kind != "f":
+            continue
+        with np.errstate(invalid="ignore"):
+            bounded = np.abs(arr) <= MAX_STANDARDISED
+        if name == "history_values":
+            fits = bounded | np.isnan(arr)
+        elif name.endswith(".m"):
+            fits = bounded | np.isneginf(arr)
+        elif name.startswith("output.") or name in constants:
+            fits = np.isfinite(arr)
+        else:
+            fits = bounded
+        if not fits.all():
+            refuse(name, f"holds NaN, infinite or out-of-range values (beyond {MAX_STANDARDISED:g})")
+    if (
+        "history_observed" in loaded
+        and (loaded["history_observed"] & np.isnan(loaded["history_values"])).any()
+    ):
+        refuse("history_observed", "marks missing (NaN) values as observed")
+    if streamer.kind == "classifier":
+        _check_classifier_state(loaded, n_seen, refuse)
+        return
+    for name in constants & set(loaded):
+        if not np.array_equal(loaded[name], streamer._initial[name]):
+            refuse(name, "differs from this export's (the streams' standardisation is fixed at export)")
+    if streamer.spec.calibrated:
+        expected = streamer._initial["n_issued"] + n_seen
+        if not np.array_equal(loaded["n_issued"], expected):
+            refuse("n_issued", f"disagrees with the export's counts plus the {n_seen} steps seen since")
+        issued = loaded["issued"].astype(np.float64)
+        filled = np.arange(streamer.spec.horizon)[None, :] < loaded["n_issued"][:, None]  # (streams, slots)
+        _check_distributions(streamer, issued[filled][..., 0], issued[filled][..., 1:], "issued", refuse)
+    c = streamer.spec.n_channels
+    mean, scale = loaded["series_mean"][:, None, :c], loaded["series_scale"][:, None, :c]
+    with np.errstate(over="ignore", invalid="ignore"):
+        standardised = {
+            "output.loc": (loaded["output.loc"] - mean) / scale,
+            "output.params": loaded["output.params"] / scale[..., None],
+        }
+    for name, values in standardised.items():
+        if not (np.abs(values) <= MAX_STANDARDISED).all():
+            refuse(name, f"lies beyond {MAX_STANDARDISED:g} standard deviations of its series")
+    _check_distributions(streamer, loaded["output.loc"], loaded["output.params"], "output.params", refuse)
+
+
+def _check_distributions(
+    streamer: Any, loc: np.ndarray, params: np.ndarray, name: str, refuse: Callable[[str, str], None]
+) -> None:
+    """Refuse forecasts ``loc`` ``(B, T, C)``, ``params`` ``(B, T, C, K)`` whose quantiles (through
+    the exported quantile function) at ``z = -1, 0, 1`` are not finite and ordered."""
+    if len(loc) == 0:
+        return
+    z = np.broadcast_to(np.array([-1.0, 0.0, 1.0])[None, :, None, None], (len(loc), 3, *loc.shape[1:]))
+    feed = {
+        "loc": np.ascontiguousarray(loc, dtype=np.float64),
+        "params": np.ascontiguousarray(params, dtype=np.float64),
+        "z": np.ascontiguousarray(z, dtype=np.float64),
+    }
+    quantiles = streamer._quantiles.run(["quantiles"], feed)[0]
+    if not (np.isfinite(quantiles).all() and (np.diff(quantiles, axis=1) > 0).all()):
+        refuse(name, f"holds parameters of no {streamer.spec.distribution!r} distribution")
+
+
+def _check_classifier_state(
+    loaded: dict[str, np.ndarray], n_seen: int, refuse: Callable[[str, str], None]
+) -> None:
+    """Every stream has seen :attr:`n_seen` time points; the probabilities are a distribution."""
+    if (loaded["seen"] != n_seen).any():
+        refuse("seen", f"disagrees with the {n_seen} time points the state says every stream has seen")
+    if "readout.count" in loaded and (loaded["readout.count"] != n_seen).any():
+        refuse("readout.count", f"disagrees with the {n_seen} time points every stream has seen")
+    proba = loaded["output.proba"].astype(np.float64)
+    if n_seen and not ((proba >= 0).all() and np.allclose(proba.sum(axis=1), 1.0, atol=1e-4)):
+        refuse("output.proba", "is not a probability distribution over the classes")

@@ -1,0 +1,124 @@
+"""Errors a user can act on: wrong shapes, probabilities and dtypes, and a horizon that cannot fit in
+memory, each refused before any work with a message that says what is wrong and what to do."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from aaren_ts import AarenClassifier, AarenForecaster
+from aaren_ts.estimators._forecast_training import memory_budget
+
+TINY = {
+    "d_model": 8,
+    "n_heads": 2,
+    "n_layers": 1,
+    "d_ff": 16,
+    "context_length": 6,
+    "segment_length": 12,
+    "max_epochs": 1,
+    "device": "cpu",
+    "random_state": 0,
+    "horizon": 3,
+}
+
+
+def _series(n: int = 60) -> pd.DataFrame:
+    return pd.DataFrame({"y": 100.0 + np.random.default_rng(0).normal(size=n).cumsum()})
+
+
+@pytest.fixture(scope="module")
+def fitted() -> AarenForecaster:
+    return AarenForecaster(**TINY).fit(_series())
+
+
+def test_a_3d_array_of_one_series_in_the_wrong_layout_says_which_layout_is_read() -> None:
+    y = _series(144).to_numpy()[None]  # (1, 144, 1): one series as (n_series, n_timepoints, n_columns)
+    with pytest.raises(ValueError, match=r"1 series of 1 time point\(s\) and 144 column\(s\).*numpy3D"):
+        AarenForecaster(**TINY).fit(y)
+    AarenForecaster(**TINY).fit(y.transpose(0, 2, 1))  # the layout the message asks for
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"coverage": []}, ValueError, "coverage is empty"),
+        ({"coverage": "0.9"}, TypeError, "coverage must be a float or a list of floats"),
+        ({"coverage": [0.9, "0.5"]}, TypeError, "holding a str"),
+        ({"coverage": True}, TypeError, "holding a bool"),
+    ],
+)
+def test_predict_interval_refuses_coverage_that_is_not_probabilities(fitted, kwargs, error, match) -> None:
+    with pytest.raises(error, match=match):
+        fitted.predict_interval(fh=[1, 2], **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("alpha", "error", "match"),
+    [([], ValueError, "alpha is empty"), ("0.1", TypeError, "alpha must be a float or a list")],
+)
+def test_predict_quantiles_refuses_alpha_that_is_not_probabilities(fitted, alpha, error, match) -> None:
+    with pytest.raises(error, match=match):
+        fitted.predict_quantiles(fh=[1], alpha=alpha)
+    assert fitted.predict_quantiles(fh=[1], alpha=np.array([0.1, 0.9])).shape == (1, 2)
+
+
+def test_a_horizon_whose_calibration_cannot_fit_in_memory_is_refused_before_training() -> None:
+    est = AarenForecaster(**{**TINY, "horizon": 100_000})
+    with pytest.raises(ValueError, match=r"horizon=100000 .*80 GB a series.*interval_calibration=None"):
+        est.fit(_series(144))
+    assert not hasattr(est, "net_")  # refused before training
+    assert 100_000**2 * 2 * 4 > memory_budget() or pytest.skip("a machine with more than 160 GB")
+
+
+@pytest.mark.parametrize(
+    ("values", "dtype"),
+    [
+        (np.array([1 + 2j, 3 + 0j]), "complex128"),
+        (np.array([True, False]), "bool"),
+        (np.array(["101", "102"]), "(object|str)"),
+        (pd.array([101.0, 102.0], dtype=object), "object"),
+    ],
+)
+def test_pandas_input_that_is_not_real_numbers_is_refused_and_changes_nothing(fitted, values, dtype) -> None:
+    before = fitted.predict(fh=[1, 2])
+    y = pd.DataFrame({"y": values}, index=[60, 61])
+    with pytest.raises(TypeError, match=rf"column 'y' has dtype {dtype}; the forecaster takes real numbers"):
+        fitted.partial_update(y)
+    with pytest.raises(TypeError):  # (sktime's own check, before the forecaster's, for most of these)
+        fitted.update(y, update_params=False)
+    pd.testing.assert_frame_equal(fitted.predict(fh=[1, 2]), before)
+    assert fitted.n_seen_ == 60
+
+
+def test_fit_refuses_booleans() -> None:
+    with pytest.raises(TypeError, match="dtype bool"):
+        AarenForecaster(**TINY).fit(_series() > 100.0)
+
+
+@pytest.mark.parametrize("convert", [lambda X: X > 0, lambda X: X.astype(str)])
+def test_the_classifier_refuses_booleans_and_text(convert) -> None:
+    X = np.random.default_rng(0).normal(size=(10, 2, 8))
+    clf = AarenClassifier(d_model=8, n_heads=2, n_layers=1, d_ff=16, max_epochs=1, random_state=0)
+    clf.fit(X, np.arange(10) % 2)
+    with pytest.raises(TypeError, match="booleans and text are refused"):
+        clf.predict_proba(convert(X))
+    frame = pd.DataFrame(
+        convert(X).transpose(0, 2, 1).reshape(-1, 2),
+        index=pd.MultiIndex.from_product([range(10), range(8)]),
+    )
+    with pytest.raises(TypeError, match="booleans and text are refused"):
+        clf.predict_proba(frame)
+
+
+def test_fit_on_a_series_with_no_observed_value_is_refused() -> None:
+    with pytest.raises(
+        ValueError, match=r"at least 2 observed \(non-NaN\) values, its series have at most 0"
+    ):
+        AarenForecaster(**TINY).fit(_series() * np.nan)
+
+
+def test_fit_on_values_whose_spread_overflows_says_to_rescale() -> None:
+    with pytest.raises(ValueError, match="rescale the series"):
+        AarenForecaster(**TINY).fit(_series() * 1e298)
