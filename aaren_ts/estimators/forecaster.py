@@ -18,6 +18,7 @@ from aaren_ts.estimators._cutoffs import (
 )
 from aaren_ts.estimators._docs import document_shared_parameters
 from aaren_ts.estimators._forecast_arrays import ForecastArraysMixin
+from aaren_ts.estimators._forecast_checks import ForecastInputChecksMixin, too_short
 from aaren_ts.estimators._forecast_fitted import FittedForecasterMixin
 from aaren_ts.estimators._forecast_panels import ForecastPanelsMixin
 from aaren_ts.estimators._forecast_training import ForecasterTrainingMixin
@@ -43,6 +44,7 @@ __all__ = ["AarenForecaster"]
 
 @document_shared_parameters
 class AarenForecaster(
+    ForecastInputChecksMixin,
     ForecastPanelsMixin,
     ForecasterTrainingMixin,
     ForecastArraysMixin,
@@ -302,7 +304,7 @@ class AarenForecaster(
         panel = self._split_with_covariates(y, X, "fit")
         observed = [int(np.isfinite(v[:, : len(panel.columns)]).any(axis=1).sum()) for v in panel.values]
         if max(observed) < 2:
-            raise ValueError(_too_short(panel, max(observed)))
+            raise ValueError(too_short(panel, max(observed)))
         if pretrained:
             self._horizon(fh, "fit")
             if self.fine_tune_epochs > 0:
@@ -389,63 +391,6 @@ class AarenForecaster(
             raise
         self._set_cutoff(self._cutoffs.latest())
         return self
-
-    # ------------------------------------------------------------------ sktime's interval calls
-    def predict_interval(
-        self, fh: Any = None, X: pd.DataFrame | None = None, coverage: float | Sequence[float] = 0.90
-    ) -> pd.DataFrame:
-        """sktime's ``predict_interval``, with ``coverage`` checked before any work.
-
-        Parameters
-        ----------
-        fh : int, list, ForecastingHorizon or None
-            The steps to forecast (required if not given to ``fit``).
-        X : pandas DataFrame, optional
-            The future-known covariates at those steps, if the forecaster has any.
-        coverage : float or list of float, default=0.90
-            Nominal coverage(s) of the central intervals, each strictly between 0 and 1.
-
-        Returns
-        -------
-        pandas DataFrame
-            Lower and upper bounds, columns ``(variable, coverage, "lower" | "upper")``.
-
-        Raises
-        ------
-        TypeError, ValueError
-            If ``coverage`` is empty or holds anything but real numbers strictly between 0 and 1.
-        """
-        _check_probabilities(coverage, "coverage", "0.9 or [0.8, 0.95]")
-        return super().predict_interval(fh=fh, X=X, coverage=coverage)
-
-    def predict_quantiles(
-        self, fh: Any = None, X: pd.DataFrame | None = None, alpha: float | Sequence[float] | None = None
-    ) -> pd.DataFrame:
-        """sktime's ``predict_quantiles``, with ``alpha`` checked before any work.
-
-        Parameters
-        ----------
-        fh : int, list, ForecastingHorizon or None
-            The steps to forecast (required if not given to ``fit``).
-        X : pandas DataFrame, optional
-            The future-known covariates at those steps, if the forecaster has any.
-        alpha : float or list of float, optional
-            Probabilities of the quantiles, each strictly between 0 and 1 (sktime's default: 0.05 and
-            0.95).
-
-        Returns
-        -------
-        pandas DataFrame
-            The quantiles, columns ``(variable, alpha)``.
-
-        Raises
-        ------
-        TypeError, ValueError
-            If ``alpha`` is empty or holds anything but real numbers strictly between 0 and 1.
-        """
-        if alpha is not None:
-            _check_probabilities(alpha, "alpha", "0.1 or [0.05, 0.5, 0.95]")
-        return super().predict_quantiles(fh=fh, X=X, alpha=alpha)
 
     # ------------------------------------------------------------------ public extensions
     def partial_update(self, y: pd.Series | pd.DataFrame, X: pd.DataFrame | None = None) -> AarenForecaster:
@@ -540,40 +485,3 @@ class AarenForecaster(
                 "validation_fraction": None,
             },
         ]
-
-
-def _check_probabilities(value: Any, name: str, example: str) -> None:
-    """Refuse an empty ``value`` (``ValueError``) or one holding anything but real numbers
-    (``TypeError``), before sktime turns it into an error from inside numpy (sktime checks the range)."""
-    values = list(value) if isinstance(value, list | tuple | np.ndarray | pd.Index) else [value]
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        values = [value.item()]
-    if len(values) == 0:
-        raise ValueError(
-            f"{name} is empty: give one probability strictly between 0 and 1 or a list, e.g. {example}"
-        )
-    for v in values:
-        if isinstance(v, bool | np.bool_) or not isinstance(v, int | float | np.integer | np.floating):
-            raise TypeError(
-                f"{name} must be a float or a list of floats strictly between 0 and 1 (e.g. {example}), got "
-                f"{value!r}, holding a {type(v).__name__}"
-            )
-
-
-def _too_short(panel: SeriesPanel, most: int) -> str:
-    """Why ``fit`` cannot train on ``panel`` (no series has 2 observed values, at most ``most``), and
-    what to pass instead."""
-    lengths = sorted({len(v) for v in panel.values})
-    message = (
-        f"fit: y needs a series with at least 2 observed (non-NaN) values, its series have at most "
-        f"{most}; y reached the forecaster as {len(panel.ids)} series of {' or '.join(map(str, lengths))} "
-        f"time point(s) and {len(panel.columns)} column(s)"
-    )
-    if len(panel.columns) > 1:
-        message += (
-            ". A 3-D numpy array is read as (n_series, n_columns, n_timepoints) (sktime's numpy3D): "
-            "pass one series as a 2-D (n_timepoints, n_columns) array or a DataFrame, or a panel as "
-            "(n_series, n_columns, n_timepoints), e.g. y.transpose(0, 2, 1) for (n_series, n_timepoints, "
-            "n_columns) data"
-        )
-    return message
