@@ -54,25 +54,10 @@ class ForecastInputChecksMixin:
     ) -> pd.DataFrame:
         """sktime's ``predict_quantiles``, with ``alpha`` checked before any work.
 
-        Parameters
-        ----------
-        fh : int, list, ForecastingHorizon or None
-            The steps to forecast (required if not given to ``fit``).
-        X : pandas DataFrame, optional
-            The future-known covariates at those steps, if the forecaster has any.
-        alpha : float or list of float, optional
-            Probabilities of the quantiles, each strictly between 0 and 1 (sktime's default: 0.05 and
-            0.95).
-
-        Returns
-        -------
-        pandas DataFrame
-            The quantiles, columns ``(variable, alpha)``.
-
-        Raises
-        ------
-        TypeError, ValueError
-            If ``alpha`` is empty or holds anything but real numbers strictly between 0 and 1.
+        ``fh`` and ``X`` are as for :meth:`predict_interval`; ``alpha`` holds the probabilities of the
+        quantiles, each strictly between 0 and 1 (sktime's default: 0.05 and 0.95). Returns the
+        quantiles, columns ``(variable, alpha)``; raises ``TypeError`` or ``ValueError`` if ``alpha`` is
+        empty or holds anything but real numbers strictly between 0 and 1.
         """
         if alpha is not None:
             check_probabilities(alpha, "alpha", "0.1 or [0.05, 0.5, 0.95]")
