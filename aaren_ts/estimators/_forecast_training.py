@@ -61,7 +61,10 @@ class ForecasterTrainingMixin:
             with_callbacks=with_callbacks,
             # (the loss is a plain callable, not a module: its arguments are bound here)
             criterion=functools.partial(
-                ForecastLoss, full_window=int(self.context_length_), distribution=self.distribution
+                ForecastLoss,
+                full_window=int(self.context_length_),
+                distribution=self.distribution,
+                point_loss=self.loss,
             ),
             iterator_train__collate_fn=pad_segments,
             iterator_valid__collate_fn=pad_segments,
@@ -162,7 +165,9 @@ class ForecasterTrainingMixin:
                         self.net_.set_params(callbacks__early_stopping=None)
                         self.net_.initialize_callbacks()
                 self.net_.partial_fit(train_ds, y=None, epochs=int(epochs))
-        if valid_ds is not None and not beats_naive(self.net_.module_, valid_ds, self._resolved_device()):
+        if valid_ds is not None and not beats_naive(
+            self.net_.module_, valid_ds, self._resolved_device(), loss=self.loss
+        ):
             self.net_.module_.reset_to_naive()  # no clear gain over the last value on held-out data
         self.net_.module_.eval()
 

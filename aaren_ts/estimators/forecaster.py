@@ -36,7 +36,7 @@ from aaren_ts.estimators._params import (
 from aaren_ts.estimators._sktime_state import (
     empty_data_slots,
 )
-from aaren_ts.nn.forecast import LOCAL_NORMS
+from aaren_ts.nn.forecast import LOCAL_NORMS, POINT_LOSSES
 from aaren_ts.nn.heads import HEADS
 
 __all__ = ["AarenForecaster"]
@@ -130,6 +130,10 @@ class AarenForecaster(
         Forecast-distribution head, by its registered name (:mod:`aaren_ts.nn.heads`): ``"normal"``
         (a Gaussian), or ``"quantile"`` (1-99 % quantiles learnt with the pinball loss, for skewed or
         heavy-tailed errors). The point forecast is the same either way.
+    loss : {"mse", "mae"}, default="mse"
+        The point forecast's training loss, on each series' standardised values: the squared error
+        (the forecast aims at the mean) or the absolute error (at the median, what sMAPE, MASE and
+        MAPE reward). The naive-forecast check after training uses the same loss.
     past_covariates : list of column names or None, default=None
         Columns of ``X`` known only up to the present: they enter each step's token. Every other column
         is known for the future too (calendars, plans): its values at the forecast steps enter the
@@ -212,6 +216,7 @@ class AarenForecaster(
         "sp": PositiveInt,
         "interval_calibration": Options(("aci", None)),
         "distribution": Registered(HEADS),
+        "loss": Options(tuple(POINT_LOSSES)),
         "calibration_rate": Interval(0.0, 1.0, closed="neither"),
         "past_covariates": Optional(Names()),
     }
@@ -247,6 +252,7 @@ class AarenForecaster(
         interval_calibration: str | None = "aci",
         calibration_rate: float = 0.005,
         distribution: str = "normal",
+        loss: str = "mse",
         past_covariates: Sequence[Any] | None = None,
         device: str = "auto",
         random_state: int | np.random.RandomState | None = None,

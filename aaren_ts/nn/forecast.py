@@ -35,11 +35,13 @@ from aaren_ts.nn.heads import DIRECT_GAIN, DistributionHead, make_head
 __all__ = [
     "LOCAL_NORMS",
     "NAIVE_MARGIN",
+    "POINT_LOSSES",
     "Forecast",
     "ForecastLoss",
     "ForecastNet",
     "WindowHistory",
     "beats_naive",
+    "masked_mae",
     "masked_mse",
 ]
 
@@ -450,13 +452,15 @@ def beats_naive(
     dataset: torch.utils.data.Dataset,
     device: torch.device | str,
     margin: float = NAIVE_MARGIN,
+    loss: str = "mse",
 ) -> bool:
-    """Whether ``module``'s MSE on ``dataset`` (items ``(x, target)``) is ``margin`` below the naive's.
+    """Whether ``module``'s ``loss`` on ``dataset`` (items ``(x, target)``) is ``margin`` below the naive's.
 
     The naive forecast is the one :meth:`ForecastNet.reset_to_naive` would make of ``module`` (the last
-    value, or the seasonal naive). Both errors are summed over every finite target of every item (one
-    item per forward pass).
+    value, or the seasonal naive). Both errors (squared for ``"mse"``, absolute for ``"mae"``) are
+    summed over every finite target of every item (one item per forward pass).
     """
+    power = {"mse": 2, "mae": 1}[loss]
     naive_module = copy.deepcopy(module)
     naive_module.reset_to_naive()
     was_training = module.training
@@ -475,8 +479,9 @@ def beats_naive(
             target = target[None].to(device)
             valid = torch.isfinite(target)
             truth = torch.nan_to_num(target)
-            err += float(torch.where(valid, module(**inputs).loc - truth, 0.0).square().sum())
-            naive_err += float(torch.where(valid, naive_module(**inputs).loc - truth, 0.0).square().sum())
+            err += float(torch.where(valid, module(**inputs).loc - truth, 0.0).abs().pow(power).sum())
+            naive = naive_module(**inputs).loc
+            naive_err += float(torch.where(valid, naive - truth, 0.0).abs().pow(power).sum())
             count += int(valid.sum())
     module.train(was_training)
     return count > 0 and err < (1.0 - margin) * naive_err
@@ -489,13 +494,25 @@ def masked_mse(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     return (diff**2).sum() / valid.sum().clamp_min(1)
 
 
+def masked_mae(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """Mean absolute error over the finite entries of ``target`` (NaN marks a future not observed)."""
+    valid = torch.isfinite(target)
+    diff = torch.where(valid, pred - torch.nan_to_num(target), torch.zeros_like(pred))
+    return diff.abs().sum() / valid.sum().clamp_min(1)
+
+
+#: The point forecast's training losses by name: the mean of the squared errors or of the absolute
+#: errors (which aims at the median, what sMAPE, MASE and MAPE reward).
+POINT_LOSSES = {"mse": masked_mse, "mae": masked_mae}
+
+
 class ForecastLoss:
-    """Training loss of :class:`ForecastNet` (skorch's ``criterion``): the point forecast's MSE.
+    """Training loss of :class:`ForecastNet` (skorch's ``criterion``): the point forecast's MSE or MAE.
 
     The distribution head learns from its own loss (:meth:`~aaren_ts.nn.heads.DistributionHead.loss`:
     the Gaussian negative log-likelihood, the pinball loss, ...) on the errors of the point forecast
     (held fixed), added as ``loss - loss.detach()``: its gradient reaches only the head, and the value,
-    hence the validation loss early stopping watches, is the point forecast's MSE alone. The head's
+    hence the validation loss early stopping watches, is the point forecast's loss alone. The head's
     loss counts the steps from the ``full_window``-th of a segment on: before, the window is padded
     (its standard deviation, the head's unit, is meaningless) and the forecast is from a few
     observations; those errors would otherwise set the spread's floor for every step (on a series
@@ -507,6 +524,8 @@ class ForecastLoss:
         Number of observations from which a step's window is full (``context_length``).
     distribution : str, default="normal"
         The network's distribution head (its loss is a function of the forecasts alone).
+    point_loss : {"mse", "mae"}, default="mse"
+        The point forecast's loss (:data:`POINT_LOSSES`).
 
     Notes
     -----
@@ -514,8 +533,9 @@ class ForecastLoss:
     to a device and data-parallel training (Accelerate) has nothing of it to wrap.
     """
 
-    def __init__(self, full_window: int = 1, distribution: str = "normal") -> None:
+    def __init__(self, full_window: int = 1, distribution: str = "normal", point_loss: str = "mse") -> None:
         self.full_window = full_window
+        self.point_loss = POINT_LOSSES[point_loss]
         self.head = make_head(distribution, 1, 1, 1).requires_grad_(False)
 
     def __call__(self, pred: Forecast, target: torch.Tensor) -> torch.Tensor:
@@ -526,4 +546,4 @@ class ForecastLoss:
         truth = torch.where(valid, tail, loc)  # (a missing target: no error, no gradient)
         head_loss = self.head.loss(loc, pred.params[:, skip:], truth)
         head_loss = torch.where(valid, head_loss, 0.0).sum() / valid.sum().clamp_min(1)
-        return masked_mse(pred.loc, target) + (head_loss - head_loss.detach())
+        return self.point_loss(pred.loc, target) + (head_loss - head_loss.detach())

@@ -12,7 +12,7 @@ from aaren_ts import AarenForecaster
 from aaren_ts.engine._native import load_aci_step
 from aaren_ts.engine.calibration import CALIBRATION_COVERAGES, Calibration
 from aaren_ts.nn import EncoderConfig
-from aaren_ts.nn.forecast import ForecastLoss, ForecastNet, masked_mse
+from aaren_ts.nn.forecast import ForecastLoss, ForecastNet, beats_naive, masked_mae, masked_mse
 from aaren_ts.nn.heads import NormalHead
 
 TINY = {
@@ -37,6 +37,38 @@ def _noisy_season(n: int, noise: float | np.ndarray, seed: int = 0) -> pd.Series
 
 
 # ---------------------------------------------------------------------------- the network and its loss
+def test_mae_loss_is_the_mean_absolute_error_over_finite_targets():
+    torch.manual_seed(0)
+    net = ForecastNet(1, 6, 3, EncoderConfig("aaren", 8, 2, 1, 16, 0.0), True, "standard")
+    torch.nn.init.normal_(net.head.weight, std=0.1)
+    x, target = torch.randn(2, 20, 1), torch.randn(2, 20, 3, 1)
+    target[1, 5:] = float("nan")
+    pred = net(x)
+    loss = ForecastLoss(point_loss="mae")(pred, target)
+    valid = torch.isfinite(target)
+    expected = (pred.loc - target.nan_to_num())[valid].abs().mean()
+    torch.testing.assert_close(loss, expected)
+    torch.testing.assert_close(masked_mae(pred.loc, target), expected)
+
+
+def test_beats_naive_compares_in_the_training_loss():
+    """One large miss and many small wins: better than the naive in absolute error, worse in squared."""
+    from aaren_ts.estimators._forecast_data import SegmentDataset
+
+    torch.manual_seed(0)
+    net = ForecastNet(1, 2, 1, EncoderConfig("aaren", 8, 2, 1, 16, 0.0), True, None)
+    net.eval()
+    series = np.zeros((40, 1), dtype=np.float32)
+    series[1::2] = 1.0  # alternates 0, 1: the last value is always wrong by 1
+    series[-1] = 100.0  # and once very wrong
+    with torch.no_grad():  # forecast the alternation from the window (x[t-1], x[t]): x[t-1]
+        net.skip.weight.zero_()
+        net.skip.weight[0, 0] = 1.0
+    data = SegmentDataset([series], 39, 1)
+    assert beats_naive(net, data, "cpu", loss="mae")
+    assert not beats_naive(net, data, "cpu", loss="mse")
+
+
 def test_loss_value_is_the_mse_and_the_likelihood_trains_only_the_spread():
     torch.manual_seed(0)
     net = ForecastNet(2, 6, 3, EncoderConfig("aaren", 8, 2, 1, 16, 0.0), True, "standard")
