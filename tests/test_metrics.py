@@ -1,6 +1,6 @@
-"""The M4 measures (``aaren_ts.metrics``): hand computations, sktime's sMAPE and MASE, input validation, and the
-published M4 Hourly figures of the seasonal naive and Naive2 benchmarks on the real data
-(``$AAREN_TS_DATA/M4``; skipped, saying why, when absent)."""
+"""The M4 measures (``aaren_ts.metrics``): hand computations, sktime's sMAPE and MASE, input
+validation, and the published M4 Hourly figures of the seasonal naive and Naive2 benchmarks on the
+real data (``$AAREN_TS_DATA/M4``; skipped, saying why, when absent)."""
 
 from __future__ import annotations
 
