@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sktime.forecasting.base import ForecastingHorizon
+from sktime.forecasting.base import BaseForecaster, ForecastingHorizon
 
 __all__ = ["cross_validation"]
 
@@ -38,7 +38,8 @@ def cross_validation(
     :class:`~aaren_ts.AarenForecaster` that costs O(1) per observation and series: the recurrent
     states move on, nothing is retrained or re-encoded. With ``refit=True`` a fresh clone is fitted
     on everything before each cutoff instead (the classical, costly protocol). ``forecaster`` itself
-    is left untouched.
+    is left untouched. (A forecaster without an ``update`` of its own is streamed with sktime's
+    config ``remember_data=True``, so that its forecasts take the streamed observations in.)
 
     Unlike sktime's :func:`sktime.forecasting.model_evaluation.evaluate`, which takes a splitter
     object and returns one row of scores per fold (the data, if asked for, as nested objects), this
@@ -129,7 +130,7 @@ def cross_validation(
         cut = cutoffs[:, window]
         seen = _rows(parts, np.zeros_like(cut), cut)
         if refit or model is None:
-            model = forecaster.clone()
+            model = _fresh_clone(forecaster, streamed=not refit)
             model.fit(as_input(frame.loc[seen]), X=take(X, seen), fh=fh_rel)
         else:
             new = _rows(parts, cutoffs[:, window - 1], cut)
@@ -144,6 +145,19 @@ def cross_validation(
 
 # ---------------------------------------------------------------------------------------- helpers
 _NOT_A_SERIES = object()
+
+
+def _fresh_clone(forecaster: Any, streamed: bool) -> Any:
+    """An unfitted clone; one that will be streamed and has no ``update`` of its own remembers data.
+
+    sktime's default ``update(..., update_params=False)`` moves only the cutoff; a forecaster
+    without its own ``_update`` then forecasts from the data it stored, which it keeps only with
+    the config ``remember_data=True`` (sktime's default before version 1.3).
+    """
+    model = forecaster.clone()
+    if streamed and getattr(type(model), "_update", None) is BaseForecaster._update:
+        model.set_config(remember_data=True)
+    return model
 
 
 def _rows(parts: list[pd.Index], starts: np.ndarray, ends: np.ndarray) -> pd.Index:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -15,11 +13,8 @@ from aaren_ts.model_selection import cross_validation
 TINY = AarenForecaster.get_test_params()[0]
 
 
-@pytest.fixture(autouse=True)
-def _quiet_sktime():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)  # sktime's notice about remember_data
-        yield
+# sktime's notice, at every construction of one of its forecasters, that a default will change
+pytestmark = pytest.mark.filterwarnings("ignore:The default of config ``remember_data``:FutureWarning")
 
 
 def _panel(lengths=(60, 50), freq="h") -> pd.DataFrame:
@@ -141,3 +136,17 @@ def test_bad_data() -> None:
         cross_validation(NaiveForecaster(), y, pd.DataFrame({"x": np.arange(8.0)}), n_windows=1, fh=1)
     with pytest.raises(ValueError, match="not sorted by time"):
         cross_validation(NaiveForecaster(), y.iloc[::-1], n_windows=1, fh=1)
+
+
+def test_hierarchical_panel_with_an_sktime_forecaster() -> None:
+    from sktime.utils._testing.hierarchical import _make_hierarchical
+
+    y = _make_hierarchical(hierarchy_levels=(2, 2), min_timepoints=20, max_timepoints=30, random_state=0)
+    cv = cross_validation(NaiveForecaster(), y, n_windows=2, fh=3, coverage=0.9)
+    assert list(cv.columns[:3]) == ["h0", "h1", "window"]
+    assert len(cv) == 4 * 2 * 3
+    truth = y.iloc[:, 0].loc[list(zip(cv["h0"], cv["h1"], cv["time"], strict=True))]
+    np.testing.assert_array_equal(cv["y"], truth.to_numpy())
+    np.testing.assert_array_equal(
+        cv["y_pred"], y.iloc[:, 0].loc[list(zip(cv["h0"], cv["h1"], cv["cutoff"], strict=True))]
+    )
