@@ -18,9 +18,10 @@ CALIBRATION_COVERAGES = (0.5, 0.8, 0.9, 0.95, 0.99)
 MIN_LEVEL = 1e-6  # a level at or below zero would mean an infinite interval: z is capped at this level's
 
 # Wichura's AS 241 (Applied Statistics 37(3), 1988) rational approximations of the normal quantile
-# (relative error about 1e-16), central region and tail region up to 1 - 1e-12: written with
-# numpy alone, so that the forecaster and the torch-free ONNX streamer compute the same calibrated
-# half-widths (scipy is not needed). A level of at least MIN_LEVEL never reaches the far tail.
+# (relative error about 1e-16), central region and tail region up to 1 - 1e-12: the algorithm of
+# statistics.NormalDist.inv_cdf (tests/test_normal.py checks they agree), written with numpy so
+# that it runs on whole arrays of levels, in the forecaster and in the torch-free ONNX streamer
+# alike (scipy is not needed). A level of at least MIN_LEVEL never reaches the far tail.
 _AS241_CENTRAL = (
     (3.3871328727963666080, 133.14166789178437745, 1971.5909503065514427, 13731.693765509461125,
      45921.953931549871457, 67265.770927008700853, 33430.575583588128105, 2509.0809287301226727),

@@ -2,8 +2,9 @@
 
 Build with ``python -m sphinx -W --keep-going -b html docs docs/_build/html`` (the ``docs`` extra
 installs what it needs). Besides the extensions that ship with Sphinx, numpydoc and the
-pydata-sphinx-theme, two local extensions in ``docs/_ext/`` are used: ``param_table`` (the generated
-table of constructor parameters) and ``markdown_tables`` (benchmark Markdown rendered as tables).
+pydata-sphinx-theme, two local modules in ``docs/_ext/`` are used: ``param_table`` (the generated
+table of constructor parameters) and ``markdown_results`` (benchmark Markdown read by myst-parser
+and placed in a page as rubrics and tables).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "_ext"))  # local exten
 from docutils import nodes  # noqa: E402
 from docutils.parsers.rst import Directive  # noqa: E402
 from docutils.statemachine import StringList  # noqa: E402
-from markdown_tables import markdown_to_nodes  # noqa: E402
+from markdown_results import markdown_to_nodes  # noqa: E402
 
 import aaren_ts  # noqa: E402
 
@@ -93,6 +94,14 @@ def _escape_shape_targets(app, what, name, obj, options, lines):
 RESULTS = Path(__file__).resolve().parent / "_static" / "results"
 
 
+def _markdown(directive: Directive, path: Path) -> list[nodes.Node]:
+    """The nodes of a Markdown file (``markdown_results``); a warning of myst-parser fails the build."""
+    try:
+        return markdown_to_nodes(path.read_text(encoding="utf-8"))
+    except ValueError as err:
+        raise directive.error(f"{path.name}: {err}") from err
+
+
 class ResultDirective(Directive):
     """``.. aaren-result:: NAME`` — a committed benchmark result, or a plain note that it is missing.
 
@@ -116,7 +125,7 @@ class ResultDirective(Directive):
             lines += [f".. image:: /_static/results/{name}", "   :width: 100%", ""]
         elif path.is_file() and path.suffix == ".md":
             env.note_dependency(str(path))
-            container += markdown_to_nodes(path.read_text(encoding="utf-8"))
+            container += _markdown(self, path)
         elif path.is_file():
             lines += [f".. literalinclude:: /_static/results/{name}", "   :language: none", ""]
         else:
@@ -141,7 +150,7 @@ class MarkdownDirective(Directive):
             raise self.error(f"aaren-markdown: no file {self.arguments[0]!r} in docs/")
         self.state.document.settings.env.note_dependency(str(path))
         container = nodes.container(classes=["aaren-result"])
-        container += markdown_to_nodes(path.read_text(encoding="utf-8"))
+        container += _markdown(self, path)
         return [container]
 
 

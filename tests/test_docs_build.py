@@ -17,6 +17,7 @@ def test_docs_build_strict(tmp_path: Path) -> None:
     pytest.importorskip("sphinx", reason="sphinx is not installed (pip install -e '.[docs]')")
     pytest.importorskip("numpydoc", reason="numpydoc is not installed (pip install -e '.[docs]')")
     pytest.importorskip("pydata_sphinx_theme", reason="the theme is not installed (pip install -e '.[docs]')")
+    pytest.importorskip("myst_parser", reason="myst-parser is not installed (pip install -e '.[docs]')")
     cmd = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html", "-q"]
     cmd += ["-d", str(tmp_path / "doctrees"), str(DOCS), str(tmp_path / "html")]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
@@ -120,9 +121,9 @@ def test_markdown_tables_render_as_tables() -> None:
     ext = str(DOCS / "_ext")
     if ext not in sys.path:
         sys.path.insert(0, ext)
-    pytest.importorskip("docutils")
+    pytest.importorskip("myst_parser", reason="myst-parser is not installed (pip install -e '.[docs]')")
     from docutils import nodes
-    from markdown_tables import markdown_to_nodes
+    from markdown_results import markdown_to_nodes
 
     md = (
         "# Title with `code`\n\nSome --flag text, `$VAR` and **bold**.\n\n"
@@ -136,3 +137,26 @@ def test_markdown_tables_render_as_tables() -> None:
     cells = [e.astext() for e in table.findall(nodes.entry)]
     assert cells == ["model", "MSE", "note", "A(x='y')", "0.4151", "2s fit", "B | C", "–", ""]
     assert "--flag" in out[1].astext() and all(n["support_smartquotes"] is False for n in out)
+    # the column of numbers is right-aligned (its "–" does not count); the others keep no alignment
+    aligned = [e["classes"] for e in table.findall(nodes.entry)]
+    assert aligned[1::3] == [["align-right"]] * 3 and aligned[0::3] == [[]] * 3
+    assert "markdown-table" in table["classes"]
+
+
+def test_markdown_headings_become_rubrics_and_alignment_is_kept() -> None:
+    """Headings of any level become rubrics (never sections of the page), and an alignment written in
+    the separator row wins over the numbers rule."""
+    ext = str(DOCS / "_ext")
+    if ext not in sys.path:
+        sys.path.insert(0, ext)
+    pytest.importorskip("myst_parser", reason="myst-parser is not installed (pip install -e '.[docs]')")
+    from docutils import nodes
+    from markdown_results import markdown_to_nodes
+
+    md = "# One\n\ntext\n\n## Two\n\n| a | b |\n|:-:|---|\n| 1 | x |\n\n# Three\n"
+    out = markdown_to_nodes(md)
+    assert not any(isinstance(n, nodes.section) for top in out for n in top.findall(nodes.section))
+    rubrics = [(n.astext(), n["classes"]) for n in out if isinstance(n, nodes.rubric)]
+    assert rubrics == [("One", ["markdown-h1"]), ("Two", ["markdown-h2"]), ("Three", ["markdown-h1"])]
+    table = next(n for n in out if isinstance(n, nodes.table))
+    assert [e["classes"] for e in table.findall(nodes.entry)] == [["align-center"], [], ["align-center"], []]

@@ -1,6 +1,6 @@
-"""The M4 measures (``aaren_ts.metrics``): hand computations, sktime's MASE, input validation, and the
-published M4 Hourly figures of the seasonal naive and Naive2 benchmarks on the real data
-(``$AAREN_TS_DATA/M4``; skipped, saying why, when absent)."""
+"""The M4 measures (``aaren_ts.metrics``): hand computations, sktime's sMAPE and MASE, input
+validation, and the published M4 Hourly figures of the seasonal naive and Naive2 benchmarks on the
+real data (``$AAREN_TS_DATA/M4``; skipped, saying why, when absent)."""
 
 from __future__ import annotations
 
@@ -106,6 +106,24 @@ def test_mase_matches_sktime(sp: int) -> None:
         y_train=y_train.loc["S2", "y"].to_numpy(),
         sp=sp,
     ) == pytest.approx(single, rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_smape_matches_sktime(seed: int) -> None:
+    """Our sMAPE is sktime's symmetric MAPE in percent, per series and averaged over the series."""
+    from sktime.performance_metrics.forecasting import MeanAbsolutePercentageError
+
+    rng = np.random.default_rng(seed)
+    ids = ["S1", "S2", "S10", "S3"]
+    lengths = {key: int(n) for key, n in zip(ids, rng.integers(20, 40, size=4), strict=True)}
+    y_test = _panel({key: list(rng.lognormal(3, 1, 48)) for key in ids}, lengths)
+    y_pred = _panel({key: list(rng.lognormal(3, 1, 48)) for key in ids}, lengths)
+    metric = MeanAbsolutePercentageError(symmetric=True, multilevel="raw_values")
+    raw = metric(y_test, y_pred)
+    ours = smape(y_test, y_pred, per_series=True)
+    assert ours.to_dict() == pytest.approx((100 * raw.iloc[:, 0]).to_dict(), rel=1e-12)
+    average = MeanAbsolutePercentageError(symmetric=True, multilevel="uniform_average")(y_test, y_pred)
+    assert smape(y_test, y_pred) == pytest.approx(100 * average, rel=1e-12)
 
 
 def test_msis_by_hand() -> None:
@@ -307,3 +325,21 @@ def test_msis_of_a_seasonal_naive_interval_on_real_data(m4_hourly) -> None:
     lo, hi = lower.loc["H7", "y"].to_numpy(), upper.loc["H7", "y"].to_numpy()
     score = (hi - lo) + 40 * (lo - y) * (y < lo) + 40 * (y - hi) * (y > hi)
     assert per["H7"] == pytest.approx(score.mean() / np.mean(np.abs(x[24:] - x[:-24])), rel=1e-12)
+
+
+@pytest.mark.data
+def test_smape_and_mase_match_sktime_on_real_data(m4_hourly) -> None:
+    """On the real M4 Hourly panel (414 series of 700 to 960 hours, horizon 48), a seasonal naive
+    forecast scores the same with our measures as with sktime's."""
+    from sktime.performance_metrics.forecasting import (
+        MeanAbsolutePercentageError,
+        MeanAbsoluteScaledError,
+    )
+
+    data = m4_hourly
+    pred = _forecast(data, lambda x, m, h: np.resize(x[-m:], h))
+    theirs = MeanAbsolutePercentageError(symmetric=True, multilevel="uniform_average")(data.y_test, pred)
+    assert smape(data.y_test, pred) == pytest.approx(100 * theirs, rel=1e-10)
+    scaled = MeanAbsoluteScaledError(sp=data.sp, multilevel="uniform_average")
+    theirs = scaled(data.y_test, pred, y_train=data.y_train)
+    assert mase(data.y_test, pred, y_train=data.y_train, sp=data.sp) == pytest.approx(theirs, rel=1e-10)

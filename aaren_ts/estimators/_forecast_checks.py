@@ -25,7 +25,11 @@ class ForecastInputChecksMixin:
     def predict_interval(
         self, fh: Any = None, X: pd.DataFrame | None = None, coverage: float | Sequence[float] = 0.90
     ) -> pd.DataFrame:
-        """sktime's ``predict_interval``, with ``coverage`` checked before any work.
+        """Central prediction intervals at the steps of ``fh`` (re-calibrated online by default).
+
+        sktime's ``predict_interval``, with ``coverage`` checked before any work. With
+        ``interval_calibration="aci"`` each series' intervals are widened or narrowed from the errors
+        its stream has seen (the user guide's "Forecast intervals").
 
         Parameters
         ----------
@@ -52,12 +56,13 @@ class ForecastInputChecksMixin:
     def predict_quantiles(
         self, fh: Any = None, X: pd.DataFrame | None = None, alpha: float | Sequence[float] | None = None
     ) -> pd.DataFrame:
-        """sktime's ``predict_quantiles``, with ``alpha`` checked before any work.
+        """Quantiles of the forecast distribution at the steps of ``fh`` (calibrated like the intervals).
 
-        ``fh`` and ``X`` are as for :meth:`predict_interval`; ``alpha`` holds the probabilities of the
-        quantiles, each strictly between 0 and 1 (sktime's default: 0.05 and 0.95). Returns the
-        quantiles, columns ``(variable, alpha)``; raises ``TypeError`` or ``ValueError`` if ``alpha`` is
-        empty or holds anything but real numbers strictly between 0 and 1.
+        sktime's ``predict_quantiles``, with ``alpha`` checked before any work. ``fh`` and ``X`` are
+        as for :meth:`predict_interval`; ``alpha`` holds the probabilities of the quantiles, each
+        strictly between 0 and 1 (sktime's default: 0.05 and 0.95). Returns the quantiles, columns
+        ``(variable, alpha)``; raises ``TypeError`` or ``ValueError`` if ``alpha`` is empty or holds
+        anything but real numbers strictly between 0 and 1.
         """
         if alpha is not None:
             check_probabilities(alpha, "alpha", "0.1 or [0.05, 0.5, 0.95]")

@@ -38,15 +38,11 @@ EARLY_STOPPING_FRACTION = 0.1
 class AarenClassifier(FittedClassifierMixin, AarenEstimatorMixin, BaseClassifier):
     """Time-series classifier built on Aaren (attention as an RNN), trained with skorch.
 
-    Each time step of a series (all channels) is projected to ``d_model`` features, encoded by a stack
-    of causal Aaren blocks (or, with ``backbone="transformer"``, a KV-cached causal Transformer), pooled
-    by a causal readout and classified by a linear head. Because every part is causal, the model has a
-    class distribution after *every* time step (:meth:`staged_predict_proba`), and because the Aaren
-    stack is an RNN a stream of observations is consumed chunk by chunk in O(1) time and memory per
-    step and series (:meth:`partial_update`), with the same result as the whole series at once.
-
-    ``fit`` trains the network through skorch (the net is kept as ``net_``); prediction and streaming
-    call the network directly (see the user guide's "Architecture" page).
+    An sktime and scikit-learn classifier for univariate and multivariate series of equal or
+    unequal length. The network is causal, so it has class probabilities after every time step
+    (:meth:`staged_predict_proba`), and streams of observations are consumed chunk by chunk at O(1)
+    cost per step and series (:meth:`partial_update`). The user guide's "Classification" page
+    explains the model, training, input formats, streaming and persistence.
 
     Parameters
     ----------
@@ -151,7 +147,8 @@ class AarenClassifier(FittedClassifierMixin, AarenEstimatorMixin, BaseClassifier
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(40, 2, 30)).astype("float32")
     >>> y = np.where(X[:, 0].mean(axis=1) > 0, "up", "down")
-    >>> clf = AarenClassifier(d_model=16, n_layers=1, max_epochs=5, random_state=0).fit(X, y)
+    >>> clf = AarenClassifier(d_model=16, n_layers=1, max_epochs=5, random_state=0)
+    >>> clf = clf.fit(X, y)
     >>> clf.predict(X[:3]).shape
     (3,)
     >>> clf = clf.partial_update(X[:3, :, :10]).partial_update(X[:3, :, 10:])

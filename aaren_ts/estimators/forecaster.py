@@ -54,18 +54,11 @@ class AarenForecaster(
 ):
     """Multi-horizon forecaster on Aaren: one global network over one or many series, streamed at O(1).
 
-    Each step's token embeds the window of the last ``context_length`` values, relative to its own
-    level and scale; a causal encoder (:class:`~aaren_ts.nn.AarenEncoder`, or the KV-cached Transformer
-    baseline) summarises the whole history, and heads forecast the next ``horizon`` values and their
-    distribution (Gaussian by default). ``y`` may be one series or a panel or hierarchy (sktime's
-    ``pd-multiindex``, ``pd_multiindex_hier``): one network over all series, each with its own
-    scaling, stream and cutoff. ``X`` adds covariates, NaN marks missing observations, and
-    ``predict_interval``/``predict_quantiles``/``predict_var`` come re-calibrated online by default.
-    After ``fit``, :meth:`partial_update` (and ``update(y, update_params=False)``) advances every
-    series' recurrent state through new observations at O(1) memory per series, with the result of
-    encoding the whole series at once; :meth:`partial_update_array` and :meth:`predict_array` do the
-    same on arrays, for serving many streams. The user guide's "Forecasting" page explains training,
-    gaps, covariates, intervals and streaming in full.
+    An sktime forecaster (``fit(y, X, fh)``, ``predict``, ``predict_interval``, ``update``) for one
+    series, a panel or a hierarchy, with covariates, missing values and intervals re-calibrated
+    online. :meth:`partial_update` advances every series' recurrent state through new observations
+    at O(1) memory per series, without refitting. The user guide's "Forecasting" page explains the
+    model, training, panels, covariates, intervals and streaming.
 
     Parameters
     ----------
