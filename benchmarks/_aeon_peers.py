@@ -34,7 +34,7 @@ PEERS = {
     "MultiRocket": "MultiRocketClassifier",
     "MultiRocket-Hydra": "MultiRocketHydraClassifier",
 }
-#: MiniRocket's kernels have length 9: shorter series are zero-padded to this length.
+#: MiniRocket's kernels have length 9: shorter series are zero-padded to it.
 MIN_LENGTH = 9
 
 
@@ -43,24 +43,23 @@ def prefix_lengths(lengths: np.ndarray, fraction: float) -> np.ndarray:
     return np.maximum(1, np.ceil(np.asarray(lengths) * fraction - 1e-9).astype(int))
 
 
-def pad(values: np.ndarray, lengths: np.ndarray, keep: np.ndarray | None = None) -> np.ndarray:
-    """Zero-pad (or cut) every series to a common length: the first ``keep[i]`` points of series i.
+def pad(values: np.ndarray, keep: np.ndarray, width: int) -> np.ndarray:
+    """The first ``keep[i]`` points of each series i, zero-padded to ``width`` points.
 
     Parameters
     ----------
     values : ndarray of shape (n_cases, n_channels, max_length)
         The series, NaN after each one's end.
-    lengths : ndarray of shape (n_cases,)
-        Their lengths.
-    keep : ndarray of shape (n_cases,), optional
-        How many leading points to keep (default: all).
+    keep : ndarray of shape (n_cases,)
+        How many leading points of each to keep (its length, or a prefix).
+    width : int
+        The common length, at least ``keep.max()``: the same for TRAIN and TEST (aeon's classifiers
+        take one length).
 
     Returns
     -------
-    ndarray of shape (n_cases, n_channels, max(max(keep), MIN_LENGTH))
+    ndarray of shape (n_cases, n_channels, width)
     """
-    keep = np.asarray(lengths if keep is None else keep)
-    width = max(int(keep.max()), MIN_LENGTH)
     out = np.zeros((values.shape[0], values.shape[1], width))
     for i, k in enumerate(keep):
         out[i, :, :k] = values[i, :, :k]
@@ -81,6 +80,14 @@ def _make(peer: str, seed: int) -> Any:
     return getattr(convolution_based, PEERS[peer])(n_jobs=1, random_state=seed)
 
 
+def _pad_pair(data: Any, fraction: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """TRAIN and TEST cut to ``fraction`` of each series and zero-padded to one common length."""
+    keep_train = prefix_lengths(data["len_train"], fraction)
+    keep_test = prefix_lengths(data["len_test"], fraction)
+    width = max(int(keep_train.max()), int(keep_test.max()), MIN_LENGTH)
+    return pad(data["X_train"], keep_train, width), pad(data["X_test"], keep_test, width)
+
+
 def warm_up(peers: list[str], X: np.ndarray, y: np.ndarray) -> None:
     """Fit and predict each peer once on a few cases, so numba's compilation is not timed."""
     keep = np.concatenate([np.flatnonzero(y == label)[:2] for label in np.unique(y)])
@@ -96,11 +103,11 @@ def run(task: dict) -> dict:
     rows, curve, notes = [], [], []
     if task["datasets"]:
         first = np.load(task["datasets"][0]["path"], allow_pickle=False)
-        warm_up(task["peers"], pad(first["X_train"], first["len_train"]), first["y_train"])
+        warm_up(task["peers"], _pad_pair(first)[0], first["y_train"])
     for entry in task["datasets"]:
         data = np.load(entry["path"], allow_pickle=False)
         name = entry["name"]
-        X_train, X_test = pad(data["X_train"], data["len_train"]), pad(data["X_test"], data["len_test"])
+        X_train, X_test = _pad_pair(data)
         y_train, y_test = data["y_train"], data["y_test"]
         for seed in task["seeds"]:
             for peer in task["peers"]:
@@ -117,10 +124,16 @@ def run(task: dict) -> dict:
                     f"{name:22s} {peer:18s} seed={seed} acc={acc:6.2f}% fit={fit_cpu:6.1f} CPU s", flush=True
                 )
             for fraction in task["fractions"]:
-                X_tr = pad(data["X_train"], data["len_train"], prefix_lengths(data["len_train"], fraction))
-                X_te = pad(data["X_test"], data["len_test"], prefix_lengths(data["len_test"], fraction))
-                clf = _make("MiniRocket", seed).fit(X_tr, y_train)
-                acc = 100.0 * float(np.mean(clf.predict(X_te) == y_test))
+                X_tr, X_te = _pad_pair(data, fraction)
+                try:
+                    clf = _make("MiniRocket", seed).fit(X_tr, y_train)
+                    acc = 100.0 * float(np.mean(clf.predict(X_te) == y_test))
+                except Exception as error:
+                    notes.append(
+                        f"MiniRocket failed on {name} prefix {fraction} (seed {seed}): "
+                        f"{type(error).__name__}: {error}"
+                    )
+                    continue
                 curve.append([name, "MiniRocket (trained per prefix)", seed, fraction, acc])
                 print(f"{name:22s} MiniRocket prefix {fraction:4.2f} seed={seed} acc={acc:6.2f}%", flush=True)
     import aeon
