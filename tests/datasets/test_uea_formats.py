@@ -267,3 +267,22 @@ def test_real_files_read_as_sktime_reads_them(shared_data_home: Path, name: str)
         for i, case in enumerate(cases):
             for j in range(X.shape[1]):
                 np.testing.assert_array_equal(case[j], X.iloc[i, j].to_numpy())
+
+
+def test_a_download_that_sktime_cannot_parse_is_read_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from aaren_ts.datasets import uea as uea_module
+
+    layout = LAYOUTS[1]  # FaceDetection
+
+    def download_then_fail(info: object, data_home: object) -> None:  # sktime parses after downloading
+        for split in ("TRAIN", "TEST"):
+            _write(
+                tmp_path, layout, split, _cases(layout, 2, seed=5), ["0", "1"], missing_at=[(0, 0, 0, "?")]
+            )
+        raise OSError("sktime's reader failed on the file it downloaded")
+
+    monkeypatch.setattr(uea_module, "_download", download_then_fail)
+    X, y = load_uea("FaceDetection", data_home=tmp_path, verify=False)
+    assert X.shape == (4, 144, 62) and np.isnan(X[0, 0, 0]) and y.tolist() == ["0", "1", "0", "1"]
