@@ -14,8 +14,8 @@ The format, as the archive distributes it (``<NAME>_TRAIN.ts`` and ``<NAME>_TEST
 - line ends are LF or CRLF.
 
 Unlike the readers of sktime and aeon, this one keeps the class labels as the file spells them (both
-lower-case every data line) and parses each line with numpy, so the large problems (FaceDetection,
-144 dimensions x 9414 cases; PEMS-SF, 963 dimensions) load in seconds.
+lower-case every data line) and parses each line with numpy: on a file shaped like FaceDetection's
+(144 dimensions of 62 points a case) it takes about a quarter of the time of sktime's reader.
 """
 
 from __future__ import annotations
