@@ -1,133 +1,197 @@
-"""Classification benchmark: AarenClassifier with default parameters against peers on UEA data.
+"""Classification benchmark: AarenClassifier against aeon's MiniRocket, MultiRocket and MultiRocket-Hydra.
 
-For each dataset (the archive's TRAIN/TEST split) and seed, it fits and scores
+One run, on every UEA problem of the dataset registry that is in the data folder (the paper's ten and
+BasicMotions; the others are listed with the paper's figure and marked as not run):
 
-* ``AarenClassifier()`` (defaults, no tuning),
-* ``AarenClassifier(backbone="transformer")`` (the KV-cached causal Transformer baseline),
-* sktime's ``RocketClassifier`` (padded to equal length where needed),
-* one sktime deep classifier that needs no tensorflow (``FCNClassifierTorch``, 50 epochs; its default
-  of 2000 epochs takes hours here), on ``--peer-seeds`` (default: seed 0 only) to bound the run time,
+* ``AarenClassifier()`` with its default parameters (``--param name=value`` changes one), seeds
+  ``--seeds`` (default 0 1 2), in this process with one torch thread;
+* aeon's ``MiniRocketClassifier``, ``MultiRocketClassifier`` and ``MultiRocketHydraClassifier`` with
+  their defaults and the same seeds, in a subprocess started with aeon's Python (``--aeon-python`` or
+  ``$AAREN_TS_AEON_PYTHON``), one thread each (``n_jobs=1``; OMP, MKL, OpenBLAS and numba threads 1);
+* test accuracy (mean ± sd over seeds), fit and predict CPU seconds and wall seconds;
+* accuracy against the fraction of each test series seen (10, 25, 50, 75, 100 %): AarenClassifier
+  fitted once on whole series and *streamed* through each test series (``partial_update``, then
+  ``predict_proba()`` when 10 %, 25 %, ... of the series has arrived), against MiniRocket trained and
+  tested on the same prefixes (one model per fraction: what a non-streaming classifier must do);
+* the cost of one streaming step at short and long history (``--skip-streaming`` leaves it out).
 
-skipping any peer that cannot be imported (and saying so). It then measures the cost of one
-``partial_update`` step at a history of 10 and of 10,000 steps, against re-running ``predict_proba`` on
-the growing series, for both backbones.
+aeon 1.x needs an older numpy than this project's environment, so it gets its own virtual
+environment (MultiRocket-Hydra also needs PyTorch there; the CPU build is enough)::
 
-Writes ``benchmarks/results/classification.md`` (tables) and ``classification.png`` (plots)::
+    python3 -m venv .venv-aeon
+    .venv-aeon/bin/pip install -r benchmarks/requirements-aeon.txt
 
-    python benchmarks/classification.py                       # all three datasets, seeds 0 1 2
+Then::
+
+    python benchmarks/classification.py --aeon-python .venv-aeon/bin/python --data-home $AAREN_TS_DATA
+    python benchmarks/classification.py --quick --aeon-python .venv-aeon/bin/python   # a smoke run
     python benchmarks/classification.py --datasets JapaneseVowels --seeds 0 --skip-peers
 
-Real data are read from ``--data-home`` (default ``$AAREN_TS_DATA``); JapaneseVowels and BasicMotions
-also ship with sktime.
+Without an aeon Python the peers are skipped, and the report says so. Peers see series zero-padded
+to the longest length of the dataset (and to at least 9 points, MiniRocket's kernel length); Aaren
+reads unequal lengths as they are. Writes ``benchmarks/results/classification.md`` (tables),
+``classification.png`` (accuracy, streaming cost) and ``classification_curve.png`` (accuracy vs
+fraction seen); ``--output NAME`` changes the base name.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import ast
+import json
 import os
 import platform
+import subprocess
 import sys
+import tempfile
 import time
 import traceback
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
+from _aeon_peers import PEERS, prefix_lengths
 
-from aaren_ts.datasets.reference import paper_accuracy
+from aaren_ts.datasets import list_datasets
+from aaren_ts.datasets.reference import PAPER_ACCURACY
 
 RESULTS = Path(__file__).resolve().parent / "results"
-#: This project's accuracy targets (%) for AarenClassifier with default parameters (the paper's own
-#: figures, printed beside them, come from aaren_ts.datasets.reference).
-TARGETS = {"JapaneseVowels": 96.7, "UWaveGestureLibrary": 82.0, "BasicMotions": 100.0}
+WORKER = Path(__file__).resolve().parent / "_aeon_peers.py"
+AEON_PYTHON_ENV = "AAREN_TS_AEON_PYTHON"
+FRACTIONS = (0.1, 0.25, 0.5, 0.75, 1.0)
+AAREN = "AarenClassifier"
+#: environment of the aeon subprocess: one thread for every library that could start more
+ONE_THREAD = {
+    name: "1" for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS")
+}
 
 
-def _models(
-    seed: int, skip_peers: bool, pad_length: int
-) -> tuple[dict[str, Callable[[], object]], list[str]]:
-    """Factories of the compared classifiers, and notes on peers that could not be imported."""
-    from aaren_ts import AarenClassifier
-
-    models: dict[str, Callable[[], object]] = {
-        "AarenClassifier": lambda: AarenClassifier(random_state=seed),
-        "AarenClassifier(transformer)": lambda: AarenClassifier(backbone="transformer", random_state=seed),
-    }
-    notes: list[str] = []
-    if skip_peers:
-        return models, notes
-    from sktime.transformations.panel.padder import PaddingTransformer
-
-    def pad() -> PaddingTransformer:
-        # peers without unequal-length support see series zero-padded to the longest length of the
-        # dataset (train and test lengths only; no labels)
-        return PaddingTransformer(pad_length=pad_length)
-
-    if importlib.util.find_spec("numba") is None:
-        notes.append("RocketClassifier skipped: it needs numba, which is not installed")
-    else:
-        from sktime.classification.kernel_based import RocketClassifier
-
-        models["RocketClassifier"] = lambda: pad() * RocketClassifier(random_state=seed)
-    try:
-        from sktime.classification.deep_learning.fcn import FCNClassifierTorch
-
-        FCNClassifierTorch(num_epochs=1)  # fails here if its soft dependencies are missing
-        models["FCNClassifierTorch(50 epochs)"] = lambda: (
-            pad() * FCNClassifierTorch(num_epochs=50, batch_size=16, random_state=seed)
-        )
-    except Exception as err:
-        notes.append(f"FCNClassifierTorch skipped: {type(err).__name__}: {err}")
-    notes.append("tensorflow-based sktime deep classifiers are not run (tensorflow is not installed)")
-    return models, notes
+def _parse_params(pairs: list[str]) -> dict[str, Any]:
+    """``name=value`` pairs; values are Python literals where they parse (``5``, ``None``), else strings."""
+    params = {}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        if not sep:
+            raise SystemExit(f"--param takes name=value, got {pair!r}")
+        try:
+            params[name] = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            params[name] = text
+    return params
 
 
-def _load(name: str, data_home: str | None) -> tuple[object, np.ndarray, object, np.ndarray]:
+def _load(name: str, data_home: str | None) -> tuple[list, np.ndarray, list, np.ndarray]:
     from aaren_ts.datasets import load_uea
 
-    kw = {"data_home": data_home, "download_if_missing": False}
-    X_train, y_train = load_uea(name, "train", return_type="nested_univ", **kw)
-    X_test, y_test = load_uea(name, "test", return_type="nested_univ", **kw)
+    kw = {"data_home": data_home, "download_if_missing": False, "return_type": "list"}
+    X_train, y_train = load_uea(name, "train", **kw)
+    X_test, y_test = load_uea(name, "test", **kw)
     return X_train, y_train, X_test, y_test
 
 
-def run_accuracy(
-    datasets: list[str], seeds: list[int], data_home: str | None, skip_peers: bool, peer_seeds: list[int]
-) -> tuple:
-    rows = []  # (dataset, model, seed, accuracy %, fit s, predict s)
-    notes: list[str] = []
-    for name in datasets:
-        try:
-            X_train, y_train, X_test, y_test = _load(name, data_home)
-            pad_length = max(len(X.iloc[i, 0]) for X in (X_train, X_test) for i in range(len(X)))
-        except Exception as err:
-            notes.append(f"{name} skipped: {type(err).__name__}: {err}")
-            print(notes[-1], flush=True)
-            continue
+def _timed(call: Callable[[], Any]) -> tuple[Any, float, float]:
+    """The call's result, its CPU seconds (this process, all threads) and its wall seconds."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = call()
+    return result, time.process_time() - cpu, time.perf_counter() - wall
+
+
+def stream_curve(clf: Any, X_test: list[np.ndarray], y_test: np.ndarray, fractions: tuple) -> list[float]:
+    """Accuracy (%) of the streamed probabilities after each fraction of every test series has arrived."""
+    lengths = np.array([x.shape[1] for x in X_test])
+    done = np.zeros(len(X_test), dtype=int)
+    clf.reset_stream()
+    accuracies = []
+    for fraction in fractions:
+        upto = prefix_lengths(lengths, fraction)
+        clf.partial_update([x[:, a:b] for x, a, b in zip(X_test, done, upto, strict=True)])
+        done = upto
+        proba = clf.predict_proba()
+        accuracies.append(100.0 * float(np.mean(clf.classes_[np.argmax(proba, axis=1)] == y_test)))
+    clf.reset_stream()
+    return accuracies
+
+
+def run_aaren(
+    datasets: dict[str, tuple], seeds: list[int], params: dict[str, Any], fractions: tuple, transformer: bool
+) -> tuple[list, list, list[str]]:
+    """Fit and score AarenClassifier (and its Transformer twin, when asked) on every dataset and seed."""
+    from aaren_ts import AarenClassifier
+
+    rows, curve, notes = [], [], []
+    variants = {AAREN: {}} | ({f"{AAREN}(transformer)": {"backbone": "transformer"}} if transformer else {})
+    for name, (X_train, y_train, X_test, y_test) in datasets.items():
         for seed in seeds:
-            models, model_notes = _models(seed, skip_peers or seed not in peer_seeds, pad_length)
-            notes.extend(n for n in model_notes if n not in notes)
-            for model_name, factory in models.items():
+            for label, extra in variants.items():
+                clf = AarenClassifier(random_state=seed, **{**params, **extra})
                 try:
-                    est = factory()
-                    start = time.perf_counter()
-                    est.fit(X_train, y_train)
-                    fit_s = time.perf_counter() - start
-                    start = time.perf_counter()
-                    acc = 100.0 * float(np.mean(np.asarray(est.predict(X_test)) == np.asarray(y_test)))
-                    pred_s = time.perf_counter() - start
+                    _, fit_cpu, fit_wall = _timed(partial(clf.fit, X_train, y_train))
+                    pred, pred_cpu, pred_wall = _timed(partial(clf.predict, X_test))
                 except Exception as err:
-                    notes.append(f"{model_name} failed on {name} (seed {seed}): {type(err).__name__}: {err}")
+                    notes.append(f"{label} failed on {name} (seed {seed}): {type(err).__name__}: {err}")
                     traceback.print_exc()
                     continue
-                rows.append((name, model_name, seed, acc, fit_s, pred_s))
+                acc = 100.0 * float(np.mean(np.asarray(pred) == y_test))
+                rows.append([name, label, seed, acc, fit_cpu, fit_wall, pred_cpu, pred_wall])
                 print(
-                    f"{name:22s} {model_name:32s} seed={seed} acc={acc:6.2f}% fit={fit_s:6.1f}s "
-                    f"predict={pred_s:5.2f}s",
+                    f"{name:22s} {label:30s} seed={seed} acc={acc:6.2f}% fit={fit_cpu:6.1f} CPU s "
+                    f"({fit_wall:6.1f} wall) predict={pred_cpu:5.2f} CPU s",
                     flush=True,
                 )
-    return rows, notes
+                if label != AAREN:
+                    continue
+                streamed = stream_curve(clf, X_test, y_test, fractions)
+                model = f"{AAREN} (streamed)"
+                curve += [[name, model, seed, f, a] for f, a in zip(fractions, streamed, strict=True)]
+                print(f"{name:22s} streamed accuracy at {fractions}: {np.round(streamed, 2).tolist()}")
+                if fractions[-1] == 1.0 and abs(streamed[-1] - acc) > 1e-9:
+                    notes.append(
+                        f"{name} seed {seed}: the streamed accuracy on whole series ({streamed[-1]:.2f} %) "
+                        f"differs from predict's ({acc:.2f} %)"
+                    )
+    return rows, curve, notes
+
+
+def _export(datasets: dict[str, tuple], folder: Path) -> list[dict[str, str]]:
+    """Write each dataset as an .npz the aeon worker reads: NaN-padded arrays, lengths, labels."""
+    entries = []
+    for name, (X_train, y_train, X_test, y_test) in datasets.items():
+        arrays = {}
+        for part, X, y in (("train", X_train, y_train), ("test", X_test, y_test)):
+            lengths = np.array([x.shape[1] for x in X])
+            values = np.full((len(X), X[0].shape[0], lengths.max()), np.nan)
+            for i, x in enumerate(X):
+                values[i, :, : x.shape[1]] = x
+            arrays |= {f"X_{part}": values, f"len_{part}": lengths, f"y_{part}": np.asarray(y, dtype=str)}
+        path = folder / f"{name}.npz"
+        np.savez(path, **arrays)
+        entries.append({"name": name, "path": str(path)})
+    return entries
+
+
+def run_peers(
+    datasets: dict[str, tuple], seeds: list[int], peers: list[str], fractions: tuple, aeon_python: str | None
+) -> tuple[list, list, list[str], str]:
+    """Run aeon's classifiers in aeon's Python; returns rows, curve rows, notes and aeon's version line."""
+    if not peers:
+        return [], [], [], ""
+    if not aeon_python:
+        return [], [], [f"aeon peers skipped: no aeon Python given (--aeon-python or ${AEON_PYTHON_ENV})"], ""
+    with tempfile.TemporaryDirectory(prefix="aaren_ts_peers_") as tmp:
+        folder = Path(tmp)
+        task = {"datasets": _export(datasets, folder), "seeds": seeds, "peers": peers, "fractions": fractions}
+        (folder / "task.json").write_text(json.dumps(task))
+        env = {**os.environ, **ONE_THREAD}
+        command = [aeon_python, str(WORKER), str(folder / "task.json"), str(folder / "result.json")]
+        done = subprocess.run(command, env=env, check=False)
+        if done.returncode != 0 or not (folder / "result.json").is_file():
+            return [], [], [f"aeon peers failed: {' '.join(command[:2])} exited with {done.returncode}"], ""
+        result = json.loads((folder / "result.json").read_text())
+    version = f"aeon {result['aeon']} (numpy {result['numpy']})"
+    return result["rows"], result["curve"], result["notes"], version
 
 
 def run_streaming(
@@ -168,48 +232,132 @@ def run_streaming(
     return rows
 
 
-def _summary(rows: list) -> dict[tuple[str, str], tuple[float, float, float, int]]:
+def _summary(rows: list) -> dict[tuple[str, str], dict[str, float]]:
+    """Per (dataset, model): accuracy mean and sd over seeds, mean CPU and wall seconds, seed count."""
     out = {}
     for key in sorted({(r[0], r[1]) for r in rows}):
-        sel = [r for r in rows if (r[0], r[1]) == key]
-        acc = np.array([r[3] for r in sel])
-        out[key] = (acc.mean(), acc.std(), float(np.mean([r[4] for r in sel])), len(sel))
+        sel = np.array([r[3:] for r in rows if (r[0], r[1]) == key], dtype=float)
+        out[key] = {
+            "mean": sel[:, 0].mean(),
+            "sd": sel[:, 0].std(),
+            "fit_cpu": sel[:, 1].mean(),
+            "fit_wall": sel[:, 2].mean(),
+            "pred_cpu": sel[:, 3].mean(),
+            "pred_wall": sel[:, 4].mean(),
+            "n": len(sel),
+        }
+    return out
+
+
+def _curve_summary(curve: list) -> dict[tuple[str, str], dict[float, tuple[float, float]]]:
+    out: dict[tuple[str, str], dict[float, tuple[float, float]]] = {}
+    for name, model, _seed, fraction, _acc in curve:
+        accs = [r[4] for r in curve if (r[0], r[1], r[3]) == (name, model, fraction)]
+        out.setdefault((name, model), {})[fraction] = (float(np.mean(accs)), float(np.std(accs)))
     return out
 
 
 def _portable(command: str) -> str:
-    """The command with the data folder's location replaced by a placeholder (no machine paths)."""
+    """The command with machine paths replaced by placeholders (data folder, aeon's Python)."""
     words = command.split()
     for i, word in enumerate(words[:-1]):
         if word == "--data-home":
             words[i + 1] = "$AAREN_TS_DATA"
+        if word == "--aeon-python":
+            words[i + 1] = "$AAREN_TS_AEON_PYTHON"
     return " ".join(words)
 
 
-def write_report(rows: list, stream_rows: list, notes: list[str], command: str) -> Path:
+def _cell(summary: dict, name: str, model: str) -> str:
+    stats = summary.get((name, model))
+    return f"{stats['mean']:.2f} ± {stats['sd']:.2f}" if stats else ""
+
+
+def _ten_problems_table(summary: dict, models: list[str], ran: set[str], missing: dict[str, str]) -> list:
+    names = [*PAPER_ACCURACY, *sorted(n for n in ran if n not in PAPER_ACCURACY)]
+    lines = [
+        f"| dataset | {AAREN} % (this run) | paper (Aaren) % | "
+        + " | ".join(f"{m} %" for m in models)
+        + " |",
+        "|---|---|---|" + "---|" * len(models),
+    ]
+    for name in names:
+        paper = PAPER_ACCURACY.get(name)
+        paper_cell = f"{paper:.2f}" if paper is not None else "(not in the paper)"
+        if name in ran:
+            ours = _cell(summary, name, AAREN)
+            peers = [_cell(summary, name, m) for m in models]
+        else:
+            ours = missing.get(name, "not run")
+            peers = [""] * len(models)
+        lines.append(f"| {name} | {ours} | {paper_cell} | " + " | ".join(peers) + " |")
+    return lines
+
+
+def write_report(
+    rows: list,
+    curve: list,
+    stream_rows: list,
+    notes: list[str],
+    context: dict[str, Any],
+    output: str,
+) -> Path:
     RESULTS.mkdir(parents=True, exist_ok=True)
     summary = _summary(rows)
+    curves = _curve_summary(curve)
+    ran = {r[0] for r in rows}
+    peer_models = [m for m in PEERS if any(k[1] == m for k in summary)]
+    params = context["params"]
     lines = [
-        "# AarenClassifier benchmark (UEA, archive TRAIN/TEST split)",
+        "# AarenClassifier against aeon's convolution classifiers (UEA, archive TRAIN/TEST split)",
         "",
-        f"Command: `{_portable(command)}`",
+        f"Command: `{_portable(context['command'])}`",
         "",
-        f"Machine: {platform.machine()}, {os.cpu_count()} CPU(s), torch {torch.__version__}, "
-        f"torch threads {torch.get_num_threads()}; default parameters for every model "
-        "(FCN: 50 epochs, batch 16; peers run on --peer-seeds only).",
+        f"Machine: {platform.machine()}, {os.cpu_count()} CPU(s); torch {torch.__version__}, "
+        f"{torch.get_num_threads()} thread; {context['aeon'] or 'aeon not run'}, in its own Python, one "
+        "thread per classifier (n_jobs=1; OMP, MKL, OpenBLAS and numba threads 1). "
+        f"{AAREN} parameters: defaults"
+        + (f" except {', '.join(f'{k}={v!r}' for k, v in params.items())}" if params else "")
+        + "; the peers' defaults. Peers see series zero-padded to the longest length of the dataset (at "
+        "least 9 points); Aaren reads unequal lengths as they are.",
         "",
-        "## Test accuracy (mean ± std over seeds) and mean fit time",
+        "## The paper's ten problems (test accuracy %, mean ± sd over seeds)",
         "",
-        "| dataset | model | accuracy % | fit s | seeds | target % | paper (Aaren) % |",
-        "|---|---|---|---|---|---|---|",
+        *_ten_problems_table(summary, peer_models, ran, context["missing"]),
+        "",
+        "## Accuracy and cost",
+        "",
+        "Mean over seeds of the CPU seconds (this process or the aeon process, all its threads) and wall "
+        "seconds of `fit` (on TRAIN) and `predict` (on TEST).",
+        "",
+        "| dataset | model | accuracy % | seeds | fit CPU s | fit wall s | predict CPU s | predict wall s |",
+        "|---|---|---|---|---|---|---|---|",
     ]
-    for (name, model), (mean, std, fit_s, n) in summary.items():
-        target = TARGETS.get(name, "") if model == "AarenClassifier" else ""
-        paper = paper_accuracy(name) if model.startswith("AarenClassifier") else None
-        paper = f"{paper:.2f}" if paper is not None else ""
+    for (name, model), s in summary.items():
         lines.append(
-            f"| {name} | {model} | {mean:.2f} ± {std:.2f} | {fit_s:.1f} | {n} | {target} | {paper} |"
+            f"| {name} | {model} | {s['mean']:.2f} ± {s['sd']:.2f} | {s['n']} | {s['fit_cpu']:.1f} | "
+            f"{s['fit_wall']:.1f} | {s['pred_cpu']:.2f} | {s['pred_wall']:.2f} |"
         )
+    if curves:
+        fractions = sorted({r[3] for r in curve})
+        lines += [
+            "",
+            "## Accuracy against the fraction of each test series seen",
+            "",
+            f"{AAREN} (streamed): one model per seed, fitted on whole TRAIN series; each test series is "
+            "fed through `partial_update` and classified by `predict_proba()` when the fraction has "
+            "arrived (at least one point). MiniRocket (trained per prefix): one model per fraction and "
+            "seed, trained on the same fraction of each TRAIN series and tested on the test prefixes.",
+            "",
+            "| dataset | model | " + " | ".join(f"{f:.0%}" for f in fractions) + " |",
+            "|---|---|" + "---|" * len(fractions),
+        ]
+        for (name, model), by_fraction in sorted(curves.items()):
+            cells = [
+                f"{by_fraction[f][0]:.2f} ± {by_fraction[f][1]:.2f}" if f in by_fraction else ""
+                for f in fractions
+            ]
+            lines.append(f"| {name} | {model} | " + " | ".join(cells) + " |")
     if stream_rows:
         lines += [
             "",
@@ -230,13 +378,15 @@ def write_report(rows: list, stream_rows: list, notes: list[str], command: str) 
                 )
     if notes:
         lines += ["", "## Notes", ""] + [f"- {n}" for n in notes]
-    report = RESULTS / "classification.md"
+    report = RESULTS / f"{output}.md"
     report.write_text("\n".join(lines) + "\n")
-    _plot(summary, stream_rows)
+    _plot(summary, stream_rows, RESULTS / f"{output}.png")
+    if curves:
+        _plot_curve(curves, RESULTS / f"{output}_curve.png")
     return report
 
 
-def _plot(summary: dict, stream_rows: list) -> None:
+def _plot(summary: dict, stream_rows: list, path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -247,17 +397,17 @@ def _plot(summary: dict, stream_rows: list) -> None:
     models = sorted({k[1] for k in summary})
     width = 0.8 / max(len(models), 1)
     for i, model in enumerate(models):
-        means = [summary.get((d, model), (np.nan,))[0] for d in datasets]
-        stds = [summary.get((d, model), (0, 0))[1] for d in datasets]
-        axes[0].bar(np.arange(len(datasets)) + i * width, means, width, yerr=stds, label=model)
-    for j, d in enumerate(datasets):
-        if d in TARGETS:
-            axes[0].hlines(TARGETS[d], j - 0.1, j + 0.9, colors="k", linestyles="dashed")
-    axes[0].set_xticks(np.arange(len(datasets)) + 0.4 - width / 2, datasets)
+        means = [summary[(d, model)]["mean"] if (d, model) in summary else np.nan for d in datasets]
+        sds = [summary[(d, model)]["sd"] if (d, model) in summary else 0.0 for d in datasets]
+        axes[0].bar(np.arange(len(datasets)) + i * width, means, width, yerr=sds, label=model)
+    for j, name in enumerate(datasets):
+        if name in PAPER_ACCURACY:
+            axes[0].hlines(PAPER_ACCURACY[name], j - 0.1, j + 0.9, colors="k", linestyles="dashed")
+    axes[0].set_xticks(np.arange(len(datasets)) + 0.4 - width / 2, datasets, fontsize=8)
     axes[0].set_ylabel("test accuracy %")
     axes[0].set_ylim(50, 101)
     axes[0].legend(fontsize=7, loc="lower left")
-    axes[0].set_title("Accuracy (dashed: target)")
+    axes[0].set_title("Accuracy (dashed: the paper's Aaren)")
     for backbone in ("aaren", "transformer"):
         sel = [r for r in stream_rows if r[0] == backbone]
         if sel:
@@ -271,29 +421,100 @@ def _plot(summary: dict, stream_rows: list) -> None:
     axes[1].set_yscale("log")
     axes[1].set_xlabel("history length (steps)")
     axes[1].set_ylabel("ms per new step")
-    axes[1].legend(fontsize=7)
+    if stream_rows:
+        axes[1].legend(fontsize=7)
     axes[1].set_title("Streaming cost per step")
     fig.tight_layout()
-    fig.savefig(RESULTS / "classification.png", dpi=120)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _plot_curve(curves: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    datasets = sorted({k[0] for k in curves})
+    fig, axes = plt.subplots(1, len(datasets), figsize=(4.5 * len(datasets), 3.8), squeeze=False)
+    for ax, name in zip(axes[0], datasets, strict=True):
+        for (dataset, model), by_fraction in sorted(curves.items()):
+            if dataset != name:
+                continue
+            fractions = sorted(by_fraction)
+            means = [by_fraction[f][0] for f in fractions]
+            sds = [by_fraction[f][1] for f in fractions]
+            style = "o-" if model.startswith(AAREN) else "s--"
+            ax.errorbar([100 * f for f in fractions], means, yerr=sds, fmt=style, capsize=3, label=model)
+        ax.set_title(name)
+        ax.set_xlabel("% of each test series seen")
+        ax.set_ylabel("test accuracy %")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _available(names: list[str], data_home: str | None) -> tuple[dict[str, tuple], dict[str, str], list]:
+    datasets, missing, notes = {}, {}, []
+    for name in names:
+        try:
+            datasets[name] = _load(name, data_home)
+        except FileNotFoundError:
+            missing[name] = "not on this machine"
+            print(f"{name}: not in the data folder, listed without a run", flush=True)
+        except Exception as err:
+            missing[name] = "not readable"
+            notes.append(f"{name} skipped: {type(err).__name__}: {err}")
+            print(notes[-1], flush=True)
+    return datasets, missing, notes
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets", nargs="+", default=list(TARGETS))
+    parser.add_argument(
+        "--datasets", nargs="+", default=None, help="default: every registered UEA problem found"
+    )
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--data-home", default=None)
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default: 1)")
-    parser.add_argument("--peer-seeds", nargs="+", type=int, default=[0], help="seeds run for the peers")
-    parser.add_argument("--skip-peers", action="store_true", help="only the two Aaren variants")
-    parser.add_argument("--skip-streaming", action="store_true")
+    parser.add_argument("--param", action="append", default=[], help="an AarenClassifier name=value")
+    parser.add_argument("--aeon-python", default=os.environ.get(AEON_PYTHON_ENV), help="Python with aeon")
+    parser.add_argument("--peers", nargs="*", default=list(PEERS), choices=list(PEERS))
+    parser.add_argument("--skip-peers", action="store_true", help="no aeon subprocess")
+    parser.add_argument("--fractions", nargs="+", type=float, default=list(FRACTIONS))
+    parser.add_argument("--transformer", action="store_true", help="also the Transformer backbone")
+    parser.add_argument("--skip-streaming", action="store_true", help="no streaming-cost section")
+    parser.add_argument("--quick", action="store_true", help="BasicMotions, seed 0, 5 epochs: a smoke run")
+    parser.add_argument("--output", default="classification", help="base name of the result files")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
-    command = "python benchmarks/classification.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    rows, notes = run_accuracy(args.datasets, args.seeds, args.data_home, args.skip_peers, args.peer_seeds)
+    params = _parse_params(args.param)
+    if args.quick:
+        args.datasets, args.seeds = args.datasets or ["BasicMotions"], [0]
+        params.setdefault("max_epochs", 5)
+    names = args.datasets or list_datasets("classification")
+    datasets, missing, notes = _available(names, args.data_home)
+    peers = [] if args.skip_peers else args.peers
+    fractions = tuple(sorted(args.fractions))
+    peer_rows, peer_curve, peer_notes, aeon_version = run_peers(
+        datasets, args.seeds, peers, fractions, args.aeon_python
+    )
+    rows, curve, aaren_notes = run_aaren(datasets, args.seeds, params, fractions, args.transformer)
     stream_rows = [] if args.skip_streaming else run_streaming(args.data_home)
-    report = write_report(rows, stream_rows, notes, command.strip())
+    command = "python benchmarks/classification.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    context = {"command": command.strip(), "params": params, "aeon": aeon_version, "missing": missing}
+    report = write_report(
+        rows + peer_rows,
+        curve + peer_curve,
+        stream_rows,
+        notes + peer_notes + aaren_notes,
+        context,
+        args.output,
+    )
     print(report.read_text())
-    print(f"written: {report} and {report.with_suffix('.png')}")
+    print(f"written: {report}, {report.with_suffix('.png')} and {report.stem}_curve.png")
     return 0
 
 

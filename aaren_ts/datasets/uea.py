@@ -1,4 +1,4 @@
-"""Loaders of the UEA multivariate classification archive, through sktime's ``.ts`` reader.
+"""Loaders of the UEA multivariate classification archive (its ``.ts`` files, read by :mod:`._ts_format`).
 
 Files are looked for, in order, in ``<data_home>/Multivariate_ts/<NAME>/<NAME>_TRAIN.ts`` (and ``_TEST.ts``),
 then in the copies that ship with sktime (JapaneseVowels, BasicMotions), and otherwise downloaded into the
@@ -20,6 +20,7 @@ from ._fetch import not_found_message
 from ._home import get_data_home
 from ._integrity import verify_file
 from ._registry import ClassificationDataset, DataFile, _classification_info
+from ._ts_format import TsFormatError, read_ts
 
 __all__ = ["load_uea", "train_val_split"]
 
@@ -75,36 +76,58 @@ def _locate(
     try:
         _download(info, data_home)
     except Exception as error:  # sktime raises RuntimeError, OSError, URLError, ... when offline
-        raise DatasetNotFoundError(f"{message} Downloading it through sktime failed: {error}") from error
+        # sktime parses the files after downloading them; when its reader fails on a file that did
+        # arrive, the files are there and this module's reader takes over
+        if not all(path.is_file() for path in paths):
+            raise DatasetNotFoundError(f"{message} Downloading it through sktime failed: {error}") from error
     if not all(path.is_file() for path in paths):
         raise DatasetNotFoundError(f"{message} The download through sktime did not produce it.")
     return paths, True
 
 
-def _read(path: Path, info: ClassificationDataset, y_dtype: str) -> tuple[pd.DataFrame, np.ndarray]:
-    from sktime.datasets import load_from_tsfile
-
+def _read(path: Path, info: ClassificationDataset) -> tuple[list[np.ndarray], np.ndarray]:
     try:
-        X, y = load_from_tsfile(str(path), return_data_type="nested_univ", y_dtype=y_dtype)
-    except (OSError, ValueError, TypeError, IndexError) as error:
+        _header, cases, y = read_ts(path)
+    except TsFormatError as error:
         raise DatasetIntegrityError(
             f"{info.name} file '{path}' is not a readable .ts file: {error}"
         ) from error
-    return X, np.asarray(y)
+    if len(y) != len(cases):
+        raise DatasetIntegrityError(f"{info.name} file '{path}' has no class labels (@classLabel false)")
+    return cases, y
 
 
-def _check_shape(X: pd.DataFrame, y: np.ndarray, info: ClassificationDataset, split: str, path: Path) -> None:
+def _cast_labels(y: np.ndarray, y_dtype: str) -> np.ndarray:
+    if y_dtype == "str":
+        return y
+    try:
+        values = y.astype(np.float64)
+    except ValueError:
+        raise ValueError(
+            f"y_dtype={y_dtype!r} needs numeric class labels, but this dataset's are "
+            f"{sorted(set(y.tolist()))[:5]}; use y_dtype='str'"
+        ) from None
+    if y_dtype == "float":
+        return values
+    if not np.array_equal(values, np.round(values)):
+        raise ValueError("y_dtype='int' needs whole-number class labels; use 'float' or 'str'")
+    return values.astype(np.int64)
+
+
+def _check_shape(
+    cases: list[np.ndarray], y: np.ndarray, info: ClassificationDataset, split: str, path: Path
+) -> None:
     expected = info.n_train if split == "train" else info.n_test
     where = f"{info.name} file '{path}'"
-    if len(X) != expected:
-        state = "truncated" if len(X) < expected else "altered"
+    if len(cases) != expected:
+        state = "truncated" if len(cases) < expected else "altered"
         raise DatasetIntegrityError(
-            f"{where} is {state}: it has {len(X)} cases, the upstream file {expected}. Download it again, "
-            "or pass verify=False to read it anyway."
+            f"{where} is {state}: it has {len(cases)} cases, the upstream file {expected}. Download it "
+            "again, or pass verify=False to read it anyway."
         )
-    if X.shape[1] != info.n_channels:
-        raise DatasetIntegrityError(f"{where} has {X.shape[1]} dimensions, expected {info.n_channels}")
-    lengths = X.iloc[:, 0].map(len).to_numpy()
+    if cases[0].shape[0] != info.n_channels:
+        raise DatasetIntegrityError(f"{where} has {cases[0].shape[0]} dimensions, expected {info.n_channels}")
+    lengths = np.array([case.shape[1] for case in cases])
     low, high = (info.series_length,) * 2 if info.equal_length else info.series_length
     if lengths.min() < low or lengths.max() > high:
         raise DatasetIntegrityError(
@@ -114,26 +137,33 @@ def _check_shape(X: pd.DataFrame, y: np.ndarray, info: ClassificationDataset, sp
         raise DatasetIntegrityError(f"{where} has {len(np.unique(y))} classes, expected {info.n_classes}")
 
 
-def _convert(X: pd.DataFrame, return_type: str) -> Any:
-    lengths = {len(cell) for column in X.columns for cell in X[column]}
+def _nested_univ(cases: list[np.ndarray]) -> pd.DataFrame:
+    """sktime's nested_univ container: one column per dimension (dim_0, ...), a pd.Series per cell."""
+    n_dims = cases[0].shape[0]
+    return pd.DataFrame(
+        {f"dim_{j}": pd.Series([pd.Series(case[j]) for case in cases]) for j in range(n_dims)}
+    )
+
+
+def _convert(cases: list[np.ndarray], return_type: str) -> Any:
+    lengths = {case.shape[1] for case in cases}
     equal = len(lengths) == 1
     if return_type == "auto":
         return_type = "numpy3D" if equal else "nested_univ"
     if return_type == "list":
-        return [
-            np.stack([np.asarray(X.iloc[i, j], dtype=np.float64) for j in range(X.shape[1])])
-            for i in range(len(X))
-        ]
+        return cases
+    if return_type in ("numpy3D", "numpy3d", "np3D"):
+        if not equal:
+            raise ValueError(
+                "return_type='numpy3D' needs equal-length series, but this dataset's lengths range from "
+                f"{min(lengths)} to {max(lengths)}; use 'nested_univ', 'pd-multiindex', 'df-list' or 'list'"
+            )
+        return np.stack(cases)
     if return_type == "nested_univ":
-        return X
-    if return_type in ("numpy3D", "numpy3d", "np3D") and not equal:
-        raise ValueError(
-            "return_type='numpy3D' needs equal-length series, but this dataset's lengths range from "
-            f"{min(lengths)} to {max(lengths)}; use 'nested_univ', 'pd-multiindex', 'df-list' or 'list'"
-        )
+        return _nested_univ(cases)
     from sktime.datatypes import convert_to
 
-    return convert_to(X, to_type=return_type)
+    return convert_to(np.stack(cases) if equal else _nested_univ(cases), to_type=return_type)
 
 
 def load_uea(
@@ -169,7 +199,9 @@ def load_uea(
         Check files in the data folder against the dataset card: size and sha256 where recorded
         (verified once per file version), and the number of cases, dimensions, lengths and classes.
     y_dtype : {"str", "int", "float"}, default="str"
-        dtype of the labels, as in sktime.
+        dtype of the labels: strings spelled as in the file (sktime's and aeon's readers lower-case
+        them: ``"Standing"`` here is ``"standing"`` there), or numbers for numeric labels such as
+        ``"1.0"`` (int64 or float64).
 
     Returns
     -------
@@ -177,6 +209,14 @@ def load_uea(
         The cases; numpy3D is (n_cases, n_channels, series_length).
     y : numpy.ndarray of shape (n_cases,)
         The class labels.
+
+    Notes
+    -----
+    The files are read as the archive distributes them: ``#`` comments, the ``@`` header (keys in any
+    case), ``:``-separated dimensions, ``?`` or ``NaN`` for a missing value (NaN in ``X``), LF or CRLF
+    line ends, equal lengths (``@seriesLength``) or unequal ones (``@equalLength false``:
+    JapaneseVowels, SpokenArabicDigits). With ``verify`` the header and the data must agree
+    (``@dimensions``, ``@equalLength``, ``@seriesLength``) and match the dataset card.
 
     Raises
     ------
@@ -198,6 +238,8 @@ def load_uea(
     """
     info = _classification_info(name)
     splits = _check_split(split)
+    if y_dtype not in ("str", "int", "float"):
+        raise ValueError(f"y_dtype must be 'str', 'int' or 'float', got {y_dtype!r}")
     if not isinstance(return_type, str):
         raise TypeError(f"return_type must be a str, got {type(return_type).__name__}")
     if return_type not in _OWN_TYPES:
@@ -216,18 +258,18 @@ def load_uea(
         )
     records = [info.train if part == "train" else info.test for part in splits]
     paths, in_home = _locate(info, records, data_home, download_if_missing)
-    frames, labels = [], []
+    cases: list[np.ndarray] = []
+    labels = []
     for part, record, path in zip(splits, records, paths, strict=True):
         if verify and in_home:
             verify_file(path, record, info.name)
-        X_part, y_part = _read(path, info, y_dtype)
+        part_cases, part_labels = _read(path, info)
         if verify:
-            _check_shape(X_part, y_part, info, part, path)
-        frames.append(X_part)
-        labels.append(y_part)
-    X = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
-    y = labels[0] if len(labels) == 1 else np.concatenate(labels)
-    return _convert(X.reset_index(drop=True), return_type), y
+            _check_shape(part_cases, part_labels, info, part, path)
+        cases.extend(part_cases)
+        labels.append(part_labels)
+    y = _cast_labels(np.concatenate(labels), y_dtype)
+    return _convert(cases, return_type), y
 
 
 def _take(X: Any, indices: np.ndarray) -> Any:

@@ -1,0 +1,77 @@
+"""The pieces of ``benchmarks/classification.py`` that do not need aeon or real training.
+
+Prefix cutting (shared with the aeon worker), the streamed accuracy curve, and the report: the
+paper's ten problems listed with the paper's figure, ours where the run had the data.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+sys.path.insert(0, str(BENCHMARKS))
+
+import _aeon_peers  # noqa: E402
+import classification  # noqa: E402
+
+
+def test_prefix_lengths_and_padding() -> None:
+    lengths = np.array([7, 29, 10, 1])
+    assert _aeon_peers.prefix_lengths(lengths, 0.1).tolist() == [1, 3, 1, 1]
+    assert _aeon_peers.prefix_lengths(lengths, 0.5).tolist() == [4, 15, 5, 1]
+    assert _aeon_peers.prefix_lengths(lengths, 1.0).tolist() == lengths.tolist()
+    values = np.full((2, 2, 12), np.nan)
+    values[0, :, :12] = 1.0
+    values[1, :, :3] = 2.0
+    padded = _aeon_peers.pad(values, np.array([4, 3]), width=9)
+    assert padded.shape == (2, 2, 9)
+    assert padded[0, :, :4].tolist() == [[1.0] * 4] * 2 and not padded[0, :, 4:].any()
+    assert padded[1, :, :3].tolist() == [[2.0] * 3] * 2 and not np.isnan(padded).any()
+    data = {"X_train": values, "len_train": np.array([12, 3]), "X_test": values[:1, :, :5]}
+    data["len_test"] = np.array([5])
+    train, test = _aeon_peers._pad_pair(data)  # one common length, at least MiniRocket's kernel (9)
+    assert train.shape == (2, 2, 12) and test.shape == (1, 2, 12)
+    train, test = _aeon_peers._pad_pair(data, 0.25)
+    assert train.shape[2] == test.shape[2] == 9
+
+
+def test_streamed_curve_ends_at_predict() -> None:
+    from aaren_ts import AarenClassifier
+
+    rng = np.random.default_rng(0)
+    X = [rng.normal(size=(2, n)) + (i % 2) for i, n in enumerate(rng.integers(5, 15, size=24))]
+    y = np.array(["a", "b"] * 12)
+    clf = AarenClassifier(d_model=8, n_heads=2, n_layers=1, d_ff=16, max_epochs=2, random_state=0)
+    clf.fit(X, y)
+    curve = classification.stream_curve(clf, X, y, (0.1, 0.5, 1.0))
+    assert len(curve) == 3
+    assert curve[-1] == pytest.approx(100.0 * np.mean(clf.predict(X) == y))
+    assert clf.n_streams_ == 0  # the streams are closed again
+
+
+def test_report_lists_the_paper_s_ten_problems(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(classification, "RESULTS", tmp_path)
+    rows = [
+        ["JapaneseVowels", "AarenClassifier", seed, acc, 20.0, 21.0, 0.1, 0.1]
+        for seed, acc in ((0, 96.0), (1, 98.0))
+    ] + [["JapaneseVowels", "MiniRocket", 0, 97.3, 1.0, 1.1, 0.2, 0.2]]
+    curve = [["JapaneseVowels", "AarenClassifier (streamed)", 0, f, 50 + 40 * f] for f in (0.1, 1.0)]
+    context = {
+        "command": "python benchmarks/classification.py --data-home /somewhere --aeon-python /x/python",
+        "params": {},
+        "aeon": "aeon 1.0 (numpy 2.3)",
+        "missing": {"Heartbeat": "not on this machine"},
+    }
+    report = classification.write_report(rows, curve, [], ["a note"], context, "clf")
+    text = report.read_text()
+    assert "--data-home $AAREN_TS_DATA" in text and "/somewhere" not in text and "/x/python" not in text
+    assert "| JapaneseVowels | 97.00 ± 1.00 | 96.65 | 97.30 ± 0.00 |" in text
+    assert "| Heartbeat | not on this machine | 74.15 |" in text
+    for name in ("EthanolConcentration", "FaceDetection", "PEMS-SF", "SpokenArabicDigits", "Handwriting"):
+        assert f"| {name} |" in text
+    assert "| JapaneseVowels | AarenClassifier (streamed) | 54.00 ± 0.00 | 90.00 ± 0.00 |" in text
+    assert (tmp_path / "clf.png").is_file() and (tmp_path / "clf_curve.png").is_file()
