@@ -70,6 +70,11 @@ class ForecastEngine(Streams):
         Series ids in row order (``[None]`` for a single series).
     mean, scale : ndarray of shape (n_series, n_channels + n_exog)
         Each series' standardisation (of its channels, then of its covariates).
+    naive : ndarray of shape (n_series, n_channels), bool
+        Channels of series whose point forecast is the (seasonal) naive one the network starts from (see
+        :meth:`~aaren_ts.nn.forecast.ForecastNet.reset_to_naive`) instead of the network's: set with
+        :meth:`use_naive`, where the network did not beat the naive forecast on the series' held-out
+        data. The intervals stay the network's, re-calibrated online.
     n_seen : ndarray of shape (n_series,)
         Steps each stream has consumed (observed or missing).
     n_observed : ndarray of shape (n_series,)
@@ -99,6 +104,7 @@ class ForecastEngine(Streams):
         self.row_of: dict[Hashable, int] = {}
         self.mean = np.zeros((0, c + module.n_exog))
         self.scale = np.ones((0, c + module.n_exog))
+        self.naive = np.zeros((0, c), dtype=bool)
         self.n_seen = np.zeros(0, dtype=np.int64)
         self.n_observed = np.zeros(0, dtype=np.int64)
         self.state = module.init_state(0, self.device)
@@ -181,10 +187,31 @@ class ForecastEngine(Streams):
             self.ids.extend(ids)
             self.mean = np.concatenate([self.mean, mean])
             self.scale = np.concatenate([self.scale, scale])
+            self.naive = np.concatenate([self.naive, np.zeros((n, self.n_channels), dtype=bool)])
             self.n_seen = np.concatenate([self.n_seen, np.zeros(n, dtype=np.int64)])
             self.n_observed = np.concatenate([self.n_observed, np.zeros(n, dtype=np.int64)])
             self.row_of.update({series_id: start + i for i, series_id in enumerate(ids)})
             return np.arange(start, start + n)
+
+    def use_naive(self, naive: Any) -> None:
+        """Set which series (channels) forecast with the (seasonal) naive method: ``naive`` ``(n_series,
+        n_channels)`` bool.
+
+        Takes effect from each stream's next step (the current forecasts are left as they are).
+        """
+        naive = np.asarray(naive)
+        expected = (len(self), self.n_channels)
+        if naive.shape != expected or naive.dtype != bool:
+            raise ValueError(
+                f"use_naive: expected a bool array of shape {expected}, got {naive.dtype} {naive.shape}"
+            )
+        with self.lock:
+            self.naive = naive.copy()
+
+    def _naive_rows(self, rows: np.ndarray) -> torch.Tensor | None:
+        """The :attr:`naive` flags of ``rows`` for the network (``None`` when none is set)."""
+        flags = self.naive[rows]
+        return torch.as_tensor(flags, device=self.device) if flags.any() else None
 
     def _check_scaling(self, n: int, mean: Any, scale: Any) -> tuple[np.ndarray, np.ndarray]:
         """``mean`` and ``scale`` as float64 ``(n, n_channels + n_exog)``: finite, the scales positive."""
@@ -316,6 +343,7 @@ class ForecastEngine(Streams):
         forecast = self.forecast if every else self.forecast[row_t]
         params = self.params if every else self.params[row_t]
         calibration = self.calibration  # advanced in place, at these rows
+        naive = self._naive_rows(rows)
         rate = float(self.calibration_rate or 0.0) if calibrate else 0.0
         with torch.no_grad():
             for start in range(0, n, ENCODE_CHUNK):
@@ -329,6 +357,7 @@ class ForecastEngine(Streams):
                     last_only=calibration is None,
                     return_state=True,
                     lengths=chunk if ragged else None,
+                    naive=naive,
                 )
                 if calibration is not None:  # judge the intervals issued before, keep every new one
                     observed, known = x_chunk[..., :c], None
@@ -477,7 +506,11 @@ class ForecastEngine(Streams):
             with torch.no_grad():
                 for start in range(0, x.shape[1], ENCODE_CHUNK):
                     pred, state, history = self.module(
-                        x[:, start : start + ENCODE_CHUNK], state=state, history=history, return_state=True
+                        x[:, start : start + ENCODE_CHUNK],
+                        state=state,
+                        history=history,
+                        return_state=True,
+                        naive=self._naive_rows(np.array([row])),
                     )
                     out.append(pred.loc[0].cpu().numpy().astype(np.float64))
         return np.concatenate(out) * scale + mean
@@ -494,7 +527,8 @@ class ForecastEngine(Streams):
         with torch.no_grad():
             for start in range(0, len(windows), batch_size):
                 x = torch.as_tensor((windows[start : start + batch_size] - mean) / scale, dtype=torch.float32)
-                pred = self.module(x.to(self.device), last_only=True)
+                naive = self._naive_rows(np.full(len(x), row))
+                pred = self.module(x.to(self.device), last_only=True, naive=naive)
                 loc, params = pred.loc[:, 0].double(), pred.params[:, 0].double()
                 half = self.head.quantile(loc, params, torch.tensor(1.0, dtype=torch.float64))
                 half = half - self.head.quantile(loc, params, torch.tensor(-1.0, dtype=torch.float64))

@@ -78,6 +78,7 @@ class FittedForecasterMixin:
             return {
                 "horizon": self.horizon_,
                 "context_length": int(self.context_length_),
+                "sp": int(self.sp_),
                 "n_channels": self.n_channels_,
                 "columns": plain_names(self.columns_),
                 "exog_columns": None if self.exog_columns_ is None else plain_names(self.exog_columns_),
@@ -87,6 +88,7 @@ class FittedForecasterMixin:
                 "series_cutoffs": self._cutoffs.to_plain(),
                 "mean": engine.mean,
                 "scale": engine.scale,
+                "naive": engine.naive,
                 "n_seen": engine.n_seen,
                 "n_observed": engine.n_observed,
                 "streams": [t.cpu() for t in engine.tensors()],
@@ -97,6 +99,8 @@ class FittedForecasterMixin:
     def _restore_fitted(self, attributes: dict[str, Any], state_dict: dict[str, torch.Tensor]) -> None:
         self.horizon_ = int(attributes["horizon"])
         self.context_length_ = int(attributes["context_length"])
+        # (archives written before sp="auto" hold the parameter, an int then)
+        self.sp_ = int(attributes.get("sp", self.sp))
         self.n_channels_ = int(attributes["n_channels"])
         self.columns_ = pd.Index(attributes["columns"])
         exog_columns = attributes.get("exog_columns")
@@ -118,6 +122,8 @@ class FittedForecasterMixin:
                 "positive scale per series and channel)"
             )
         self._add_series(ids, mean, scale)
+        if "naive" in attributes:  # (archives written before the per-series fallback: none falls back)
+            self.engine_.use_naive(_saved(attributes, "naive", torch.bool))
         n_seen, n_observed = (_saved(attributes, name, torch.int64) for name in ("n_seen", "n_observed"))
         self.engine_.restore(attributes["streams"], n_seen, n_observed)
         self._cutoffs = SeriesCutoffs.from_plain(attributes["series_cutoffs"])

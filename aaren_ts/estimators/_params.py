@@ -18,6 +18,7 @@ import numpy as np
 __all__ = [
     "SHARED_CONSTRAINTS",
     "Constraint",
+    "Either",
     "Flag",
     "Interval",
     "Optional",
@@ -96,6 +97,20 @@ class Optional(Constraint):
 
     def __str__(self) -> str:
         return f"None or {self.inner}"
+
+
+@dataclass(frozen=True)
+class Either(Constraint):
+    """What ``first`` or ``second`` accepts."""
+
+    first: Constraint
+    second: Constraint
+
+    def check(self, value: Any) -> bool:
+        return self.first.check(value) or self.second.check(value)
+
+    def __str__(self) -> str:
+        return f"{self.first} or {self.second}"
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from aaren_ts.estimators._forecast_training import ForecasterTrainingMixin
 from aaren_ts.estimators._panel import SeriesPanel
 from aaren_ts.estimators._params import (
     SHARED_CONSTRAINTS,
+    Either,
     Flag,
     Interval,
     Names,
@@ -65,14 +66,18 @@ class AarenForecaster(
     context_length : int or None, default=None
         Values each step's token embeds (older history reaches the forecast through the encoder's
         state; shorter series are fine). ``None``: 96, up to 168 where the series' training parts
-        (median) hold four windows or more; fixed at the first ``fit`` as ``context_length_``.
+        (median) hold four windows or more, and a third of the median (at least 8) where it is
+        shorter than 96; fixed at the first ``fit`` as ``context_length_``.
     horizon : int or None, default=None
         Number of steps the network forecasts. ``None``: the largest step of the ``fh`` passed to ``fit``
         (then ``fh`` is required in ``fit``). Predicting further than ``horizon`` raises ``ValueError``;
         refit with a larger ``horizon``.
-    sp : int, default=1
+    sp : int or "auto", default="auto"
         Seasonal period (24 for hourly data with a daily cycle), at most ``context_length``. The
-        untrained network is the seasonal naive forecast; a trained one must beat it to be kept.
+        untrained network is the seasonal naive forecast, and a series (channel) whose held-out tail
+        the trained network does not forecast clearly better than it keeps the seasonal naive
+        forecast. ``"auto"`` detects the period from the autocorrelation of the training series'
+        changes (1 when they show no cycle); fixed at the first ``fit`` as ``sp_``.
     {backbone d_model n_heads n_layers d_ff}
     dropout : float, default=0.1
         Dropout in the encoder.
@@ -143,6 +148,8 @@ class AarenForecaster(
         Steps the fitted network forecasts.
     context_length_ : int
         Values each token embeds (``context_length``, or the one chosen from the data).
+    sp_ : int
+        The seasonal period (``sp``, or the one detected from the data).
     n_channels_ : int
         Number of channels seen in ``fit``.
     columns_ : pandas.Index
@@ -206,7 +213,7 @@ class AarenForecaster(
         "segment_length": Optional(PositiveInt),
         "update_epochs": Interval(0, None, integer=True),
         "fine_tune_epochs": Interval(0, None, integer=True),
-        "sp": PositiveInt,
+        "sp": Either(PositiveInt, Options(("auto",))),
         "interval_calibration": Options(("aci", None)),
         "distribution": Registered(HEADS),
         "loss": Options(tuple(POINT_LOSSES)),
@@ -218,7 +225,7 @@ class AarenForecaster(
         self,
         context_length: int | None = None,
         horizon: int | None = None,
-        sp: int = 1,
+        sp: int | str = "auto",
         backbone: str = "aaren",
         d_model: int = 64,
         n_heads: int = 4,
@@ -276,6 +283,7 @@ class AarenForecaster(
         self.horizon_ = self._horizon(fh, "pretrain")
         self.context_length_ = self._context_length(panel)
         self.n_channels_ = len(panel.columns)
+        self.sp_ = self._seasonal_period(panel)
         self.columns_ = panel.columns.copy()
         self._train(panel)
         return self
@@ -298,6 +306,7 @@ class AarenForecaster(
         """
         self._validate_params()
         pretrained = self._state_is_pretrained()
+        naive = None
         if not pretrained:
             self._set_covariates(X, "fit")
         panel = self._split_with_covariates(y, X, "fit")
@@ -312,14 +321,17 @@ class AarenForecaster(
             self.horizon_ = self._horizon(fh, "fit")
             self.context_length_ = self._context_length(panel)
             self.n_channels_ = len(panel.columns)
+            self.sp_ = self._seasonal_period(panel)
             self._check_stream_memory(len(panel.ids))
-            self._train(panel)
+            naive = self._train(panel)
         self.columns_ = panel.columns.copy()
         self.level_names_ = panel.level_names
         self._new_engine()
         train, valid = self._holdout(panel)
         mean, scale = self._standardize(train)
         rows = self._add_series(panel.ids, mean, scale)
+        if naive is not None:
+            self.engine_.use_naive(naive)
         # the training parts leave the interval calibration at its nominal levels; the validation
         # tails, which the network did not train on, calibrate it (adaptive conformal inference)
         n_train = [len(v) for v in train]

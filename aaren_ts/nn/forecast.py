@@ -22,9 +22,10 @@ for Aaren, whatever the stream's length.
 
 from __future__ import annotations
 
-import copy
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -40,7 +41,7 @@ __all__ = [
     "ForecastLoss",
     "ForecastNet",
     "WindowHistory",
-    "beats_naive",
+    "held_out_errors",
     "masked_mae",
     "masked_mse",
 ]
@@ -201,14 +202,20 @@ class ForecastNet(nn.Module):
         are left as they are (they do not reach the output while the head is zero).
         """
         with torch.no_grad():
-            self.skip.weight.zero_()
-            steps = torch.arange(self.horizon)
-            self.skip.weight[steps, self.context_length - self.sp + steps % self.sp] = 1.0
+            self.skip.weight.copy_(self.naive_weight())
             self.skip.bias.zero_()
             self.head.weight.zero_()
             self.head.bias.zero_()
             if self.future_weight is not None:
                 self.future_weight.zero_()
+
+    def naive_weight(self) -> torch.Tensor:
+        """``(T, P)``: the linear map from a token's window (after the local level and scale) to the
+        (seasonal) naive forecast: step ``t`` repeats the window's value ``sp`` steps before ``t``."""
+        weight = torch.zeros_like(self.skip.weight)
+        steps = torch.arange(self.horizon, device=weight.device)
+        weight[steps, self.context_length - self.sp + steps % self.sp] = 1.0
+        return weight
 
     def init_state(self, batch_size: int, device: torch.device | str | None = None) -> list[Any]:
         """Encoder state before any observation, for ``batch_size`` series."""
@@ -352,15 +359,22 @@ class ForecastNet(nn.Module):
         scale: torch.Tensor | None,
         window_std: torch.Tensor,
         batch: int,
+        naive: torch.Tensor | None = None,
     ) -> Forecast:
         """The forecast distributions (``loc`` ``(B, N, T, C)``, ``params`` ``(B, N, T, C, K)``) from the
         encoder's output ``h`` ``(B', N, d_model)``.
 
         ``z``, ``level``, ``scale`` and ``window_std`` are :meth:`tokens`' for the same steps. The mean
-        leaves out the future-known covariates' effect (:meth:`future_effect`).
+        leaves out the future-known covariates' effect (:meth:`future_effect`). ``naive`` ``(B, C)``
+        (bool) marks the channels of series whose mean is the (seasonal) naive forecast instead of the
+        network's.
         """
         n, c = h.shape[1], self.n_channels
         out = self.head(h).unflatten(-1, (self.c_in, self.horizon)) + self.skip(z)  # (B', n, c_in, T)
+        if naive is not None:
+            # rows are (series, channel) pairs, channel fastest, or series with every channel in a token
+            rows = naive.reshape(-1, 1, 1, 1) if self.channel_independent else naive[:, None, :, None]
+            out = torch.where(rows, z @ self.naive_weight().T, out)
         if scale is not None:
             out = out * scale
         if level is not None:
@@ -377,6 +391,7 @@ class ForecastNet(nn.Module):
         return_state: bool = False,
         lengths: torch.Tensor | None = None,
         future: torch.Tensor | None = None,
+        naive: torch.Tensor | None = None,
     ) -> Forecast | tuple[Forecast, list[Any], WindowHistory]:
         """Forecast distributions at every step of ``x`` ``(B, N, C)``: ``loc`` and ``scale`` of shape
         ``(B, N, T, C)`` (``(B, 1, T, C)`` if ``last_only``).
@@ -394,6 +409,10 @@ class ForecastNet(nn.Module):
         ``last_only``) holds the future-known ones at every forecast step, and their effect
         (:meth:`future_effect`) is added to the mean. Without ``future`` the mean leaves it out (a
         stream adds it when the future values are known).
+
+        ``naive`` ``(B, C)`` (bool) marks the channels of series whose mean forecast is the (seasonal)
+        naive one (the network did not beat it on their held-out data); their distribution
+        parameters stay the network's.
         """
         exog = None
         if self.n_exog:
@@ -431,7 +450,7 @@ class ForecastNet(nn.Module):
             level = level[pick, last][:, None] if level is not None else None
             scale = scale[pick, last][:, None] if scale is not None else None
             window_std = window_std[pick, last][:, None]
-        forecast = self.distribution(h, z, level, scale, window_std, batch)
+        forecast = self.distribution(h, z, level, scale, window_std, batch, naive)
         if future is not None and self.future_weight is not None:
             forecast = Forecast(forecast.loc + self.future_effect(future), forecast.params)
         if return_state:
@@ -447,44 +466,79 @@ class ForecastNet(nn.Module):
         return out.transpose(2, 3)
 
 
-def beats_naive(
+def held_out_errors(
     module: ForecastNet,
-    dataset: torch.utils.data.Dataset,
+    series: Sequence[np.ndarray],
+    n_train: Sequence[int],
     device: torch.device | str,
-    margin: float = NAIVE_MARGIN,
     loss: str = "mse",
-) -> bool:
-    """Whether ``module``'s ``loss`` on ``dataset`` (items ``(x, target)``) is ``margin`` below the naive's.
+    batch_size: int = 64,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each series' forecast errors on its held-out tail, of ``module`` and of the naive forecast.
 
-    The naive forecast is the one :meth:`ForecastNet.reset_to_naive` would make of ``module`` (the last
-    value, or the seasonal naive). Both errors (squared for ``"mse"``, absolute for ``"mae"``) are
-    summed over every finite target of every item (one item per forward pass).
+    Every series is streamed from its start, as it will be after ``fit``; the forecasts issued from
+    the end of its training part on (after step ``n_train - 1``) are scored on the values of the
+    tail they reach, so each forecast sees the whole history before it.
+
+    Parameters
+    ----------
+    module : ForecastNet
+        The trained network (run in eval mode, unchanged).
+    series : sequence of ndarray of shape (n_i, C + n_exog)
+        Whole standardised series (training part, then tail), covariates after the channels.
+    n_train : sequence of int
+        Length of each series' training part; a series with no tail (``n_train == n_i``) scores
+        nothing.
+    device : torch.device or str
+        Where to run.
+    loss : {"mse", "mae"}, default="mse"
+        Squared or absolute errors.
+    batch_size : int, default=64
+        Series per forward pass.
+
+    Returns
+    -------
+    error, naive_error : ndarray of shape (n_series, C)
+        Sums of the network's and the naive forecast's errors over every scored value, per channel.
+    count : ndarray of shape (n_series, C), int
+        How many values each sum holds.
     """
     power = {"mse": 2, "mae": 1}[loss]
-    naive_module = copy.deepcopy(module)
-    naive_module.reset_to_naive()
+    horizon, c = module.horizon, module.n_channels
+    n = len(series)
+    error, naive_error = np.zeros((n, c)), np.zeros((n, c))
+    count = np.zeros((n, c), dtype=np.int64)
     was_training = module.training
     module.eval()
-    naive_module.eval()
-    err = naive_err = 0.0
-    count = 0
     with torch.no_grad():
-        for i in range(len(dataset)):
-            x, target = dataset[i]
-            inputs = (
-                {k: v[None].to(device) for k, v in x.items()}
-                if isinstance(x, dict)
-                else {"x": x[None].to(device)}
-            )
-            target = target[None].to(device)
-            valid = torch.isfinite(target)
-            truth = torch.nan_to_num(target)
-            err += float(torch.where(valid, module(**inputs).loc - truth, 0.0).abs().pow(power).sum())
-            naive = naive_module(**inputs).loc
-            naive_err += float(torch.where(valid, naive - truth, 0.0).abs().pow(power).sum())
-            count += int(valid.sum())
+        for start in range(0, n, batch_size):
+            chunk = list(range(start, min(n, start + batch_size)))
+            chunk = [k for k in chunk if len(series[k]) > n_train[k] >= 1]
+            if not chunk:
+                continue
+            lengths = torch.tensor([len(series[k]) for k in chunk])
+            splits = torch.tensor([n_train[k] for k in chunk])
+            longest = int(lengths.max())
+            width = series[chunk[0]].shape[1]
+            padded = torch.full((len(chunk), longest + horizon, width), float("nan"))
+            for i, k in enumerate(chunk):
+                padded[i, : len(series[k])] = torch.as_tensor(series[k], dtype=torch.float32)
+            # the values after every step, and the future-known covariates at them
+            after = padded[:, 1:].unfold(1, horizon, 1).transpose(-1, -2)[:, :longest]  # (B, N, T, width)
+            steps = torch.arange(longest)[None, :, None, None]
+            scored = (steps >= splits[:, None, None, None] - 1) & (steps < lengths[:, None, None, None])
+            target = torch.where(scored, after[..., :c], float("nan")).to(device)
+            future = after[..., c : c + module.n_future].to(device) if module.n_future else None
+            x, lengths = padded[:, :longest].to(device), lengths.to(device)
+            flags = torch.ones(len(chunk), c, dtype=torch.bool, device=device)
+            for naive, sums in ((None, error), (flags, naive_error)):
+                loc = module(x, lengths=lengths, future=future, naive=naive).loc
+                valid = torch.isfinite(target)
+                diff = torch.where(valid, loc - target.nan_to_num(), 0.0).abs().pow(power)
+                sums[chunk] = diff.sum((1, 2)).double().cpu().numpy()
+            count[chunk] = valid.sum((1, 2)).cpu().numpy()
     module.train(was_training)
-    return count > 0 and err < (1.0 - margin) * naive_err
+    return error, naive_error, count
 
 
 def masked_mse(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:

@@ -286,10 +286,12 @@ def _expected_interface(
         }
         width = spec.n_channels + len(spec.exog_columns)
         for name in spec.constants:
-            if state[name].shape[1:] != (width,):
+            # the standardisation covers the channels and covariates, the naive flags the channels
+            want = (spec.n_channels,) if name == "series_naive" else (width,)
+            if state[name].shape[1:] != want:
                 raise ValueError(
                     f"its initial state's {name!r} has per-stream shape {state[name].shape[1:]}, its spec "
-                    f"{width} channels and covariates"
+                    f"{want[0]} channels{'' if name == 'series_naive' else ' and covariates'}"
                 )
         for name in wanted:
             array = state.get(f"output.{name}")

@@ -12,7 +12,7 @@ from aaren_ts import AarenForecaster
 from aaren_ts.engine._native import load_aci_step
 from aaren_ts.engine.calibration import CALIBRATION_COVERAGES, Calibration
 from aaren_ts.nn import EncoderConfig
-from aaren_ts.nn.forecast import ForecastLoss, ForecastNet, beats_naive, masked_mae, masked_mse
+from aaren_ts.nn.forecast import ForecastLoss, ForecastNet, held_out_errors, masked_mae, masked_mse
 from aaren_ts.nn.heads import NormalHead
 
 TINY = {
@@ -51,22 +51,24 @@ def test_mae_loss_is_the_mean_absolute_error_over_finite_targets():
     torch.testing.assert_close(masked_mae(pred.loc, target), expected)
 
 
-def test_beats_naive_compares_in_the_training_loss():
-    """One large miss and many small wins: better than the naive in absolute error, worse in squared."""
-    from aaren_ts.estimators._forecast_data import SegmentDataset
-
+def test_held_out_errors_score_the_forecasts_from_the_whole_history():
+    """An alternating series the network forecasts exactly, but for one jump the naive misses less."""
     torch.manual_seed(0)
     net = ForecastNet(1, 2, 1, EncoderConfig("aaren", 8, 2, 1, 16, 0.0), True, None)
-    net.eval()
     series = np.zeros((40, 1), dtype=np.float32)
     series[1::2] = 1.0  # alternates 0, 1: the last value is always wrong by 1
     series[-1] = 100.0  # and once very wrong
     with torch.no_grad():  # forecast the alternation from the window (x[t-1], x[t]): x[t-1]
         net.skip.weight.zero_()
         net.skip.weight[0, 0] = 1.0
-    data = SegmentDataset([series], 39, 1)
-    assert beats_naive(net, data, "cpu", loss="mae")
-    assert not beats_naive(net, data, "cpu", loss="mse")
+    # forecasts issued at steps 29..38 score the tail 30..39: the network misses only the jump (by 99),
+    # the last value misses every step by 1 and the jump by 100
+    for loss, expected in (("mae", (99.0, 109.0)), ("mse", (99.0**2, 9 + 100.0**2))):
+        error, naive_error, count = held_out_errors(net, [series, series[:30]], [30, 30], "cpu", loss=loss)
+        np.testing.assert_allclose([error[0, 0], naive_error[0, 0]], expected, rtol=1e-6)
+        assert count.tolist() == [[10], [0]]  # the second series has no tail
+        assert error[1, 0] == naive_error[1, 0] == 0.0
+    assert net.training  # left as it was
 
 
 def test_loss_value_is_the_mse_and_the_likelihood_trains_only_the_spread():

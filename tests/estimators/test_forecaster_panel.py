@@ -52,8 +52,9 @@ def _direct_forecast(f: AarenForecaster, name, values: np.ndarray) -> np.ndarray
     streams = f.engine_
     row = streams.row_of[name]
     x = (values.reshape(len(values), -1) - streams.mean[row]) / streams.scale[row]
+    naive = torch.as_tensor(streams.naive[row : row + 1])  # the series' fallback to the naive forecast
     with torch.no_grad():
-        out = f.net_.module_(torch.as_tensor(x, dtype=torch.float32)[None], last_only=True).loc
+        out = f.net_.module_(torch.as_tensor(x, dtype=torch.float32)[None], last_only=True, naive=naive).loc
     return out[0, 0].numpy() * streams.scale[row] + streams.mean[row]
 
 

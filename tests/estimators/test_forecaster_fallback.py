@@ -1,0 +1,92 @@
+"""Per-series fallback: a series where the network does not beat the naive forecast on its held-out tail
+forecasts with the naive method, the others keep the network; exact in every path that streams."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from aaren_ts import AarenForecaster
+
+SETTINGS = {
+    "d_model": 16,
+    "n_heads": 2,
+    "n_layers": 1,
+    "d_ff": 32,
+    "context_length": 12,
+    "horizon": 6,
+    "sp": 1,
+    "max_epochs": 8,
+    "device": "cpu",
+    "random_state": 0,
+}
+ATOL = 1e-5
+
+
+def _panel(n: int = 240) -> pd.DataFrame:
+    """Three series: two strongly seasonal (the network learns them), one random walk (nothing to learn,
+    the last value is the best forecast)."""
+    rng = np.random.default_rng(0)
+    t = np.arange(n)
+    series = {
+        "season_a": 20 + 5 * np.sin(2 * np.pi * t / 12) + rng.normal(0, 0.2, n),
+        "walk": 20 + np.cumsum(rng.normal(0, 1.0, n)),
+        "season_b": 40 + 8 * np.cos(2 * np.pi * t / 12) + rng.normal(0, 0.2, n),
+    }
+    frames = {k: pd.DataFrame({"y": v}, index=pd.RangeIndex(n)) for k, v in series.items()}
+    return pd.concat(frames, names=["series", "time"])
+
+
+@pytest.fixture(scope="module")
+def fitted() -> tuple[AarenForecaster, pd.DataFrame]:
+    y = _panel()
+    train = y[y.index.get_level_values(1) < 200]
+    return AarenForecaster(**SETTINGS).fit(train), y
+
+
+def test_the_random_walk_falls_back_and_the_seasonal_series_keep_the_network(fitted):
+    forecaster, y = fitted
+    assert forecaster.engine_.naive[:, 0].tolist() == [False, True, False]
+    pred = forecaster.predict(fh=range(1, 7))
+    last = y.xs("walk", level=0)["y"].iloc[199]
+    np.testing.assert_allclose(pred.xs("walk", level=0)["y"].to_numpy(), last, rtol=1e-6)
+    snaive = y.xs("season_a", level=0)["y"].iloc[199]
+    assert not np.allclose(pred.xs("season_a", level=0)["y"].to_numpy(), snaive)
+
+
+def test_streaming_with_fallback_is_exact_and_survives_save_and_load(fitted, tmp_path):
+    forecaster, y = fitted
+    new = y[y.index.get_level_values(1) >= 200]
+    whole = AarenForecaster.load(_saved(forecaster, tmp_path / "a.zip"))
+    assert whole.engine_.naive.tolist() == forecaster.engine_.naive.tolist()
+    whole.partial_update(new)
+    chunked = AarenForecaster.load(tmp_path / "a.zip")
+    times = new.index.get_level_values(1)
+    for lo, hi in ((200, 201), (201, 213), (213, 240)):
+        chunked.partial_update(new[(times >= lo) & (times < hi)])
+    a, b = whole.predict(fh=range(1, 7)), chunked.predict(fh=range(1, 7))
+    np.testing.assert_allclose(a.to_numpy(), b.to_numpy(), rtol=ATOL)
+    last = y.xs("walk", level=0)["y"].iloc[-1]
+    np.testing.assert_allclose(a.xs("walk", level=0)["y"].to_numpy(), last, rtol=1e-6)
+
+
+def test_onnx_streamer_follows_the_fallback(fitted, tmp_path):
+    pytest.importorskip("onnxruntime", reason='the "onnx" extra (onnxruntime) is not installed')
+    pytest.importorskip("onnxscript", reason='the "onnx" extra (onnxscript, the exporter) is not installed')
+    from aaren_ts.onnx import OnnxStreamer
+
+    forecaster, y = fitted
+    copy = AarenForecaster.load(_saved(forecaster, tmp_path / "b.zip"))
+    streamer = OnnxStreamer(copy.to_onnx(tmp_path / "model.onnx"))
+    new = y[y.index.get_level_values(1) >= 200]
+    values = np.stack([g["y"].to_numpy() for _, g in new.groupby(level=0, sort=False)])[:, :, None]
+    copy.partial_update(new)
+    streamer.partial_update(values)
+    np.testing.assert_allclose(streamer.predict(), copy.engine_.predict(), rtol=ATOL, atol=ATOL)
+    np.testing.assert_allclose(streamer.predict()[1, :, 0], y.xs("walk", level=0)["y"].iloc[-1], rtol=1e-6)
+
+
+def _saved(forecaster: AarenForecaster, path) -> object:
+    forecaster.save(path)
+    return path
