@@ -405,11 +405,20 @@ def plot(path: Path, panels: list[tuple[Benchmark, PanelData, list[Result]]]) ->
             x = max(r.cpu_s, 1e-3)
             ax.scatter(x, r.scores[bench.primary], color=colour, s=28)
             ax.annotate(r.name.split("(")[0].strip(), (x, r.scores[bench.primary]), fontsize=7)
+        ax.set_xscale("log")
         for name, ref in bench.reference.items():
             if bench.primary in ref and name in ("ES-RNN", "best (OWA)", "N-BEATS", "Damped"):
                 ax.axhline(ref[bench.primary], color="0.6", lw=0.8, ls="--")
-                ax.annotate(f"{name} (published)", (ax.get_xlim()[0], ref[bench.primary]), fontsize=6)
-        ax.set_xscale("log")
+                ax.text(
+                    0.99,
+                    ref[bench.primary],
+                    f"{name} (published)",
+                    transform=ax.get_yaxis_transform(),
+                    ha="right",
+                    va="bottom",
+                    fontsize=6,
+                    color="0.4",
+                )
         ax.set_xlabel("fit+predict CPU seconds (log)")
         ax.set_ylabel(TITLES[bench.primary])
         ax.set_title(f"{bench.title}: accuracy against cost", fontsize=9, loc="left")
