@@ -478,7 +478,7 @@ def get_dataset_info(name: str) -> ForecastingDataset | ClassificationDataset | 
     ----------
     name : str
         A registered name (case-insensitive), see :func:`list_datasets` (the M4 panels are named
-        ``"M4-<Frequency>"``).
+        ``"M4-<Frequency>"``; the tourism competition's quarterly series ``"Tourism-Quarterly"``).
 
     Returns
     -------
