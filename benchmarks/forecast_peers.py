@@ -411,13 +411,22 @@ def plot(path: Path, panels: list[tuple[Benchmark, PanelData, list[Result]]]) ->
             ax.set_title(f"{bench.title}: {series_id}", fontsize=9, loc="left")
         row[0].legend(fontsize=7, loc="upper left")
         ax = row[3]
-        for r in results:
-            if bench.primary not in r.scores:
-                continue
+        scored = [r for r in results if bench.primary in r.scores]
+        # the last value is far off on these seasonal data: it is drawn at the top edge, its value written
+        values = sorted(r.scores[bench.primary] for r in scored)
+        top = 1.15 * values[-2] if len(values) > 1 else None
+        for r in scored:
             colour = "C0" if r.name.startswith("Aaren") else ("C1" if r.peer else "0.5")
-            x = max(r.cpu_s, 1e-3)
-            ax.scatter(x, r.scores[bench.primary], color=colour, s=28)
-            ax.annotate(r.name.split("(")[0].strip(), (x, r.scores[bench.primary]), fontsize=7)
+            x, y = max(r.cpu_s, 1e-3), r.scores[bench.primary]
+            label = r.name.split("(")[0].strip()
+            if top is not None and y > top:
+                ax.scatter(x, top, color=colour, s=28, marker="^")
+                ax.annotate(f"{label} ({y:.2f})", (x, top), fontsize=7, va="top")
+            else:
+                ax.scatter(x, y, color=colour, s=28)
+                ax.annotate(label, (x, y), fontsize=7)
+        if top is not None:
+            ax.set_ylim(top=top * 1.02)
         ax.set_xscale("log")
         for name, ref in bench.reference.items():
             if bench.primary in ref and name in ("ES-RNN", "best (OWA)", "N-BEATS", "Damped"):
