@@ -425,8 +425,6 @@ def plot(path: Path, panels: list[tuple[Benchmark, PanelData, list[Result]]]) ->
             else:
                 ax.scatter(x, y, color=colour, s=28)
                 ax.annotate(label, (x, y), fontsize=7)
-        if top is not None:
-            ax.set_ylim(top=top * 1.02)
         ax.set_xscale("log")
         for name, ref in bench.reference.items():
             if bench.primary in ref and name in ("ES-RNN", "best (OWA)", "N-BEATS", "Damped"):
@@ -441,6 +439,12 @@ def plot(path: Path, panels: list[tuple[Benchmark, PanelData, list[Result]]]) ->
                     fontsize=6,
                     color="0.4",
                 )
+        shown = [v for v in values if top is None or v <= top] + [
+            ref[bench.primary] for ref in bench.reference.values() if bench.primary in ref
+        ]
+        low = min(shown)
+        high = top if top is not None else max(shown)
+        ax.set_ylim(low - 0.05 * (high - low), high + 0.03 * (high - low))
         ax.set_xlabel("fit+predict CPU seconds (log)")
         ax.set_ylabel(TITLES[bench.primary])
         ax.set_title(f"{bench.title}: accuracy against cost", fontsize=9, loc="left")
