@@ -414,7 +414,8 @@ def plot(path: Path, panels: list[tuple[Benchmark, PanelData, list[Result]]]) ->
         scored = [r for r in results if bench.primary in r.scores]
         # the last value is far off on these seasonal data: it is drawn at the top edge, its value written
         values = sorted(r.scores[bench.primary] for r in scored)
-        top = 1.15 * values[-2] if len(values) > 1 else None
+        far = len(values) > 1 and values[-2] > 0 and values[-1] > 1.5 * values[-2]
+        top = 1.15 * values[-2] if far else None
         for r in scored:
             colour = "C0" if r.name.startswith("Aaren") else ("C1" if r.peer else "0.5")
             x, y = max(r.cpu_s, 1e-3), r.scores[bench.primary]
@@ -444,7 +445,8 @@ def plot(path: Path, panels: list[tuple[Benchmark, PanelData, list[Result]]]) ->
         ]
         low = min(shown)
         high = top if top is not None else max(shown)
-        ax.set_ylim(low - 0.05 * (high - low), high + 0.03 * (high - low))
+        span = (high - low) or max(abs(high), 1.0)
+        ax.set_ylim(low - 0.05 * span, high + 0.03 * span)
         ax.set_xlabel("fit+predict CPU seconds (log)")
         ax.set_ylabel(TITLES[bench.primary])
         ax.set_title(f"{bench.title}: accuracy against cost", fontsize=9, loc="left")
