@@ -220,11 +220,16 @@ def _peer_settings(data: PanelData, steps: int, seed: int) -> dict:
 
 
 def run_peers(
-    bench: Benchmark, data: PanelData, python: str, cache: Path | None, steps: int, seed: int
+    bench: Benchmark, data: PanelData, python: str, cache: Path | None, steps: int, seed: int, quick: bool
 ) -> PeerRun:
-    """The peers' forecasts: from the cache when it holds this setting, else from the worker."""
+    """The peers' forecasts: from the cache when it holds this setting, else from the worker.
+
+    The cache keeps one folder per data set (``<key>``, and ``<key>_quick`` for ``--quick`` runs), so
+    that a smoke run does not overwrite the full run's outputs.
+    """
     settings = _peer_settings(data, steps, seed)
-    folder = (cache / bench.key) if cache is not None else Path(tempfile.mkdtemp(prefix="peers_"))
+    name = bench.key + ("_quick" if quick else "")
+    folder = (cache / name) if cache is not None else Path(tempfile.mkdtemp(prefix="peers_"))
     stamp = folder / "settings.json"
     cached = (
         cache is not None
@@ -522,7 +527,9 @@ def main(argv: list[str] | None = None) -> None:
             results.append(run_naive2(data))
         peer_note = "Peers skipped (`--skip-peers`): only the systems of this process."
         if not args.skip_peers:
-            run = run_peers(bench, data, args.peers_python, args.peers_cache, steps, args.peers_seed)
+            run = run_peers(
+                bench, data, args.peers_python, args.peers_cache, steps, args.peers_seed, args.quick
+            )
             results += run.results
             versions = ", ".join(f"{k} {v}" for k, v in run.record["versions"].items())
             nhits = run.record["settings"]["nhits"]

@@ -98,7 +98,7 @@ def test_peer_outputs_are_reused_from_the_cache_and_said_so(script, unverified, 
     _write_tourism(tmp_path / "data")
     data = load_tourism(data_home=tmp_path / "data", verify=False)
     cache = tmp_path / "cache"
-    folder = cache / "tourism_quarterly"
+    folder = cache / "tourism_quarterly_quick"  # --quick runs keep their own folder
     folder.mkdir(parents=True)
     # every peer "forecasts" the truth with a +-1 interval: its MAPE must come out 0 and its coverage 100
     truth = data.y_test.reset_index()
