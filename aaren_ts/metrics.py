@@ -1,4 +1,4 @@
-r"""Forecast accuracy as the M4 competition measures it: sMAPE, MASE, OWA and MSIS.
+r"""Forecast accuracy as the M4 and tourism competitions measure it: sMAPE, MAPE, MASE, OWA, MSIS, coverage.
 
 The measures take many series at once, either as sktime ``pd-multiindex`` panels (a DataFrame with a
 two-level MultiIndex (series id, time) and one column, or a Series with such an index; what
@@ -11,6 +11,8 @@ For a series with test values :math:`y_1..y_h`, forecasts :math:`\hat y_1..\hat 
 values :math:`x_1..x_n`, with seasonal period :math:`m`:
 
 - sMAPE :math:`= \frac{1}{h}\sum_t \frac{200\,|y_t - \hat y_t|}{|y_t| + |\hat y_t|}` (in percent);
+- MAPE :math:`= \frac{1}{h}\sum_t \frac{100\,|y_t - \hat y_t|}{|y_t|}` (in percent; the tourism
+  competition's measure);
 - the in-sample scale :math:`s = \frac{1}{n-m}\sum_{t=m+1}^{n} |x_t - x_{t-m}|` (the seasonal naive
   forecast's in-sample error);
 - MASE :math:`= \frac{1}{h}\sum_t |y_t - \hat y_t| \,/\, s`;
@@ -19,7 +21,8 @@ values :math:`x_1..x_n`, with seasonal period :math:`m`:
   + \frac{2}{\alpha}(y_t - u_t)\mathbb 1\{y_t > u_t\}\big] \,/\, s`;
 - OWA :math:`= \frac12\big(\frac{\text{sMAPE}}{\text{sMAPE}_{\text{Naive2}}}
   + \frac{\text{MASE}}{\text{MASE}_{\text{Naive2}}}\big)`, from the totals (averages over all
-  series) of the method and of the competition's Naive2 benchmark.
+  series) of the method and of the competition's Naive2 benchmark;
+- coverage of :math:`[l_t, u_t]` :math:`= \frac{1}{h}\sum_t \mathbb 1\{l_t \le y_t \le u_t\}` (a fraction).
 
 The published M4 Hourly figures to compare with are in :data:`aaren_ts.datasets.reference.M4_HOURLY`.
 Reference: Makridakis, Spiliotis, Assimakopoulos, "The M4 Competition: 100,000 time series and 61
@@ -35,7 +38,7 @@ from typing import TypeAlias
 import numpy as np
 import pandas as pd
 
-__all__ = ["NAIVE2", "mase", "msis", "owa", "smape"]
+__all__ = ["NAIVE2", "coverage", "mape", "mase", "msis", "owa", "smape"]
 
 #: A panel: a pd-multiindex DataFrame (one column) or Series, a 2-D array (one row per series), or a
 #: list of 1-D arrays.
@@ -264,6 +267,21 @@ def _pair(y_true: Panel, y_pred: Panel, pred_role: str = "y_pred") -> tuple[_Ser
     return true, pred
 
 
+def _interval(y_true: Panel, lower: Panel, upper: Panel) -> tuple[_Series, _Series, _Series]:
+    """The test values and an interval's bounds, aligned; raises where a lower bound exceeds its upper."""
+    true, low = _pair(y_true, lower, "lower")
+    _, high = _pair(y_true, upper, "upper")
+    for k, (series_id, l_k, u_k) in enumerate(zip(true.ids, low.values, high.values, strict=True)):
+        crossed = np.flatnonzero(l_k > u_k)
+        if crossed.size:
+            where = _where(true, k, int(crossed[0]))
+            raise ValueError(
+                f"lower exceeds upper in {_label(series_id, true.is_panel)} {where} "
+                f"({l_k[crossed[0]]} > {u_k[crossed[0]]})"
+            )
+    return true, low, high
+
+
 def smape(y_true: Panel, y_pred: Panel, *, per_series: bool = False) -> float | pd.Series:
     """Symmetric mean absolute percentage error (in percent), as the M4 competition defines it.
 
@@ -307,6 +325,50 @@ def smape(y_true: Panel, y_pred: Panel, *, per_series: bool = False) -> float | 
         terms = np.divide(200.0 * np.abs(y - f), denominator, out=np.zeros_like(y), where=denominator > 0)
         values[k] = terms.mean()
     return _result(values, true.ids, per_series, "smape")
+
+
+def mape(y_true: Panel, y_pred: Panel, *, per_series: bool = False) -> float | pd.Series:
+    """Mean absolute percentage error (in percent), as the tourism forecasting competition scores it.
+
+    Per series, the mean over its horizon of ``100 |y - y_pred| / |y|``; then the mean over the series.
+
+    Parameters
+    ----------
+    y_true : pd-multiindex DataFrame or Series, 2-D array or list of 1-D arrays
+        The test values of every series (see the module's description of panels); none may be 0.
+    y_pred : same kind as ``y_true``
+        The forecasts (same series and time indexes as ``y_true``).
+    per_series : bool, default=False
+        Return the per-series values instead of their mean.
+
+    Returns
+    -------
+    float or pandas.Series
+        MAPE in percent.
+
+    Raises
+    ------
+    ValueError
+        As :func:`smape`; also when a test value is 0 (the percentage error is undefined there; named
+        by series and time).
+
+    Examples
+    --------
+    >>> from aaren_ts.metrics import mape
+    >>> mape([[100.0, 200.0]], [[110.0, 180.0]])
+    10.0
+    """
+    true, pred = _pair(y_true, y_pred)
+    values = np.empty(len(true.ids))
+    for k, (series_id, y, f) in enumerate(zip(true.ids, true.values, pred.values, strict=True)):
+        zero = np.flatnonzero(y == 0)
+        if zero.size:
+            raise ValueError(
+                f"y_true is 0 in {_label(series_id, true.is_panel)} {_where(true, k, int(zero[0]))}: its "
+                "percentage error is undefined (use smape or mase there)"
+            )
+        values[k] = np.mean(100.0 * np.abs(y - f) / np.abs(y))
+    return _result(values, true.ids, per_series, "mape")
 
 
 def mase(
@@ -408,22 +470,53 @@ def msis(
     sp = _check_sp(sp)
     if not (isinstance(alpha, (float, int)) and 0 < alpha < 1):
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
-    true, low = _pair(y_true, lower, "lower")
-    _, high = _pair(y_true, upper, "upper")
-    for k, (series_id, l_k, u_k) in enumerate(zip(true.ids, low.values, high.values, strict=True)):
-        crossed = np.flatnonzero(l_k > u_k)
-        if crossed.size:
-            where = _where(true, k, int(crossed[0]))
-            raise ValueError(
-                f"lower exceeds upper in {_label(series_id, true.is_panel)} {where} "
-                f"({l_k[crossed[0]]} > {u_k[crossed[0]]})"
-            )
+    true, low, high = _interval(y_true, lower, upper)
     scales = _scales(y_train, true, "y_true", sp)
     scores = np.empty(len(true.ids))
     for k, (y, l_k, u_k) in enumerate(zip(true.values, low.values, high.values, strict=True)):
         penalty = (2.0 / alpha) * ((l_k - y) * (y < l_k) + (y - u_k) * (y > u_k))
         scores[k] = np.mean((u_k - l_k) + penalty)
     return _result(scores / scales, true.ids, per_series, "msis")
+
+
+def coverage(y_true: Panel, lower: Panel, upper: Panel, *, per_series: bool = False) -> float | pd.Series:
+    """Empirical coverage of prediction intervals: the fraction of test values inside their interval.
+
+    Per series, the fraction of its horizon with ``lower <= y <= upper``; then the mean over the
+    series (with equal horizons, the fraction of all test values). A well calibrated 95 % interval
+    covers about 0.95.
+
+    Parameters
+    ----------
+    y_true : pd-multiindex DataFrame or Series, 2-D array or list of 1-D arrays
+        The test values of every series.
+    lower, upper : same kind as ``y_true``
+        The interval's bounds (same series and time indexes as ``y_true``), ``lower <= upper``.
+    per_series : bool, default=False
+        Return the per-series values instead of their mean.
+
+    Returns
+    -------
+    float or pandas.Series
+        Coverage, from 0 to 1.
+
+    Raises
+    ------
+    ValueError
+        As :func:`smape`; also when a lower bound exceeds its upper bound (named by series and time).
+
+    Examples
+    --------
+    >>> from aaren_ts.metrics import coverage
+    >>> coverage([[10.0, 20.0]], [[8.0, 21.0]], [[12.0, 23.0]])
+    0.5
+    """
+    true, low, high = _interval(y_true, lower, upper)
+    inside = [
+        np.mean((l_k <= y) & (y <= u_k))
+        for y, l_k, u_k in zip(true.values, low.values, high.values, strict=True)
+    ]
+    return _result(np.asarray(inside, dtype=np.float64), true.ids, per_series, "coverage")
 
 
 def owa(

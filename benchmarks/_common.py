@@ -1,7 +1,9 @@
-"""Small helpers shared by the benchmark scripts: timing, result folder, Markdown tables."""
+"""Small helpers shared by the benchmark scripts: timing, result folder, Markdown tables, parameters."""
 
 from __future__ import annotations
 
+import json
+import resource
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -70,3 +72,19 @@ def results_dir(path: str | None = None) -> Path:
     out = Path(path) if path else RESULTS
     out.mkdir(parents=True, exist_ok=True)
     return out
+
+
+def cpu_seconds() -> float:
+    """User and system CPU seconds of this process and of its finished child processes."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def parse_param(text: str) -> tuple[str, object]:
+    """``NAME=VALUE`` of a ``--param`` option: the value read as JSON when it parses, else the string."""
+    name, _, value = text.partition("=")
+    try:
+        return name, json.loads(value)
+    except json.JSONDecodeError:
+        return name, value

@@ -28,20 +28,12 @@ import warnings
 import numpy as np
 import pandas as pd
 import torch
-from _common import markdown_table, results_dir
+from _common import markdown_table, parse_param, results_dir
 
 from aaren_ts import AarenForecaster
 from aaren_ts.datasets import load_m4
 from aaren_ts.datasets.reference import M4_HOURLY
 from aaren_ts.metrics import mase, msis, owa, smape
-
-
-def _param(text: str) -> tuple[str, object]:
-    name, _, value = text.partition("=")
-    try:
-        return name, json.loads(value)
-    except json.JSONDecodeError:
-        return name, value
 
 
 def _scores(y_test: pd.DataFrame, y_pred: pd.DataFrame, y_train: pd.DataFrame, sp: int) -> dict[str, float]:
@@ -59,7 +51,7 @@ def main() -> None:
     parser.add_argument("--data-home", default=None)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--broadcast-series", type=int, default=12, help="series fitted one network each")
-    parser.add_argument("--param", type=_param, action="append", default=[], metavar="NAME=VALUE")
+    parser.add_argument("--param", type=parse_param, action="append", default=[], metavar="NAME=VALUE")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--skip-defaults", action="store_true", help="only the --param settings")
     parser.add_argument("--output", default=None, help="results folder")

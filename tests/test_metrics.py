@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from aaren_ts.metrics import NAIVE2, mase, msis, owa, smape
+from aaren_ts.metrics import NAIVE2, coverage, mape, mase, msis, owa, smape
 
 
 def _panel(series: dict[str, list[float]], start: dict[str, int] | None = None) -> pd.DataFrame:
@@ -343,3 +343,36 @@ def test_smape_and_mase_match_sktime_on_real_data(m4_hourly) -> None:
     scaled = MeanAbsoluteScaledError(sp=data.sp, multilevel="uniform_average")
     theirs = scaled(data.y_test, pred, y_train=data.y_train)
     assert mase(data.y_test, pred, y_train=data.y_train, sp=data.sp) == pytest.approx(theirs, rel=1e-10)
+
+
+def test_mape_by_hand() -> None:
+    # A: 100*1/5, 0, 100*2/8; B: 100*1/15, 100*4/20, 100*6/10.
+    a = (20.0 + 0.0 + 25.0) / 3
+    b = (100 / 15 + 20.0 + 60.0) / 3
+    _, y_test, y_pred = _tiny()
+    assert mape(y_test, y_pred) == pytest.approx((a + b) / 2, rel=1e-12)
+    per = mape(y_test, y_pred, per_series=True)
+    assert per.index.tolist() == ["A", "B"] and per.tolist() == pytest.approx([a, b], rel=1e-12)
+    assert mape([[-10.0, 4.0]], [[-12.0, 5.0]]) == pytest.approx((20.0 + 25.0) / 2)  # |y| below
+    assert mape([[2.0]], [[2.0]]) == 0.0
+
+
+def test_mape_refuses_a_zero_test_value() -> None:
+    _, y_test, y_pred = _tiny()
+    y_test.loc[("B", 5), "y"] = 0.0
+    with pytest.raises(ValueError, match=r"y_true is 0 in series B at time 5"):
+        mape(y_test, y_pred)
+
+
+def test_coverage_by_hand() -> None:
+    _, y_test, y_pred = _tiny()
+    lower, upper = y_pred.copy(), y_pred.copy()
+    lower["y"] -= 1.0
+    upper["y"] += 1.0
+    # A: 5 in [3, 5], 4 in [3, 5], 8 not in [5, 7]; B: 15 in [15, 17], 20 and 10 not.
+    assert coverage(y_test, lower, upper) == pytest.approx((2 / 3 + 1 / 3) / 2, rel=1e-12)
+    per = coverage(y_test, lower, upper, per_series=True)
+    assert per.tolist() == pytest.approx([2 / 3, 1 / 3], rel=1e-12)
+    assert coverage([[1.0, 2.0, 3.0, 4.0]], [[0.0] * 4], [[2.5] * 4]) == 0.5
+    with pytest.raises(ValueError, match="lower exceeds upper"):
+        coverage([[1.0]], [[2.0]], [[0.0]])

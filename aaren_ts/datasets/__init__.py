@@ -3,7 +3,8 @@
 Loaders
     :func:`load_uea` (UEA multivariate classification archive), :func:`load_ett`, :func:`load_weather`,
     :func:`load_ecl`, :func:`load_ili`, :func:`load_forecasting`; :func:`load_m4` (the M4 competition's
-    many univariate series as sktime ``pd-multiindex`` panels, an :class:`M4Data`);
+    many univariate series as sktime ``pd-multiindex`` panels, an :class:`M4Data`); :func:`load_tourism`
+    (the tourism competition's 427 quarterly series, in the same form, a :class:`PanelData`);
     :func:`from_long_format` (a panel from the long ``unique_id, ds, y`` layout of neuralforecast and
     statsforecast).
 Protocol (long-horizon forecasting, Time-Series-Library)
@@ -12,7 +13,8 @@ Protocol (long-horizon forecasting, Time-Series-Library)
     :func:`load_windows`; for UEA, :func:`train_val_split` (validation from TRAIN only).
 Reference figures
     :mod:`aaren_ts.datasets.reference`: the paper's Aaren accuracy and MSE (``PAPER_ACCURACY``,
-    ``PAPER_MSE``), the published M4 Hourly results (``M4_HOURLY``, ``M4_NAIVE2``).
+    ``PAPER_MSE``), the published M4 Hourly results (``M4_HOURLY``, ``M4_NAIVE2``), the published
+    tourism quarterly MAPE (``TOURISM_QUARTERLY``).
 sktime benchmarking
     :func:`uea_loader`, :func:`uea_archive_cv`, :func:`forecasting_loader`, :func:`protocol_cv`.
 Registry and files
@@ -26,6 +28,7 @@ from __future__ import annotations
 from ._download import download_file
 from ._errors import DatasetIntegrityError, DatasetNotFoundError
 from ._home import DATA_HOME_ENV, get_data_home
+from ._panel import PanelData
 from ._registry import (
     ClassificationDataset,
     DataFile,
@@ -52,6 +55,7 @@ from .protocol import (
     sliding_windows,
     split_borders,
 )
+from .tourism import load_tourism
 from .uea import load_uea, train_val_split
 
 __all__ = [
@@ -67,6 +71,7 @@ __all__ = [
     "DatasetNotFoundError",
     "ForecastingDataset",
     "M4Data",
+    "PanelData",
     "PanelDataset",
     "download_file",
     "fit_scaler",
@@ -84,6 +89,7 @@ __all__ = [
     "load_m4",
     "load_series",
     "load_split",
+    "load_tourism",
     "load_uea",
     "load_weather",
     "load_windows",

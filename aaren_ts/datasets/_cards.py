@@ -12,6 +12,7 @@ from ._registry import (
     CLASSIFICATION_DATASETS,
     FORECASTING_DATASETS,
     PANEL_DATASETS,
+    TOURISM_DATASETS,
     ClassificationDataset,
     DataFile,
     ForecastingDataset,
@@ -147,8 +148,18 @@ def _classification_card(info: ClassificationDataset) -> list[str]:
     return lines
 
 
-_MEASURES = ("owa", "smape", "mase", "msis")
-_MEASURE_TITLES = {"owa": "OWA", "smape": "sMAPE (%)", "mase": "MASE", "msis": "MSIS (95 %)"}
+_MEASURES = ("owa", "smape", "mape", "mase", "msis")
+_MEASURE_TITLES = {
+    "owa": "OWA",
+    "smape": "sMAPE (%)",
+    "mape": "MAPE (%)",
+    "mase": "MASE",
+    "msis": "MSIS (95 %)",
+}
+
+
+def _is_m4(info: PanelDataset) -> bool:
+    return info.name.startswith("M4-")
 
 
 def _panel_card(info: PanelDataset) -> list[str]:
@@ -165,15 +176,19 @@ def _panel_card(info: PanelDataset) -> list[str]:
         else "Naive2's totals for this frequency are not recorded here: pass them to "
         "`aaren_ts.metrics.owa(..., naive2=(sMAPE, MASE))`."
     )
-    loader = (
-        "Forecasting, many univariate series (a panel); load with "
-        f"`aaren_ts.datasets.load_m4({info.frequency!r})`"
-    )
+    call = f"load_m4({info.frequency!r})" if _is_m4(info) else f"load_tourism({info.frequency!r})"
+    loader = f"Forecasting, many univariate series (a panel); load with `aaren_ts.datasets.{call}`"
+    if info.train.url is not None and info.test.url is not None:
+        fetch = (
+            "`download_if_missing=True` downloads a missing file from "
+            + " and ".join(f"<{record.url}>" for record in (info.train, info.test))
+            + "."
+        )
+    else:
+        fetch = "The files are not downloaded by the loader: place them in the data folder (see *Upstream*)."
     lines = [
         *_opening(info, loader, "Files", [("train", info.train), ("test", info.test)]),
-        "`download_if_missing=True` downloads a missing file from "
-        + " and ".join(f"<{record.url}>" for record in (info.train, info.test))
-        + ".",
+        fetch,
         "",
         "## Shape",
         "",
@@ -189,9 +204,15 @@ def _panel_card(info: PanelDataset) -> list[str]:
         "",
         f"Forecast the {info.horizon} values after the end of each training series (no validation data "
         "are given: take them from the training part). Score with `aaren_ts.metrics`, per series over "
-        "the horizon, then averaged over the series: sMAPE; MASE scaled by the in-sample seasonal naive "
-        f"error with m = {info.sp}; OWA, the mean of sMAPE and MASE each relative to the Naive2 "
-        f"benchmark; and for 95 % prediction intervals MSIS (m = {info.sp}). {naive2}",
+        "the horizon, then averaged over the series: "
+        + (
+            "sMAPE; MASE scaled by the in-sample seasonal naive "
+            f"error with m = {info.sp}; OWA, the mean of sMAPE and MASE each relative to the Naive2 "
+            f"benchmark; and for 95 % prediction intervals MSIS (m = {info.sp}). {naive2}"
+            if _is_m4(info)
+            else "MAPE (the competition's measure); MASE scaled by the in-sample seasonal naive error "
+            f"with m = {info.sp}; for 95 % prediction intervals MSIS (m = {info.sp}) and coverage."
+        ),
     ]
     if info.reference:
         measures = [m for m in _MEASURES if any(m in row for row in info.reference.values())]
@@ -207,9 +228,15 @@ def _panel_card(info: PanelDataset) -> list[str]:
             lines.append(f"| {method} | {cells} |")
         lines += [
             "",
-            "From the competition's paper (see *Upstream*), in `aaren_ts.datasets.reference`. OWA divides "
-            "by Naive2's totals; the seasonal naive forecast repeats the last "
-            f"{info.sp} training values.",
+            "From the competition's paper (see *Upstream*), in `aaren_ts.datasets.reference`. "
+            + (
+                "OWA divides by Naive2's totals; the seasonal naive forecast repeats the last "
+                f"{info.sp} training values."
+                if _is_m4(info)
+                else "MAPE averaged over horizons 1 to 8; N-BEATS from its paper (Oreshkin et al., ICLR "
+                "2020). The paper's MASE figures are scaled differently from `aaren_ts.metrics.mase`: "
+                "compare MASE with a seasonal naive forecast run beside."
+            ),
         ]
     return lines
 
@@ -261,7 +288,7 @@ def render_index() -> str:
         "else the environment variable `AAREN_TS_DATA`, else `~/aaren_ts_data`, in the upstream layout "
         "(`ETT-small/ETTh1.csv`, `weather/weather.csv`, `electricity/electricity.csv`, "
         "`illness/national_illness.csv`, `Multivariate_ts/<NAME>/<NAME>_TRAIN.ts`, "
-        "`M4/Hourly-train.csv`). A missing file raises "
+        "`M4/Hourly-train.csv`, `tourism/quarterly_in.csv`). A missing file raises "
         "`DatasetNotFoundError` (a `FileNotFoundError`) naming the file, the folder and where upstream "
         "publishes it; a truncated or altered file raises `DatasetIntegrityError` (a `ValueError`).",
         "",
@@ -290,12 +317,12 @@ def render_index() -> str:
         )
     lines += [
         "",
-        "## Many series (M4 competition)",
+        "## Many series (M4 and tourism competitions)",
         "",
         "| card | series | horizon | seasonal period | sha256 recorded |",
         "| --- | ---: | ---: | ---: | --- |",
     ]
-    for m in PANEL_DATASETS.values():
+    for m in (*PANEL_DATASETS.values(), *TOURISM_DATASETS.values()):
         lines.append(
             f"| [{m.name}]({m.name}.md) | {m.n_series} | {m.horizon} | {m.sp} | "
             f"{'yes' if m.train.sha256 else 'no'} |"
@@ -316,6 +343,7 @@ def render_all() -> dict[str, str]:
         *FORECASTING_DATASETS.values(),
         *CLASSIFICATION_DATASETS.values(),
         *PANEL_DATASETS.values(),
+        *TOURISM_DATASETS.values(),
     ):
         files[f"{info.name}.md"] = render_card(info)
     return files

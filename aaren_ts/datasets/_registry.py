@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Literal
 
 from ._records import ClassificationDataset, DataFile, ForecastingDataset, PanelDataset
-from .reference import M4_HOURLY, PAPER_ACCURACY, PAPER_MSE
+from .reference import M4_HOURLY, PAPER_ACCURACY, PAPER_MSE, TOURISM_QUARTERLY
 
 #: The long-horizon forecasting protocol's horizons (the paper's; :mod:`.protocol` re-exports them).
 DEFAULT_HORIZONS = (96, 192, 336, 720)
@@ -20,6 +20,7 @@ __all__ = [
     "FORECASTING_DATASETS",
     "M4_FREQUENCIES",
     "PANEL_DATASETS",
+    "TOURISM_DATASETS",
     "ClassificationDataset",
     "DataFile",
     "ForecastingDataset",
@@ -381,6 +382,52 @@ PANEL_DATASETS: dict[str, PanelDataset] = {
 }
 
 
+_TOURISM_PAGE = (
+    "the zip `27-3-Athanasopoulos1.zip` of the competition's data, published by R. J. Hyndman with the "
+    "paper (members `quarterly_in.csv` and `quarterly_oos.csv`); unpack both, unchanged, into the folder "
+    "`tourism/` of the data folder"
+)
+
+#: The tourism forecasting competition's quarterly series (read by :func:`aaren_ts.datasets.load_tourism`).
+#: Not among :data:`PANEL_DATASETS`, which holds the M4 frequencies.
+TOURISM_DATASETS: dict[str, PanelDataset] = {
+    "Tourism-Quarterly": PanelDataset(
+        name="Tourism-Quarterly",
+        title="Tourism forecasting competition, quarterly series: 427 univariate series, horizon 8",
+        frequency="Quarterly",
+        train=DataFile(
+            "tourism/quarterly_in.csv",
+            "b16609622b721df571a7f5f78d83bdd52b23284c2c543a9380dc452ebf68e657",
+            215832,
+        ),
+        test=DataFile(
+            "tourism/quarterly_oos.csv",
+            "21fd710844445f75a98f13bf60dac3361ad9a840be911a6ac6cf8c6dd9b12d65",
+            24656,
+        ),
+        n_series=427,
+        horizon=8,
+        sp=4,
+        id_prefix="q",
+        train_length=(22, 122),
+        source=(
+            "the tourism forecasting competition: Athanasopoulos, Hyndman, Song, Wu, 'The tourism "
+            "forecasting competition', International Journal of Forecasting 27(3), 2011"
+        ),
+        published_at=_TOURISM_PAGE,
+        licence="none stated (published for research use)",
+        reference=TOURISM_QUARTERLY,
+        notes=(
+            "CSV with CRLF line ends, one column per series: a header of names (`q1` to `q427`), then rows "
+            "1 to 3 hold the series' length, start year and start quarter, then its values in time order; "
+            "cells below the end of a shorter series are empty. The test file has the same layout with 8 "
+            "values per series, starting the quarter after the training part ends.",
+            "Score with MAPE and MASE (in-sample seasonal naive scale, m = 4).",
+        ),
+    )
+}
+
+
 def list_datasets(kind: Literal["forecasting", "classification", "panel"] | None = None) -> list[str]:
     """Names of the registered datasets.
 
@@ -431,7 +478,7 @@ def get_dataset_info(name: str) -> ForecastingDataset | ClassificationDataset | 
     ----------
     name : str
         A registered name (case-insensitive), see :func:`list_datasets` (the M4 panels are named
-        ``"M4-<Frequency>"``).
+        ``"M4-<Frequency>"``; the tourism competition's quarterly series ``"Tourism-Quarterly"``).
 
     Returns
     -------
@@ -443,7 +490,7 @@ def get_dataset_info(name: str) -> ForecastingDataset | ClassificationDataset | 
     ValueError
         If the name is unknown; the message lists the known names.
     """
-    every = {**FORECASTING_DATASETS, **CLASSIFICATION_DATASETS, **PANEL_DATASETS}
+    every = {**FORECASTING_DATASETS, **CLASSIFICATION_DATASETS, **PANEL_DATASETS, **TOURISM_DATASETS}
     return _lookup(name, every, "")
 
 

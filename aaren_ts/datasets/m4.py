@@ -11,35 +11,26 @@ from __future__ import annotations
 
 import csv
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from ._errors import DatasetIntegrityError
 from ._fetch import fetch_file
+from ._panel import COLUMN, INDEX_NAMES, PanelData, make_panel
 from ._registry import M4_FREQUENCIES, PanelDataset, _m4_info
 
-__all__ = ["M4_FREQUENCIES", "M4Data", "load_m4"]
-
-#: Names of the two index levels of the panels: the series id, then the position in the series.
-INDEX_NAMES = ("series", "time")
-#: Name of the panels' one column.
-COLUMN = "y"
+__all__ = ["COLUMN", "INDEX_NAMES", "M4_FREQUENCIES", "M4Data", "load_m4"]
 
 
 @dataclass(frozen=True)
-class M4Data:
+class M4Data(PanelData):
     """One frequency of the M4 competition: the training and test panels, horizon and seasonal period.
 
-    Both panels are sktime ``pd-multiindex`` DataFrames: a two-level MultiIndex (``series``, ``time``)
-    and one float64 column ``y``. ``series`` is the competition's id (``"H1"``, ``"H2"``, ...); the rows
-    are in the competition's order (H1, H2, ..., H10, ...), which ``groupby(level="series", sort=False)``
-    keeps (sorting the index would order the ids as strings: H1, H10, H100, ...). ``time`` is the
-    integer position in the series, from 0 in ``y_train``, and in ``y_test`` continuing
-    where the series' training part ends (``n_i, ..., n_i + horizon - 1`` for a training part of
-    length ``n_i``). The files carry no dates.
+    A :class:`PanelData` whose ``series`` are the competition's ids (``"H1"``, ``"H2"``, ...), in the
+    competition's order (H1, H2, ..., H10, ...). The files carry no dates: ``time`` is the position in
+    the series.
 
     Parameters
     ----------
@@ -55,6 +46,8 @@ class M4Data:
         otherwise 1).
     frequency : str
         The competition's name of the frequency (``"Hourly"``).
+    name : str, default=""
+        The registry name (``"M4-Hourly"``).
 
     Examples
     --------
@@ -65,27 +58,6 @@ class M4Data:
     >>> data.y_test.loc["H1"].index[:2].tolist()  # doctest: +SKIP
     [700, 701]
     """
-
-    y_train: pd.DataFrame = field(repr=False)
-    y_test: pd.DataFrame = field(repr=False)
-    horizon: int
-    sp: int
-    frequency: str
-
-    @property
-    def series_ids(self) -> pd.Index:
-        """The series ids, in the competition's order."""
-        return self.y_train.index.get_level_values(0).unique()
-
-    @property
-    def n_series(self) -> int:
-        """Number of series."""
-        return len(self.series_ids)
-
-    @property
-    def fh(self) -> np.ndarray:
-        """The relative forecasting horizon ``1, ..., horizon`` (sktime's ``fh``)."""
-        return np.arange(1, self.horizon + 1)
 
     def __repr__(self) -> str:
         return (
@@ -199,21 +171,6 @@ def _check(
             )
 
 
-def _panel(ids: np.ndarray, lengths: np.ndarray, values: np.ndarray, start: np.ndarray) -> pd.DataFrame:
-    """A pd-multiindex frame: series i (the next ``lengths[i]`` of ``values``) at times from ``start[i]``."""
-    codes = np.repeat(np.arange(len(ids)), lengths)
-    offsets = np.arange(codes.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    times = np.repeat(start, lengths) + offsets
-    time_values, time_codes = np.unique(times, return_inverse=True)
-    index = pd.MultiIndex(
-        levels=[pd.Index(ids, dtype=object), pd.Index(time_values.astype(np.int64))],
-        codes=[codes, time_codes.ravel()],
-        names=list(INDEX_NAMES),
-        verify_integrity=False,
-    )
-    return pd.DataFrame({COLUMN: values}, index=index)
-
-
 def load_m4(
     frequency: str = "Hourly",
     *,
@@ -288,6 +245,13 @@ def load_m4(
     train_ids, lengths, train_values = _read(paths[0], info.name)
     test_ids, test_lengths, test_values = _read(paths[1], info.name)
     _check(info, paths, (train_ids, test_ids), lengths, test_lengths, verify)  # type: ignore[arg-type]
-    y_train = _panel(train_ids, lengths, train_values, np.zeros(len(train_ids), dtype=np.int64))
-    y_test = _panel(test_ids, test_lengths, test_values, lengths)
-    return M4Data(y_train=y_train, y_test=y_test, horizon=info.horizon, sp=info.sp, frequency=info.frequency)
+    y_train = make_panel(train_ids, lengths, train_values, np.zeros(len(train_ids), dtype=np.int64))
+    y_test = make_panel(test_ids, test_lengths, test_values, lengths)
+    return M4Data(
+        y_train=y_train,
+        y_test=y_test,
+        horizon=info.horizon,
+        sp=info.sp,
+        frequency=info.frequency,
+        name=info.name,
+    )
