@@ -4,10 +4,11 @@ A seasonal cycle of period ``m`` makes the changes of a series (its first differ
 the changes ``m`` steps before: quarterly tourism at 4, hourly loads at 24, monthly sales at 12. A random
 walk's changes are not correlated at any lag, and a trend only shifts their mean. So the period is read
 from the autocorrelation of the first differences, pooled over the series of the panel (weighted by
-their lengths): the smallest lag whose pooled autocorrelation peaks within :data:`NEAR_BEST` of the
-largest (a daily cycle in hourly data rather than the weekly one that contains it), provided it is
-clearly above what white noise gives at that many observations and at least :data:`MIN_CORRELATION`.
-Otherwise the series are not seasonal (period 1).
+their lengths), contrasted with the autocorrelation at half the lag (where a cycle's changes are out of
+phase): the smallest lag where that contrast peaks within :data:`NEAR_BEST` of its highest peak (a
+daily cycle in hourly data rather than the weekly one that contains it), provided the autocorrelation
+there is clearly above what white noise gives at that many observations and at least
+:data:`MIN_CORRELATION`. Otherwise the series are not seasonal (period 1).
 """
 
 from __future__ import annotations
@@ -40,36 +41,45 @@ def detect_sp(series: Sequence[np.ndarray], max_sp: int) -> int:
     int
         The detected period, or 1 when no lag from 2 to ``max_sp`` stands out.
     """
-    total = np.zeros(max_sp + 1)
-    weight = np.zeros(max_sp + 1)
+    total = np.zeros(max_sp + 2)
+    weight = np.zeros(max_sp + 2)
     for values in series:
         values = np.asarray(values, dtype=np.float64)
-        columns = values.reshape(len(values), -1).T
-        for column in columns:
-            changes = np.diff(column[np.isfinite(column)])
-            n = len(changes)
+        for column in values.reshape(len(values), -1).T:
+            changes = np.diff(column)  # NaN next to a missing value: those pairs do not count
+            known = np.isfinite(changes)
+            n = int(known.sum())
             if n < 6:
                 continue
-            changes = changes - changes.mean()
-            variance = float(changes @ changes)
+            centred = np.where(known, changes - changes[known].mean(), 0.0)
+            variance = float(centred @ centred)
             if variance <= 0.0:
                 continue
-            lags = np.arange(2, min(max_sp, n // 3) + 1)
-            for lag in lags:
-                acf = float(changes[lag:] @ changes[:-lag]) / variance
-                total[lag] += n * acf
+            for lag in range(1, min(max_sp + 1, len(changes) // 3) + 1):
+                total[lag] += n * float(centred[lag:] @ centred[:-lag]) / variance
                 weight[lag] += n
     counted = weight > 0
-    if not counted[2:].any():
+    if not counted[2 : max_sp + 1].any():
         return 1
-    pooled = np.full(max_sp + 1, -np.inf)
+    pooled = np.full(max_sp + 2, np.nan)
     pooled[counted] = total[counted] / weight[counted]
-    pooled[:2] = -np.inf
-    best = float(pooled.max())
-    bar = max(MIN_CORRELATION, _NOISE_SIGMAS / np.sqrt(weight[int(pooled.argmax())]))
-    if best < bar:
+    # a cycle of period m puts its changes in phase at lag m and out of phase at m / 2: the contrast
+    # between the two tells a cycle from the short-range correlation of a smooth or noisy series
+    lags = np.arange(1, max_sp + 2)
+    contrast = np.full(max_sp + 3, -np.inf)
+    contrast[lags] = pooled[lags] - pooled[np.maximum(lags // 2, 1)]
+    candidates = np.arange(2, max_sp + 1)
+    scores = contrast[candidates]
+    # a peak: above the lag before and at least the lag after (a cycle's contrast is high at the lags
+    # beside its period too)
+    peaks = np.flatnonzero((scores > contrast[candidates - 1]) & (scores >= contrast[candidates + 1]))
+    peaks = peaks[np.isfinite(scores[peaks])]
+    if not len(peaks):
         return 1
-    # a peak: at least its neighbours' (smooth cycles correlate at the lags beside the period too)
-    right = np.append(pooled[1:], -np.inf)
-    peaks = (pooled >= np.roll(pooled, 1)) & (pooled >= right) & (pooled >= max(NEAR_BEST * best, bar))
-    return int(np.flatnonzero(peaks)[0])
+    top = float(scores[peaks].max())
+    for peak in peaks:
+        lag = candidates[peak]
+        bar = max(MIN_CORRELATION, _NOISE_SIGMAS / np.sqrt(weight[lag]))
+        if scores[peak] >= NEAR_BEST * top and pooled[lag] >= bar:
+            return int(lag)
+    return 1
