@@ -46,12 +46,17 @@ def detect_sp(series: Sequence[np.ndarray], max_sp: int) -> int:
     for values in series:
         values = np.asarray(values, dtype=np.float64)
         for column in values.reshape(len(values), -1).T:
-            changes = np.diff(column)  # NaN next to a missing value: those pairs do not count
-            known = np.isfinite(changes)
+            with np.errstate(over="ignore", invalid="ignore"):  # (an overflowing change counts as unknown)
+                changes = np.diff(column)  # NaN next to a missing value: those pairs do not count
+                known = np.isfinite(changes)
             n = int(known.sum())
             if n < 6:
                 continue
             centred = np.where(known, changes - changes[known].mean(), 0.0)
+            peak = float(np.abs(centred).max())
+            if not 0.0 < peak < np.inf:
+                continue
+            centred /= peak  # (the products stay finite whatever the series' magnitude)
             variance = float(centred @ centred)
             if variance <= 0.0:
                 continue
