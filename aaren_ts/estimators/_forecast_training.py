@@ -3,8 +3,8 @@
 :class:`ForecasterTrainingMixin` turns :class:`~aaren_ts.AarenForecaster`'s parameters and a panel of
 series into a trained :class:`~aaren_ts.nn.forecast.ForecastNet` through skorch: each series scaled by
 its own training statistics and split into a training part and a validation tail, segments cropped
-from them, early stopping on the tails, and the network reset to the (seasonal) naive forecast when
-it does not beat it there.
+from them, early stopping on the tails, and, series by series, the (seasonal) naive forecast instead
+of the network's where the network does not beat it on the series' tail.
 """
 
 from __future__ import annotations
