@@ -89,6 +89,8 @@ class FittedForecasterMixin:
                 "mean": engine.mean,
                 "scale": engine.scale,
                 "naive": engine.naive,
+                "static_mean": np.asarray(getattr(self, "static_mean_", np.zeros(0)), dtype=np.float64),
+                "static_scale": np.asarray(getattr(self, "static_scale_", np.ones(0)), dtype=np.float64),
                 "n_seen": engine.n_seen,
                 "n_observed": engine.n_observed,
                 "streams": [t.cpu() for t in engine.tensors()],
@@ -106,6 +108,18 @@ class FittedForecasterMixin:
         exog_columns = attributes.get("exog_columns")
         self.exog_columns_ = None if exog_columns is None else pd.Index(exog_columns)
         self.n_future_ = int(attributes.get("n_future", 0))
+        if "static_mean" in attributes:  # (archives written before static covariates: none)
+            self.static_mean_ = _saved(attributes, "static_mean", torch.float64)
+            self.static_scale_ = _saved(attributes, "static_scale", torch.float64)
+            if (
+                self.static_mean_.shape != (len(self._static_positions()),)
+                or self.static_scale_.shape != self.static_mean_.shape
+            ):
+                raise ValueError(
+                    "the saved standardisation of the static covariates does not fit its columns"
+                )
+        else:
+            self.static_mean_, self.static_scale_ = np.zeros(0), np.ones(0)
         self.net_ = self._build_forecast_net(with_callbacks=False).initialize()
         self.net_.module_.load_state_dict(state_dict)
         self.net_.module_.eval()

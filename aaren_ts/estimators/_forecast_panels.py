@@ -17,6 +17,7 @@ import pandas as pd
 from sktime.forecasting.base import ForecastingHorizon
 
 from aaren_ts.engine.forecast import series_label
+from aaren_ts.estimators._base import standardization
 from aaren_ts.estimators._covariates import covariate_columns, covariates_at
 from aaren_ts.estimators._cutoffs import absolute_times, continuation, relative_steps
 from aaren_ts.estimators._panel import SeriesPanel, index_freq, panel_frame, split_series
@@ -112,8 +113,41 @@ class ForecastPanelsMixin:
         if X is None:
             self.exog_columns_, self.n_future_ = None, 0
             return
-        self.exog_columns_ = covariate_columns(X, self.past_covariates, where)
-        self.n_future_ = len(self.exog_columns_) - len(self.past_covariates or [])
+        past = list(self.past_covariates or [])
+        past += [c for c in self.static_covariates or [] if c not in past]
+        self.exog_columns_ = covariate_columns(X, past, where)
+        self.n_future_ = len(self.exog_columns_) - len(past)
+
+    def _static_positions(self) -> np.ndarray:
+        """Where the static covariates are among the columns of a series' values (channels, then
+        ``exog_columns_``)."""
+        columns = getattr(self, "exog_columns_", None)
+        if columns is None or not self.static_covariates:
+            return np.zeros(0, dtype=np.int64)
+        static = set(self.static_covariates)
+        return np.array([self.n_channels_ + k for k, c in enumerate(columns) if c in static], dtype=np.int64)
+
+    def _set_static_standardization(self, panel: SeriesPanel, where: str) -> None:
+        """Check that the static covariates are constant within each series of ``panel`` and fix their
+        standardisation over all its series (``static_mean_``, ``static_scale_``)."""
+        self.n_channels_ = len(panel.columns)
+        positions = self._static_positions()
+        self.static_mean_, self.static_scale_ = np.zeros(0), np.ones(0)
+        if not len(positions):
+            return
+        per_series = []
+        for series_id, values in zip(panel.ids, panel.values, strict=True):
+            static = values[:, positions]
+            with np.errstate(invalid="ignore"):
+                varies = np.nanmax(static, axis=0) != np.nanmin(static, axis=0)
+            if varies.any():
+                names = [self.exog_columns_[p - self.n_channels_] for p in positions[varies]]
+                raise ValueError(
+                    f"{where}: static_covariates {names} vary in {series_label(series_id)}; a static "
+                    "covariate must be constant within each series (give a varying one as a past covariate)"
+                )
+            per_series.append(static[:1])
+        self.static_mean_, self.static_scale_ = standardization(np.concatenate(per_series))
 
     @property
     def n_exog_(self) -> int:

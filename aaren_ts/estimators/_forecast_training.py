@@ -77,7 +77,11 @@ class ForecasterTrainingMixin:
     def _standardize(self, parts: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         """Per-series ``(mean, scale)`` of shape ``(n_series, C)`` from each series' observed values."""
         stats = [standardization(v, self.normalization == "standard") for v in parts]
-        return np.stack([m for m, _ in stats]), np.stack([s for _, s in stats])
+        mean, scale = np.stack([m for m, _ in stats]), np.stack([s for _, s in stats])
+        positions = self._static_positions()
+        if len(positions):  # the static covariates: one standardisation over the panel, as fitted
+            mean[:, positions], scale[:, positions] = self.static_mean_, self.static_scale_
+        return mean, scale
 
     def _holdout(self, panel: SeriesPanel) -> tuple[list[np.ndarray], list[np.ndarray]]:
         """Each series' training part and validation tail (empty when too short for one)."""

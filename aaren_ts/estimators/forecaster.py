@@ -136,6 +136,12 @@ class AarenForecaster(
         Columns of ``X`` known only up to the present: they enter each step's token. Every other column
         is known for the future too (calendars, plans): its values at the forecast steps enter the
         forecast, so ``predict`` needs them in ``X``.
+    static_covariates : list of column names or None, default=None
+        Columns of ``X`` that are constant within each series (a store's size, a region's code as a
+        number): per-series features, like neuralforecast's static covariates. They enter every token
+        as past covariates do, but standardised over the whole panel rather than per series, so they
+        tell the series apart; ``predict`` does not need them. A column that varies within a series is
+        refused, the series named.
     {device}
     random_state : int, RandomState or None, default=None
         Seeds weight initialisation, segment crops, shuffling and dropout; an int makes ``fit``
@@ -166,6 +172,9 @@ class AarenForecaster(
         Observations consumed so far (``fit`` plus updates).
     exog_columns_ : pandas.Index or None
         The columns of ``X`` the network takes, future-known ones first (``None`` without ``X``).
+    static_mean_, static_scale_ : ndarray
+        The standardisation of the ``static_covariates`` (in the order of ``exog_columns_``), over
+        the whole panel seen in ``fit``.
     n_future_ : int
         How many of them are known for the future (the first ones).
 
@@ -219,6 +228,7 @@ class AarenForecaster(
         "loss": Options(tuple(POINT_LOSSES)),
         "calibration_rate": Interval(0.0, 1.0, closed="neither"),
         "past_covariates": Optional(Names()),
+        "static_covariates": Optional(Names()),
     }
 
     def __init__(
@@ -254,6 +264,7 @@ class AarenForecaster(
         distribution: str = "normal",
         loss: str = "mse",
         past_covariates: Sequence[Any] | None = None,
+        static_covariates: Sequence[Any] | None = None,
         device: str = "auto",
         random_state: int | np.random.RandomState | None = None,
         verbose: int = 0,
@@ -280,6 +291,7 @@ class AarenForecaster(
         self._validate_params()
         self._set_covariates(X, "pretrain")
         panel = self._split_with_covariates(y, X, "pretrain")
+        self._set_static_standardization(panel, "pretrain")
         self.horizon_ = self._horizon(fh, "pretrain")
         self.context_length_ = self._context_length(panel)
         self.n_channels_ = len(panel.columns)
@@ -310,6 +322,8 @@ class AarenForecaster(
         if not pretrained:
             self._set_covariates(X, "fit")
         panel = self._split_with_covariates(y, X, "fit")
+        if not pretrained:
+            self._set_static_standardization(panel, "fit")
         observed = [int(np.isfinite(v[:, : len(panel.columns)]).any(axis=1).sum()) for v in panel.values]
         if max(observed) < 2:
             raise ValueError(too_short(panel, max(observed)))

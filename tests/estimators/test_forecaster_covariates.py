@@ -224,3 +224,50 @@ def test_calendar_covariates_encode_cycles_by_sine_and_cosine():
         calendar_covariates(pd.RangeIndex(3))
     with pytest.raises(ValueError, match="unknown calendar feature"):
         calendar_covariates(hours, ["fortnight"])
+
+
+# ---------------------------------------------------------------------------- static covariates
+def _stores(n: int = 120, ids: tuple[str, ...] = ("a", "b", "c", "d")) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A panel whose seasonal amplitude is a per-series feature ``size``, with a varying input ``u``."""
+    rng = np.random.default_rng(1)
+    ys, xs = {}, {}
+    for k, series_id in enumerate(ids):
+        size = float(k + 1)
+        t = np.arange(n)
+        u = rng.normal(size=n)
+        ys[series_id] = pd.DataFrame({"y": 50 + size * np.sin(2 * np.pi * t / 12) + 0.1 * rng.normal(size=n)})
+        xs[series_id] = pd.DataFrame({"size": np.full(n, size), "u": u})
+    return pd.concat(ys, names=["store", "time"]), pd.concat(xs, names=["store", "time"])
+
+
+def test_static_covariates_are_standardised_over_the_panel_and_reach_the_forecast(tmp_path):
+    y, X = _stores()
+    settings = {**TINY, "max_epochs": 4, "sp": 1}  # (the last value: a forecast the network beats here)
+    f = AarenForecaster(**settings, past_covariates=["u"], static_covariates=["size"])
+    f.fit(y, X=X)
+    assert list(f.exog_columns_) == ["u", "size"] and f.n_future_ == 0
+    np.testing.assert_allclose(f.static_mean_, [2.5])  # sizes 1..4, each series weighted once
+    np.testing.assert_allclose(f.static_scale_, [np.std([1.0, 2.0, 3.0, 4.0])])
+    column = f.n_channels_ + 1
+    np.testing.assert_allclose(f.engine_.mean[:, column], 2.5)  # not each series' own (constant) value
+    pred = f.predict(fh=[1, 2])  # no X needed: nothing in it is known ahead
+    # two new stores with the same history and inputs, of different sizes: the size reaches the forecast
+    new_y = pd.concat({"small": y.loc["a"], "large": y.loc["a"]}, names=["store", "time"])
+    new_x = pd.concat(
+        {"small": X.loc["a"].assign(size=1.0), "large": X.loc["a"].assign(size=4.0)}, names=["store", "time"]
+    )
+    f.partial_update(new_y, X=new_x)
+    assert not np.allclose(f.predict(fh=[1, 2]).loc["small"], f.predict(fh=[1, 2]).loc["large"])
+    f.save(tmp_path / "stores.zip")
+    loaded = AarenForecaster.load(tmp_path / "stores.zip")
+    np.testing.assert_allclose(loaded.static_mean_, f.static_mean_)
+    np.testing.assert_allclose(loaded.predict(fh=[1, 2]).to_numpy(), f.predict(fh=[1, 2]).to_numpy())
+    assert pred.index.get_level_values(0).unique().tolist() == ["a", "b", "c", "d"]
+
+
+def test_a_static_covariate_that_varies_within_a_series_is_refused_by_name():
+    y, X = _stores()
+    X.loc[("c", 7), "size"] = 9.0
+    f = AarenForecaster(**TINY, past_covariates=["u"], static_covariates=["size"])
+    with pytest.raises(ValueError, match=r"static_covariates \['size'\] vary in series 'c'"):
+        f.fit(y, X=X)
