@@ -19,15 +19,36 @@ from sktime.classification.base import BaseClassifier
 
 from aaren_ts._limits import MAX_STANDARDISED, first_beyond
 from aaren_ts.engine.classify import ClassifierStreams
+from aaren_ts.engine.early import ConfidenceRule
 from aaren_ts.estimators._base import AarenEstimatorMixin, standardization
 from aaren_ts.estimators._classifier_fitted import FittedClassifierMixin
 from aaren_ts.estimators._docs import document_shared_parameters
 from aaren_ts.estimators._inputs import SKLEARN_EXPECTED_FAILED_CHECKS, Panel, coerce_labels, to_panel
-from aaren_ts.estimators._params import SHARED_CONSTRAINTS, Interval, Options, PositiveInt
+from aaren_ts.estimators._params import (
+    SHARED_CONSTRAINTS,
+    Constraint,
+    Interval,
+    Optional,
+    Options,
+    PositiveInt,
+)
 from aaren_ts.estimators._skorch import make_train_split, torch_seed
 from aaren_ts.nn.classify import READOUTS, ClassificationLoss, ClassifierModule
 
 __all__ = ["SKLEARN_EXPECTED_FAILED_CHECKS", "AarenClassifier"]
+
+
+class DistinctPositiveInts(Constraint):
+    """A non-empty list or tuple of distinct positive integers (the stem's dilations)."""
+
+    description = "a non-empty tuple of distinct positive integers"
+
+    def check(self, value: Any) -> bool:
+        if not isinstance(value, list | tuple) or not value:
+            return False
+        ok = all(isinstance(v, int | np.integer) and not isinstance(v, bool) and v >= 1 for v in value)
+        return ok and len(set(value)) == len(value)
+
 
 #: The part of the training data held out for early stopping when ``validation_fraction`` is ``None``
 #: (sklearn's ``MLPClassifier`` default).
@@ -62,6 +83,12 @@ class AarenClassifier(FittedClassifierMixin, AarenEstimatorMixin, BaseClassifier
         Each step is embedded by a causal convolution over it and the ``kernel_size - 1`` steps before
         it (``1``: a per-step linear map); this gives the encoder local order information. Streams keep
         the last ``kernel_size - 1`` inputs.
+    dilations : tuple of int or None, default=None
+        ``None``: the single convolution above. A tuple such as ``(1, 2, 4, 8, 16, 32)``: one causal
+        convolution of ``kernel_size`` taps per dilation (taps ``dilation`` steps apart), their outputs
+        mixed by a GELU and a linear map, so each step is embedded from shapes at several time scales
+        (receptive field ``(kernel_size - 1) * max(dilations) + 1``). Streams keep the last
+        receptive-field inputs: still O(1) per step.
     normalization : {"standard", None}, default="standard"
         ``"standard"`` standardises each channel with the mean and standard deviation of all training
         time points (stored at fit, so streaming uses the same statistics); ``None`` feeds raw values.
@@ -71,6 +98,19 @@ class AarenClassifier(FittedClassifierMixin, AarenEstimatorMixin, BaseClassifier
     {weight_decay}
     label_smoothing : float, default=0.1
         Label smoothing of the cross-entropy loss.
+    prefix_weight : float, default=0.0
+        Weight ``w`` in ``[0, 1]`` of a loss on every prefix: training minimises
+        ``(1 - w) * CE(class distribution after the whole series) + w * mean over t of CE(class
+        distribution after the first t steps)``. ``w > 0`` trains the distribution to be right early,
+        for :meth:`staged_predict_proba`, :meth:`predict_early` and streams; the network and the cost
+        of training and prediction are unchanged.
+    probability_threshold : float, default=0.9
+        The early-decision rule of :meth:`predict_early` (and of the streams): a series is decided at
+        the first time point after which its most probable class has had at least this probability
+        for ``consecutive_predictions`` consecutive time points. Used at prediction only.
+    consecutive_predictions : int, default=1
+        See ``probability_threshold`` (the names are those of aeon's
+        ``ProbabilityThresholdEarlyClassifier``).
     {lr_schedule lr_decay}
     batch_size : int, default=32
         Mini-batch size for training (inference uses larger batches).
@@ -179,7 +219,11 @@ class AarenClassifier(FittedClassifierMixin, AarenEstimatorMixin, BaseClassifier
         **SHARED_CONSTRAINTS,
         "readout": Options(READOUTS),
         "kernel_size": PositiveInt,
+        "dilations": Optional(DistinctPositiveInts()),
         "label_smoothing": Interval(0.0, 1.0, closed="left"),
+        "prefix_weight": Interval(0.0, 1.0),
+        "probability_threshold": Interval(0.0, 1.0, closed="right"),
+        "consecutive_predictions": PositiveInt,
     }
 
     def __init__(
@@ -192,11 +236,15 @@ class AarenClassifier(FittedClassifierMixin, AarenEstimatorMixin, BaseClassifier
         readout: str = "mean",
         backbone: str = "aaren",
         kernel_size: int = 3,
+        dilations: tuple[int, ...] | None = None,
         normalization: str | None = "standard",
         optimizer: Any = "adamw",
         lr: float = 2e-3,
         weight_decay: float = 1e-2,
         label_smoothing: float = 0.1,
+        prefix_weight: float = 0.0,
+        probability_threshold: float = 0.9,
+        consecutive_predictions: int = 1,
         lr_schedule: str | None = "cosine",
         lr_decay: float = 0.8,
         batch_size: int = 32,
@@ -369,6 +417,8 @@ class AarenClassifier(FittedClassifierMixin, AarenEstimatorMixin, BaseClassifier
             "encoder": self._encoder_config(),
             "readout": self.readout,
             "kernel_size": int(self.kernel_size),
+            "dilations": None if self.dilations is None else tuple(int(d) for d in self.dilations),
+            "step_outputs": float(self.prefix_weight) > 0.0,
         }
         return self._build_net(
             NeuralNetClassifier,
@@ -377,7 +427,11 @@ class AarenClassifier(FittedClassifierMixin, AarenEstimatorMixin, BaseClassifier
             train_split=train_split,
             with_callbacks=with_callbacks,
             # (the loss is a plain callable, not a module: its argument is bound here)
-            criterion=functools.partial(ClassificationLoss, label_smoothing=float(self.label_smoothing)),
+            criterion=functools.partial(
+                ClassificationLoss,
+                label_smoothing=float(self.label_smoothing),
+                prefix_weight=float(self.prefix_weight),
+            ),
             batch_size=int(batch_size or self.batch_size),
             classes=np.arange(self.n_classes_),
         )
@@ -492,6 +546,87 @@ class AarenClassifier(FittedClassifierMixin, AarenEstimatorMixin, BaseClassifier
         for t in range(panel.max_length):
             yield staged[:, t].copy()
 
+    # ================================================================== early classification
+    def _early_rule(
+        self, probability_threshold: float | None = None, consecutive_predictions: int | None = None
+    ) -> ConfidenceRule:
+        threshold = self.probability_threshold if probability_threshold is None else probability_threshold
+        consecutive = (
+            self.consecutive_predictions if consecutive_predictions is None else consecutive_predictions
+        )
+        return ConfidenceRule(float(threshold), int(consecutive))
+
+    def predict_early(
+        self,
+        X: Any = None,
+        probability_threshold: float | None = None,
+        consecutive_predictions: int | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Early classification: each series' label as soon as the model is confident enough.
+
+        The class probabilities are updated after every time point (each from that prefix only, as
+        :meth:`staged_predict_proba` gives them); a series is decided at the first time point ``t``
+        after which the most probable class has had probability at least ``probability_threshold``
+        for ``consecutive_predictions`` consecutive time points, and its label is that class, the
+        prediction from its first ``t`` time points. A series never that confident is decided at its
+        last time point with its final prediction (as aeon's early classifiers do).
+
+        Parameters
+        ----------
+        X : panel, optional
+            Whole series to classify. Without ``X``: the decisions of the ongoing streams so far
+            (:meth:`partial_update` applies the estimator's rule after every new time point, in any
+            chunking, so a stream takes the same decision as the whole series).
+        probability_threshold, consecutive_predictions : optional
+            The rule for ``X``; default: the estimator's parameters of the same names (changing
+            those with ``set_params`` would unfit the estimator, as in sktime). Streams always use
+            the estimator's parameters.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_instances,)
+            The decided labels. For a stream not decided yet: its current prediction.
+        decided_at : ndarray of int of shape (n_instances,)
+            The number of time points seen when each series was decided (divide by the series
+            length for aeon's earliness). For a stream not decided yet: 0.
+
+        Raises
+        ------
+        ValueError
+            Bad input or rule, or a rule given without ``X``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from aaren_ts import AarenClassifier
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(40, 1, 30)).astype("float32")
+        >>> y = np.where(X[:, 0, :5].mean(axis=1) > 0, "up", "down")
+        >>> clf = AarenClassifier(d_model=16, n_layers=1, max_epochs=5, prefix_weight=0.5,
+        ...                       random_state=0).fit(X, y)
+        >>> labels, decided_at = clf.predict_early(X[:3], probability_threshold=0.8)
+        >>> labels.shape, bool((decided_at >= 1).all() and (decided_at <= 30).all())
+        ((3,), True)
+        """
+        self._require_network("predict_early")
+        rule = self._early_rule(probability_threshold, consecutive_predictions)
+        if X is None:
+            if probability_threshold is not None or consecutive_predictions is not None:
+                raise ValueError(
+                    "streams decide under the estimator's probability_threshold and "
+                    "consecutive_predictions, after every time point; a rule can be given only with X"
+                )
+            with self._torch_context():
+                codes, decided_at = self.streams_.early_decisions()
+                current = np.argmax(self.streams_.predict_proba(), axis=1)
+            return self.classes_[np.where(decided_at > 0, codes, current)], decided_at
+        values, lengths = self._scaled(self._panel(X))
+        with self._torch_context():
+            codes, decided_at = self.streams_.decide_early(
+                values, lengths, rule, max(256, int(self.batch_size))
+            )
+        return self.classes_[codes], decided_at
+
     # ================================================================== streaming
     def reset_stream(self) -> AarenClassifier:
         """End all streams; the next :meth:`partial_update` starts new ones."""
@@ -530,8 +665,9 @@ class AarenClassifier(FittedClassifierMixin, AarenEstimatorMixin, BaseClassifier
         self._require_network("partial_update")
         panel = self._panel(X_new, name="X_new", allow_empty_series=True)
         values, lengths = self._scaled(panel, "X_new")
+        rule = self._early_rule()
         with self._torch_context():
-            self.streams_.advance(values, lengths)
+            self.streams_.advance(values, lengths, rule)
         return self
 
     @property
