@@ -36,6 +36,8 @@ class DilatedStem(nn.Module):
         Taps of every branch.
     dilations : sequence of int
         One branch per dilation (positive, distinct).
+    branch_width : int or None, default=None
+        Output channels of each branch (``None``: ``d_model // len(dilations)``, at least 1).
 
     Attributes
     ----------
@@ -43,7 +45,14 @@ class DilatedStem(nn.Module):
         Steps each output depends on: ``(kernel_size - 1) * max(dilations) + 1``.
     """
 
-    def __init__(self, n_channels: int, d_model: int, kernel_size: int, dilations: Sequence[int]) -> None:
+    def __init__(
+        self,
+        n_channels: int,
+        d_model: int,
+        kernel_size: int,
+        dilations: Sequence[int],
+        branch_width: int | None = None,
+    ) -> None:
         super().__init__()
         dilations = tuple(int(d) for d in dilations)
         if not dilations or min(dilations) < 1 or len(set(dilations)) != len(dilations):
@@ -51,7 +60,7 @@ class DilatedStem(nn.Module):
         self.dilations = dilations
         self.kernel_size = int(kernel_size)
         self.receptive_field = (self.kernel_size - 1) * max(dilations) + 1
-        width = max(d_model // len(dilations), 1)
+        width = max(d_model // len(dilations), 1) if branch_width is None else int(branch_width)
         self.branches = nn.ModuleList(
             nn.Conv1d(n_channels, width, self.kernel_size, dilation=d) for d in dilations
         )
