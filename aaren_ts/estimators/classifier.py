@@ -65,6 +65,8 @@ class AarenClassifier(EarlyClassifierMixin, FittedClassifierMixin, AarenEstimato
     class distribution after *every* time step (:meth:`staged_predict_proba`), and because the Aaren
     stack is an RNN a stream of observations is consumed chunk by chunk in O(1) time and memory per
     step and series (:meth:`partial_update`), with the same result as the whole series at once.
+    :meth:`predict_early` answers as soon as the model is confident enough, on whole series or on
+    streams (train with ``prefix_weight > 0`` for good early probabilities).
 
     ``fit`` trains the network through skorch (the net is kept as ``net_``); prediction and streaming
     call the network directly (see the user guide's "Architecture" page).
