@@ -81,8 +81,8 @@ class ClassifierStreams(Streams):
             mask = steps[None, :] < torch.as_tensor(lengths, device=self.device)[:, None]
             with torch.no_grad():
                 z, new_state = self.module.encode(x, mask, state)
-                if rule is not None:
-                    early = EarlyDecisions.from_tensors(early.tensors(), n)  # a copy, changed below
+                if rule is not None and bool((early.decided_at == 0).any()):
+                    early = early.copy()  # changed below; the streams change only if all goes well
                     self._decide(early, z, mask, state.seen, rule)
             self.state, self.early = new_state, early
 
@@ -96,10 +96,7 @@ class ClassifierStreams(Streams):
     ) -> None:
         """Update ``early`` after every step of a chunk: features ``z`` ``(n, T, d)``, real steps
         ``mask``, ``seen`` time points before the chunk."""
-        proba = torch.softmax(self.module.logits(z), dim=-1)
-        seen_after = seen.unsqueeze(1) + torch.cumsum(mask.to(torch.int64), dim=1)
-        for t in range(z.shape[1]):
-            early.update(proba[:, t], mask[:, t], seen_after[:, t], rule)
+        early.update_chunk(torch.softmax(self.module.logits(z), dim=-1), mask, seen, rule)
 
     def decide_early(
         self, values: np.ndarray, lengths: np.ndarray, rule: ConfidenceRule, batch_size: int = 256

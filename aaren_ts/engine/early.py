@@ -106,6 +106,55 @@ class EarlyDecisions:
         self.decided_at = torch.where(newly, seen, self.decided_at)
         self.decided_class = torch.where(newly, cls, self.decided_class)
 
+    def update_chunk(
+        self, proba: torch.Tensor, real: torch.Tensor, seen: torch.Tensor, rule: ConfidenceRule
+    ) -> None:
+        """Take the steps of a chunk at once: the same result as :meth:`update` after every step.
+
+        Parameters
+        ----------
+        proba : torch.Tensor
+            ``(n_series, T, n_classes)`` class probabilities after each step of the chunk.
+        real : torch.Tensor
+            Bool ``(n_series, T)``: real steps, a prefix of each row (the rest is padding).
+        seen : torch.Tensor
+            int64 ``(n_series,)``: time points each series had seen before the chunk.
+        rule : ConfidenceRule
+        """
+        n, t_max = real.shape
+        if t_max == 0:
+            return
+        top, cls = proba.max(dim=-1)  # (n, T)
+        confident = (top >= float(rule.probability_threshold)) & real
+        steps = torch.arange(t_max, device=real.device).expand(n, t_max)
+        # a run starts at a confident step whose class differs from the run before it
+        before = torch.cat([self.run_class.unsqueeze(1), torch.where(confident, cls, -1)[:, :-1]], dim=1)
+        starts = confident & (cls != before)
+        # the last start or unconfident step at or before each step: the run began there
+        last = torch.where(starts | ~confident, steps, torch.full_like(steps, -1)).cummax(dim=1).values
+        run = torch.where(last >= 0, steps - last + 1, self.run.unsqueeze(1) + steps + 1)
+        run = torch.where(confident, run, torch.zeros_like(run))
+        hit = real & (run >= int(rule.consecutive_predictions)) & (self.decided_at == 0).unsqueeze(1)
+        newly = hit.any(dim=1)
+        first = hit.to(torch.int8).argmax(dim=1)  # the first hit of each row (0 if none)
+        rows = torch.arange(n, device=real.device)
+        self.decided_at = torch.where(newly, seen + first + 1, self.decided_at)
+        self.decided_class = torch.where(newly, cls[rows, first], self.decided_class)
+        n_real = real.sum(dim=1)
+        end = (n_real - 1).clamp_min(0)
+        moved = n_real > 0
+        self.run = torch.where(moved, run[rows, end], self.run)
+        self.run_class = torch.where(
+            moved, torch.where(confident[rows, end], cls[rows, end], -1), self.run_class
+        )
+
+    def copy(self) -> EarlyDecisions:
+        """An independent copy."""
+        out = EarlyDecisions.__new__(EarlyDecisions)
+        for name in self.FIELDS:
+            setattr(out, name, getattr(self, name).clone())
+        return out
+
     def tensors(self) -> list[torch.Tensor]:
         """The state's tensors, in the order of :attr:`FIELDS`."""
         return [getattr(self, name) for name in self.FIELDS]

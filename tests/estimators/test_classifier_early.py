@@ -86,6 +86,30 @@ def test_rule_needs_the_same_confident_class_in_a_row():
         assert int(state.decided_class) == expected_class
 
 
+@pytest.mark.parametrize("k", [1, 2, 4])
+def test_a_chunk_at_once_equals_step_by_step(k):
+    gen = torch.Generator().manual_seed(k)
+    n, t_max, n_classes = 16, 40, 3
+    # peaked distributions, so that runs of confident steps of one class happen and break
+    proba = torch.softmax(3 * torch.randn(n, t_max, n_classes, generator=gen), dim=-1)
+    lengths = torch.randint(0, t_max + 1, (n,), generator=gen)
+    real = torch.arange(t_max)[None, :] < lengths[:, None]
+    rule = ConfidenceRule(0.6, k)
+    stepwise = EarlyDecisions(n)
+    for t in range(t_max):
+        stepwise.update(proba[:, t], real[:, t], real[:, : t + 1].sum(1), rule)
+    for cuts in ((t_max,), (1,) * t_max, (7, 0, 13, 20)):
+        chunked, start = EarlyDecisions(n), 0
+        for size in cuts:
+            sl = slice(start, start + size)
+            chunked.update_chunk(proba[:, sl], real[:, sl], real[:, :start].sum(1), rule)
+            start += size
+        for name in ("decided_at", "decided_class"):
+            assert torch.equal(getattr(chunked, name), getattr(stepwise, name)), (cuts, name)
+        assert torch.equal(chunked.run, stepwise.run) and torch.equal(chunked.run_class, stepwise.run_class)
+    assert (stepwise.decided_at > 0).sum() > 2
+
+
 # ------------------------------------------------------------------------------- predict_early
 def test_decision_is_the_prediction_on_the_prefix(early):
     clf, X, _ = early
