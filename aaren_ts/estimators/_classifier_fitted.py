@@ -35,6 +35,7 @@ class FittedClassifierMixin:
             "fit_time": int(getattr(self, "fit_time_", 0)),
             "n_streams": int(self.n_streams_),
             "stream": [t.cpu() for t in tensors] if tensors else None,
+            "early": [t.cpu() for t in self.streams_.early_tensors()] if tensors else None,
         }
 
     def _restore_fitted(self, attributes: dict[str, Any], state_dict: dict[str, torch.Tensor]) -> None:
@@ -53,7 +54,7 @@ class FittedClassifierMixin:
         self.net_.module_.load_state_dict(state_dict)
         self.net_.module_.eval()
         self.streams_ = ClassifierStreams(self.net_.module_, self._device())
-        self.streams_.restore(attributes["stream"], int(attributes["n_streams"]))
+        self.streams_.restore(attributes["stream"], int(attributes["n_streams"]), attributes.get("early"))
         self._is_vectorized = False
         self._y_metadata = {"is_univariate": True, "mtype": "numpy1D"}
         self._y_inner_mtype = "numpy1D"

@@ -20,14 +20,35 @@ from sktime.classification.base import BaseClassifier
 from aaren_ts._limits import MAX_STANDARDISED, first_beyond
 from aaren_ts.engine.classify import ClassifierStreams
 from aaren_ts.estimators._base import AarenEstimatorMixin, standardization
+from aaren_ts.estimators._classifier_early import EarlyClassifierMixin
 from aaren_ts.estimators._classifier_fitted import FittedClassifierMixin
 from aaren_ts.estimators._docs import document_shared_parameters
 from aaren_ts.estimators._inputs import SKLEARN_EXPECTED_FAILED_CHECKS, Panel, coerce_labels, to_panel
-from aaren_ts.estimators._params import SHARED_CONSTRAINTS, Interval, Options, PositiveInt
+from aaren_ts.estimators._params import (
+    SHARED_CONSTRAINTS,
+    Constraint,
+    Interval,
+    Optional,
+    Options,
+    PositiveInt,
+)
 from aaren_ts.estimators._skorch import make_train_split, torch_seed
 from aaren_ts.nn.classify import READOUTS, ClassificationLoss, ClassifierModule
 
 __all__ = ["SKLEARN_EXPECTED_FAILED_CHECKS", "AarenClassifier"]
+
+
+class DistinctPositiveInts(Constraint):
+    """A non-empty list or tuple of distinct positive integers (the stem's dilations)."""
+
+    description = "a non-empty tuple of distinct positive integers"
+
+    def check(self, value: Any) -> bool:
+        if not isinstance(value, list | tuple) or not value:
+            return False
+        ok = all(isinstance(v, int | np.integer) and not isinstance(v, bool) and v >= 1 for v in value)
+        return ok and len(set(value)) == len(value)
+
 
 #: The part of the training data held out for early stopping when ``validation_fraction`` is ``None``
 #: (sklearn's ``MLPClassifier`` default).
@@ -35,14 +56,15 @@ EARLY_STOPPING_FRACTION = 0.1
 
 
 @document_shared_parameters
-class AarenClassifier(FittedClassifierMixin, AarenEstimatorMixin, BaseClassifier):
+class AarenClassifier(EarlyClassifierMixin, FittedClassifierMixin, AarenEstimatorMixin, BaseClassifier):
     """Time-series classifier built on Aaren (attention as an RNN), trained with skorch.
 
     An sktime and scikit-learn classifier for univariate and multivariate series of equal or
     unequal length. The network is causal, so it has class probabilities after every time step
     (:meth:`staged_predict_proba`), and streams of observations are consumed chunk by chunk at O(1)
-    cost per step and series (:meth:`partial_update`). The user guide's "Classification" page
-    explains the model, training, input formats, streaming and persistence.
+    cost per step and series (:meth:`partial_update`); :meth:`predict_early` answers as soon as it
+    is confident enough. The user guide's "Classification" page explains the model, training, input
+    formats, streaming and persistence.
 
     Parameters
     ----------
@@ -58,6 +80,12 @@ class AarenClassifier(FittedClassifierMixin, AarenEstimatorMixin, BaseClassifier
         Each step is embedded by a causal convolution over it and the ``kernel_size - 1`` steps before
         it (``1``: a per-step linear map); this gives the encoder local order information. Streams keep
         the last ``kernel_size - 1`` inputs.
+    dilations : tuple of int or None, default=None
+        ``None``: the single convolution above. A tuple such as ``(1, 2, 4, 8, 16, 32)``: one causal
+        convolution of ``kernel_size`` taps per dilation (taps ``dilation`` steps apart), their outputs
+        mixed by a GELU and a linear map, so each step is embedded from shapes at several time scales
+        (receptive field ``(kernel_size - 1) * max(dilations) + 1``). Streams keep the last
+        receptive-field inputs: still O(1) per step.
     normalization : {"standard", None}, default="standard"
         ``"standard"`` standardises each channel with the mean and standard deviation of all training
         time points (stored at fit, so streaming uses the same statistics); ``None`` feeds raw values.
@@ -67,6 +95,23 @@ class AarenClassifier(FittedClassifierMixin, AarenEstimatorMixin, BaseClassifier
     {weight_decay}
     label_smoothing : float, default=0.1
         Label smoothing of the cross-entropy loss.
+    prefix_weight : float, default=0.0
+        Weight ``w`` in ``[0, 1]`` of a loss on every prefix: training minimises
+        ``(1 - w) * CE(class distribution after the whole series) + w * mean over t of CE(class
+        distribution after the first t steps)``. ``w > 0`` trains the distribution to be right early,
+        for :meth:`staged_predict_proba`, :meth:`predict_early` and streams; the network and the cost
+        of training and prediction are unchanged.
+    probability_threshold : float, default=0.7
+        The early-decision rule of :meth:`predict_early` (and of the streams): a series is decided at
+        the first time point after which its most probable class has had at least this probability
+        for ``consecutive_predictions`` consecutive time points. Used at prediction only. The
+        default gave the best harmonic mean of accuracy and earliness on validation data held out
+        from the training sets of UWaveGestureLibrary, JapaneseVowels and BasicMotions, for models
+        trained with ``prefix_weight=0.5``; without the prefix loss, early probabilities are less
+        reliable and a higher threshold (0.85, with ``consecutive_predictions=3``) did better.
+    consecutive_predictions : int, default=1
+        See ``probability_threshold`` (the names are those of aeon's
+        ``ProbabilityThresholdEarlyClassifier``).
     {lr_schedule lr_decay}
     batch_size : int, default=32
         Mini-batch size for training (inference uses larger batches).
@@ -176,7 +221,11 @@ class AarenClassifier(FittedClassifierMixin, AarenEstimatorMixin, BaseClassifier
         **SHARED_CONSTRAINTS,
         "readout": Options(READOUTS),
         "kernel_size": PositiveInt,
+        "dilations": Optional(DistinctPositiveInts()),
         "label_smoothing": Interval(0.0, 1.0, closed="left"),
+        "prefix_weight": Interval(0.0, 1.0),
+        "probability_threshold": Interval(0.0, 1.0, closed="right"),
+        "consecutive_predictions": PositiveInt,
     }
 
     def __init__(
@@ -189,11 +238,15 @@ class AarenClassifier(FittedClassifierMixin, AarenEstimatorMixin, BaseClassifier
         readout: str = "mean",
         backbone: str = "aaren",
         kernel_size: int = 3,
+        dilations: tuple[int, ...] | None = None,
         normalization: str | None = "standard",
         optimizer: Any = "adamw",
         lr: float = 2e-3,
         weight_decay: float = 1e-2,
         label_smoothing: float = 0.1,
+        prefix_weight: float = 0.0,
+        probability_threshold: float = 0.7,
+        consecutive_predictions: int = 1,
         lr_schedule: str | None = "cosine",
         lr_decay: float = 0.8,
         batch_size: int = 32,
@@ -366,6 +419,8 @@ class AarenClassifier(FittedClassifierMixin, AarenEstimatorMixin, BaseClassifier
             "encoder": self._encoder_config(),
             "readout": self.readout,
             "kernel_size": int(self.kernel_size),
+            "dilations": None if self.dilations is None else tuple(int(d) for d in self.dilations),
+            "step_outputs": float(self.prefix_weight) > 0.0,
         }
         return self._build_net(
             NeuralNetClassifier,
@@ -374,7 +429,11 @@ class AarenClassifier(FittedClassifierMixin, AarenEstimatorMixin, BaseClassifier
             train_split=train_split,
             with_callbacks=with_callbacks,
             # (the loss is a plain callable, not a module: its argument is bound here)
-            criterion=functools.partial(ClassificationLoss, label_smoothing=float(self.label_smoothing)),
+            criterion=functools.partial(
+                ClassificationLoss,
+                label_smoothing=float(self.label_smoothing),
+                prefix_weight=float(self.prefix_weight),
+            ),
             batch_size=int(batch_size or self.batch_size),
             classes=np.arange(self.n_classes_),
         )
@@ -527,8 +586,9 @@ class AarenClassifier(FittedClassifierMixin, AarenEstimatorMixin, BaseClassifier
         self._require_network("partial_update")
         panel = self._panel(X_new, name="X_new", allow_empty_series=True)
         values, lengths = self._scaled(panel, "X_new")
+        rule = self._early_rule()  # checked before the streams change
         with self._torch_context():
-            self.streams_.advance(values, lengths)
+            self.streams_.advance(values, lengths, rule)
         return self
 
     @property

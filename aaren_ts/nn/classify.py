@@ -20,6 +20,7 @@ All three update in O(1) per step from their state.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import torch
@@ -28,8 +29,9 @@ from torch import nn
 from aaren_ts.nn.config import EncoderConfig
 from aaren_ts.nn.factory import make_encoder
 from aaren_ts.nn.functional import AarenState, aaren_attention, aaren_step
+from aaren_ts.nn.stem import DilatedStem
 
-__all__ = ["READOUTS", "ClassificationLoss", "ClassifierModule", "StreamState"]
+__all__ = ["READOUTS", "ClassificationLoss", "ClassifierModule", "StepLogits", "StreamState"]
 
 READOUTS = ("last", "mean", "attention")
 
@@ -47,8 +49,8 @@ class StreamState(NamedTuple):
     seen : torch.Tensor
         int64 ``(batch,)``: real time points consumed per stream.
     context : torch.Tensor
-        ``(batch, kernel_size - 1, n_channels)``: the last real inputs, the left context of the causal
-        convolution that embeds each step (zeros before the first step).
+        ``(batch, receptive_field - 1, n_channels)``: the last real inputs, the left context of the
+        causal convolution that embeds each step (zeros before the first step).
     """
 
     encoder: list[Any]
@@ -75,6 +77,15 @@ class ClassifierModule(nn.Module):
         Width of the causal convolution that embeds each step from it and the ``kernel_size - 1``
         steps before it (``1``: a per-step linear projection). It gives the encoder local order
         information; a stream keeps the last ``kernel_size - 1`` inputs in its state.
+    dilations : sequence of int or None, default=None
+        ``None``: one convolution of ``kernel_size`` consecutive steps. Otherwise a
+        :class:`~aaren_ts.nn.stem.DilatedStem`: one causal convolution of ``kernel_size`` taps per
+        dilation, mixed position-wise; a stream then keeps the last ``receptive_field - 1`` inputs,
+        ``receptive_field = (kernel_size - 1) * max(dilations) + 1``.
+    step_outputs : bool, default=False
+        What :meth:`forward` returns: the logits at each series' last real step (``False``), or the
+        :class:`StepLogits` (those, plus the logits at every step and the mask of real steps) that a
+        loss on every prefix (:class:`ClassificationLoss` with ``prefix_weight > 0``) needs.
     """
 
     def __init__(
@@ -84,6 +95,8 @@ class ClassifierModule(nn.Module):
         encoder: EncoderConfig,
         readout: str = "mean",
         kernel_size: int = 3,
+        dilations: Sequence[int] | None = None,
+        step_outputs: bool = False,
     ) -> None:
         super().__init__()
         if kernel_size < 1:
@@ -95,7 +108,14 @@ class ClassifierModule(nn.Module):
         self.readout = readout
         self.n_channels = n_channels
         self.kernel_size = kernel_size
-        self.embed = nn.Conv1d(n_channels, d_model, kernel_size)
+        self.step_outputs = step_outputs
+        self.embed: nn.Module
+        if dilations is None:
+            self.embed = nn.Conv1d(n_channels, d_model, kernel_size)
+            self.receptive_field = kernel_size
+        else:
+            self.embed = DilatedStem(n_channels, d_model, kernel_size, dilations)
+            self.receptive_field = self.embed.receptive_field
         self.encoder = make_encoder(encoder)
         if readout == "attention":
             self.pool_score = nn.Linear(d_model, 1)
@@ -121,7 +141,7 @@ class ClassifierModule(nn.Module):
             self.encoder.init_state(batch_size, device),
             readout,
             torch.zeros(batch_size, dtype=torch.int64, device=device),
-            torch.zeros(batch_size, self.kernel_size - 1, self.n_channels, device=device),
+            torch.zeros(batch_size, self.receptive_field - 1, self.n_channels, device=device),
         )
 
     def current_features(self, state: StreamState) -> torch.Tensor:
@@ -212,10 +232,10 @@ class ClassifierModule(nn.Module):
         """Causal convolution over ``[context, x]``; real steps are a prefix of each row of ``x``."""
         full = torch.cat([context.to(x.dtype), x], dim=1)  # (B, k-1+n, C)
         h = self.embed(full.transpose(1, 2)).transpose(1, 2)  # (B, n, d)
-        if self.kernel_size == 1:
+        if self.receptive_field == 1:
             return h, context
         n_real = mask.sum(dim=1, keepdim=True)  # the new context ends at the last real step
-        idx = n_real + torch.arange(self.kernel_size - 1, device=x.device).unsqueeze(0)
+        idx = n_real + torch.arange(self.receptive_field - 1, device=x.device).unsqueeze(0)
         new_context = full.gather(1, idx.unsqueeze(-1).expand(-1, -1, full.shape[-1]))
         return h, new_context
 
@@ -223,8 +243,8 @@ class ClassifierModule(nn.Module):
         """Class scores from features (any leading shape)."""
         return self.head(z)
 
-    def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-        """Logits at each series' last real step.
+    def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor | StepLogits:
+        """Logits at each series' last real step (with ``step_outputs``: a :class:`StepLogits`).
 
         ``x`` is ``(batch, T, C)`` zero-padded and ``lengths`` ``(batch,)``.
 
@@ -235,12 +255,42 @@ class ClassifierModule(nn.Module):
         x = x[:, :t_max]
         mask = torch.arange(t_max, device=x.device).unsqueeze(0) < lengths.unsqueeze(1)
         z, _ = self.encode(x, mask)
-        last = z[torch.arange(x.shape[0], device=x.device), (lengths - 1).clamp_min(0)]
-        return self.logits(last)
+        if not self.step_outputs:
+            last = z[torch.arange(x.shape[0], device=x.device), (lengths - 1).clamp_min(0)]
+            return self.logits(last)
+        steps = self.logits(z)
+        last = steps[torch.arange(x.shape[0], device=x.device), (lengths - 1).clamp_min(0)]
+        return StepLogits(last, steps, mask)
+
+
+class StepLogits(NamedTuple):
+    """What :meth:`ClassifierModule.forward` returns with ``step_outputs=True``.
+
+    A tuple whose first entry is the final logits, so skorch's inference (which keeps the first entry
+    of a tuple) sees the same thing as without ``step_outputs``.
+
+    Attributes
+    ----------
+    last : torch.Tensor
+        ``(batch, n_classes)`` logits at each series' last real step.
+    steps : torch.Tensor
+        ``(batch, T, n_classes)`` logits after every step (each from that step's prefix only).
+    mask : torch.Tensor
+        Bool ``(batch, T)``, True at real steps.
+    """
+
+    last: torch.Tensor
+    steps: torch.Tensor
+    mask: torch.Tensor
 
 
 class ClassificationLoss:
     """Training loss of :class:`ClassifierModule` (skorch's ``criterion``): cross-entropy of the logits.
+
+    With ``prefix_weight = w > 0`` (and a module built with ``step_outputs=True``) the loss is
+    ``(1 - w) * CE(final logits) + w * mean_t CE(logits after step t)``, the mean running over the
+    real steps of every series, each series weighted equally: the class distribution is then trained
+    to be right after every prefix, not only at the end (early classification).
 
     A plain callable, not a ``torch.nn.Module``: it has no parameters, so data-parallel training
     (Accelerate) has nothing of it to wrap.
@@ -249,10 +299,31 @@ class ClassificationLoss:
     ----------
     label_smoothing : float, default=0.0
         As :func:`torch.nn.functional.cross_entropy`'s.
+    prefix_weight : float, default=0.0
+        Weight ``w`` in ``[0, 1]`` of the loss on every prefix.
     """
 
-    def __init__(self, label_smoothing: float = 0.0) -> None:
+    def __init__(self, label_smoothing: float = 0.0, prefix_weight: float = 0.0) -> None:
         self.label_smoothing = label_smoothing
+        self.prefix_weight = prefix_weight
 
-    def __call__(self, logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    def __call__(self, logits: torch.Tensor | StepLogits, target: torch.Tensor) -> torch.Tensor:
+        if not isinstance(logits, StepLogits):
+            return self._cross_entropy(logits, target)
+        final = self._cross_entropy(logits.last, target)
+        w = float(self.prefix_weight)
+        if w == 0.0:
+            return final
+        steps, mask = logits.steps, logits.mask
+        per_step = torch.nn.functional.cross_entropy(
+            steps.transpose(1, 2),  # (batch, n_classes, T)
+            target.unsqueeze(1).expand(mask.shape),
+            label_smoothing=self.label_smoothing,
+            reduction="none",
+        )
+        m = mask.to(per_step.dtype)
+        per_series = (per_step * m).sum(dim=1) / m.sum(dim=1).clamp_min(1.0)
+        return (1.0 - w) * final + w * per_series.mean()
+
+    def _cross_entropy(self, logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
         return torch.nn.functional.cross_entropy(logits, target, label_smoothing=self.label_smoothing)

@@ -1,0 +1,212 @@
+"""Early classification: the loss on every prefix and the early-decision rule (batch and streams)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import torch
+
+from aaren_ts import AarenClassifier
+from aaren_ts.engine.early import ConfidenceRule, EarlyDecisions
+from aaren_ts.nn.classify import ClassificationLoss, StepLogits
+
+TINY = {"d_model": 8, "n_heads": 2, "n_layers": 1, "d_ff": 16, "device": "cpu", "random_state": 0}
+
+
+def _panel(n: int = 32, length: int = 24, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Two classes told apart by the sign of channel 0 in the first quarter: decidable early."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 2
+    X = rng.normal(scale=0.5, size=(n, 2, length))
+    X[:, 0, : length // 4] += np.where(y == 1, 1.0, -1.0)[:, None]
+    return X.astype(np.float32), np.where(y == 1, "up", "down")
+
+
+@pytest.fixture(scope="module")
+def early() -> tuple[AarenClassifier, np.ndarray, np.ndarray]:
+    X, y = _panel()
+    clf = AarenClassifier(max_epochs=30, batch_size=8, prefix_weight=0.5, probability_threshold=0.7, **TINY)
+    return clf.fit(X, y), X, y
+
+
+# ------------------------------------------------------------------------------------- the loss
+def test_prefix_loss_is_the_weighted_mean_of_final_and_per_step_cross_entropy():
+    torch.manual_seed(0)
+    steps = torch.randn(3, 5, 4)
+    mask = torch.tensor([[1, 1, 1, 1, 1], [1, 1, 0, 0, 0], [1, 1, 1, 0, 0]], dtype=torch.bool)
+    last = steps[torch.arange(3), mask.sum(1) - 1]
+    target = torch.tensor([0, 3, 1])
+    ce = torch.nn.functional.cross_entropy
+    per_series = torch.stack(
+        [ce(steps[i, : int(mask[i].sum())], target[i].repeat(int(mask[i].sum()))) for i in range(3)]
+    )
+    out = StepLogits(last, steps, mask)
+    assert torch.allclose(ClassificationLoss()(out, target), ce(last, target))
+    assert torch.allclose(ClassificationLoss()(last, target), ce(last, target))
+    got = ClassificationLoss(prefix_weight=0.25)(out, target)
+    assert torch.allclose(got, 0.75 * ce(last, target) + 0.25 * per_series.mean())
+    # padded steps do not count, whatever their logits
+    padded = steps.clone()
+    padded[~mask] = 1e3
+    assert torch.allclose(
+        ClassificationLoss(prefix_weight=1.0)(StepLogits(last, padded, mask), target), per_series.mean()
+    )
+
+
+def test_prefix_loss_makes_early_prefixes_more_accurate():
+    X, y = _panel(n=48, length=32, seed=3)
+    X_test, y_test = _panel(n=48, length=32, seed=4)
+    accuracy = {}
+    for weight in (0.0, 0.8):
+        clf = AarenClassifier(max_epochs=20, prefix_weight=weight, **TINY).fit(X, y)
+        staged = list(clf.staged_predict_proba(X_test))
+        accuracy[weight] = np.mean(clf.classes_[staged[8].argmax(1)] == y_test)
+    assert accuracy[0.8] > accuracy[0.0]
+
+
+# ------------------------------------------------------------------------------------- the rule
+def test_rule_checks_its_parameters():
+    with pytest.raises(ValueError, match="probability_threshold"):
+        ConfidenceRule(0.0)
+    with pytest.raises(ValueError, match="consecutive_predictions"):
+        ConfidenceRule(0.5, 0)
+
+
+def test_rule_needs_the_same_confident_class_in_a_row():
+    proba = torch.tensor([[0.9, 0.1], [0.2, 0.8], [0.1, 0.9], [0.5, 0.5], [0.05, 0.95]])
+    for k, expected_at, expected_class in ((1, 1, 0), (2, 3, 1), (3, 0, -1)):
+        state = EarlyDecisions(1)
+        for t in range(4):
+            state.update(
+                proba[t : t + 1], torch.tensor([True]), torch.tensor([t + 1]), ConfidenceRule(0.8, k)
+            )
+        assert int(state.decided_at) == expected_at
+        assert int(state.decided_class) == expected_class
+
+
+@pytest.mark.parametrize("k", [1, 2, 4])
+def test_a_chunk_at_once_equals_step_by_step(k):
+    gen = torch.Generator().manual_seed(k)
+    n, t_max, n_classes = 16, 40, 3
+    # peaked distributions, so that runs of confident steps of one class happen and break
+    proba = torch.softmax(3 * torch.randn(n, t_max, n_classes, generator=gen), dim=-1)
+    lengths = torch.randint(0, t_max + 1, (n,), generator=gen)
+    real = torch.arange(t_max)[None, :] < lengths[:, None]
+    rule = ConfidenceRule(0.6, k)
+    stepwise = EarlyDecisions(n)
+    for t in range(t_max):
+        stepwise.update(proba[:, t], real[:, t], real[:, : t + 1].sum(1), rule)
+    for cuts in ((t_max,), (1,) * t_max, (7, 0, 13, 20)):
+        chunked, start = EarlyDecisions(n), 0
+        for size in cuts:
+            sl = slice(start, start + size)
+            chunked.update_chunk(proba[:, sl], real[:, sl], real[:, :start].sum(1), rule)
+            start += size
+        for name in ("decided_at", "decided_class"):
+            assert torch.equal(getattr(chunked, name), getattr(stepwise, name)), (cuts, name)
+        assert torch.equal(chunked.run, stepwise.run) and torch.equal(chunked.run_class, stepwise.run_class)
+    assert (stepwise.decided_at > 0).sum() > 2
+
+
+# ------------------------------------------------------------------------------- predict_early
+def test_decision_is_the_prediction_on_the_prefix(early):
+    clf, X, _ = early
+    labels, decided_at = clf.predict_early(X)
+    assert decided_at.dtype.kind == "i" and ((decided_at >= 1) & (decided_at <= X.shape[2])).all()
+    assert (decided_at < X.shape[2]).any(), "the fixture should decide some series early"
+    for i in range(len(X)):
+        t = int(decided_at[i])
+        assert labels[i] == clf.predict(X[i : i + 1, :, :t])[0]
+        if t < X.shape[2]:  # decided early: confident after that prefix, not before
+            staged = np.stack(list(clf.staged_predict_proba(X[i : i + 1])))[:, 0]
+            assert staged[t - 1].max() >= clf.probability_threshold
+            assert (staged[: t - 1].max(axis=1) < clf.probability_threshold).all()
+
+
+def test_decision_time_grows_with_the_threshold(early):
+    clf, X, _ = early
+    times = []
+    for threshold in (0.55, 0.7, 0.8, 0.9, 0.99, 1.0):
+        times.append(clf.predict_early(X, probability_threshold=threshold)[1])
+    for earlier, later in itertools.pairwise(times):
+        assert (earlier <= later).all()
+    assert times[0].mean() < times[-2].mean()
+
+
+def test_more_consecutive_predictions_decide_later(early):
+    clf, X, _ = early
+    one = clf.predict_early(X)[1]
+    three = clf.predict_early(X, consecutive_predictions=3)[1]
+    assert (three >= np.minimum(one + 2, X.shape[2])).all()
+
+
+def test_undecided_series_get_their_final_prediction_at_their_length(early):
+    clf, X, _ = early
+    ragged = [X[i, :, : 10 + i % 7] for i in range(8)]
+    labels, decided_at = clf.predict_early(ragged, probability_threshold=1.0)
+    never = decided_at == np.array([x.shape[1] for x in ragged])
+    assert never.any()
+    np.testing.assert_array_equal(
+        labels[never], clf.predict([x for x, n in zip(ragged, never, strict=True) if n])
+    )
+
+
+@pytest.mark.parametrize("chunks", [(1,) * 24, (5, 0, 7, 12), (24,)])
+def test_streams_decide_as_the_whole_series(early, chunks):
+    clf, X, _ = early
+    labels, decided_at = clf.predict_early(X)
+    clf.reset_stream()
+    start = 0
+    for size in chunks:
+        clf.partial_update(X[:, :, start : start + size])
+        start += size
+        got_labels, got_at = clf.predict_early()
+        # (a series decided at its last time point may have been forced to: its stream is undecided)
+        done = (decided_at <= start) & ((decided_at < X.shape[2]) | (got_at > 0))
+        np.testing.assert_array_equal(got_at[done], decided_at[done])
+        np.testing.assert_array_equal(got_labels[done], labels[done])
+        assert (got_at[~done] == 0).all()
+        np.testing.assert_array_equal(got_labels[~done], clf.predict()[~done])
+    clf.reset_stream()
+
+
+def test_ragged_streams_decide_as_the_whole_series(early):
+    clf, X, _ = early
+    ragged = [X[i, :, : 8 + 2 * i] for i in range(8)]
+    labels, decided_at = clf.predict_early(ragged)
+    clf.reset_stream()
+    clf.partial_update([x[:, :5] for x in ragged]).partial_update([x[:, 5:] for x in ragged])
+    got_labels, got_at = clf.predict_early()
+    decided = got_at > 0
+    np.testing.assert_array_equal(got_at[decided], decided_at[decided])
+    np.testing.assert_array_equal(got_labels, labels)
+    clf.reset_stream()
+
+
+def test_saved_streams_keep_their_decisions(early, tmp_path):
+    clf, X, _ = early
+    labels, decided_at = clf.predict_early(X)
+    clf.reset_stream()
+    clf.partial_update(X[:, :, :9])
+    loaded = AarenClassifier.load(clf.save(tmp_path / "early"))
+    loaded.partial_update(X[:, :, 9:])
+    clf.reset_stream()
+    got_labels, got_at = loaded.predict_early()
+    np.testing.assert_array_equal(got_at[got_at > 0], decided_at[got_at > 0])
+    np.testing.assert_array_equal(got_labels, labels)
+
+
+def test_bad_rule_parameters_are_clear_errors(early):
+    clf, X, _ = early
+    with pytest.raises(ValueError, match="probability_threshold"):
+        AarenClassifier(probability_threshold=1.5, max_epochs=1, **TINY).fit(X, _panel()[1])
+    with pytest.raises(ValueError, match="consecutive_predictions"):
+        AarenClassifier(consecutive_predictions=0, max_epochs=1, **TINY).fit(X, _panel()[1])
+    with pytest.raises(ValueError, match="probability_threshold"):
+        clf.predict_early(X, probability_threshold=0.0)
+    with pytest.raises(ValueError, match="only with X"):
+        clf.reset_stream().partial_update(X[:, :, :3]).predict_early(probability_threshold=0.8)
+    with pytest.raises(ValueError, match="no ongoing streams"):
+        clf.reset_stream().predict_early()
