@@ -74,7 +74,11 @@ class ForecastEngine(Streams):
         Channels of series whose point forecast is the (seasonal) naive one the network starts from (see
         :meth:`~aaren_ts.nn.forecast.ForecastNet.reset_to_naive`) instead of the network's: set with
         :meth:`use_naive`, where the network did not beat the naive forecast on the series' held-out
-        data. The intervals stay the network's, re-calibrated online.
+        data. Their intervals are the network's distribution with its scale multiplied by :attr:`spread`,
+        re-calibrated online.
+    spread : ndarray of shape (n_series, n_channels)
+        Factor on the scale of each series' forecast distribution (1: the network's), set with
+        :meth:`use_naive`.
     n_seen : ndarray of shape (n_series,)
         Steps each stream has consumed (observed or missing).
     n_observed : ndarray of shape (n_series,)
@@ -105,6 +109,7 @@ class ForecastEngine(Streams):
         self.mean = np.zeros((0, c + module.n_exog))
         self.scale = np.ones((0, c + module.n_exog))
         self.naive = np.zeros((0, c), dtype=bool)
+        self.spread = np.ones((0, c))
         self.n_seen = np.zeros(0, dtype=np.int64)
         self.n_observed = np.zeros(0, dtype=np.int64)
         self.state = module.init_state(0, self.device)
@@ -188,14 +193,16 @@ class ForecastEngine(Streams):
             self.mean = np.concatenate([self.mean, mean])
             self.scale = np.concatenate([self.scale, scale])
             self.naive = np.concatenate([self.naive, np.zeros((n, self.n_channels), dtype=bool)])
+            self.spread = np.concatenate([self.spread, np.ones((n, self.n_channels))])
             self.n_seen = np.concatenate([self.n_seen, np.zeros(n, dtype=np.int64)])
             self.n_observed = np.concatenate([self.n_observed, np.zeros(n, dtype=np.int64)])
             self.row_of.update({series_id: start + i for i, series_id in enumerate(ids)})
             return np.arange(start, start + n)
 
-    def use_naive(self, naive: Any) -> None:
-        """Set which series (channels) forecast with the (seasonal) naive method: ``naive`` ``(n_series,
-        n_channels)`` bool.
+    def use_naive(self, naive: Any, spread: Any = None) -> None:
+        """Set which series (channels) forecast with the (seasonal) naive method, ``naive`` ``(n_series,
+        n_channels)`` bool, and the factor on each one's forecast spread, ``spread`` (same shape,
+        positive; ``None``: 1).
 
         Takes effect from each stream's next step (the current forecasts are left as they are).
         """
@@ -205,13 +212,21 @@ class ForecastEngine(Streams):
             raise ValueError(
                 f"use_naive: expected a bool array of shape {expected}, got {naive.dtype} {naive.shape}"
             )
+        spread = np.ones(expected) if spread is None else np.asarray(spread, dtype=np.float64)
+        if spread.shape != expected or not (np.isfinite(spread) & (spread > 0)).all():
+            raise ValueError(f"use_naive: spread must hold {expected} finite positive factors")
         with self.lock:
-            self.naive = naive.copy()
+            self.naive, self.spread = naive.copy(), spread.copy()
 
-    def _naive_rows(self, rows: np.ndarray) -> torch.Tensor | None:
-        """The :attr:`naive` flags of ``rows`` for the network (``None`` when none is set)."""
-        flags = self.naive[rows]
-        return torch.as_tensor(flags, device=self.device) if flags.any() else None
+    def _fallback(self, rows: np.ndarray) -> dict[str, torch.Tensor]:
+        """The network's ``naive`` and ``spread`` arguments for the streams at ``rows`` (none when none
+        falls back and every spread is 1)."""
+        out = {}
+        if self.naive[rows].any():
+            out["naive"] = torch.as_tensor(self.naive[rows], device=self.device)
+        if (self.spread[rows] != 1.0).any():
+            out["spread"] = torch.as_tensor(self.spread[rows], dtype=torch.float32, device=self.device)
+        return out
 
     def _check_scaling(self, n: int, mean: Any, scale: Any) -> tuple[np.ndarray, np.ndarray]:
         """``mean`` and ``scale`` as float64 ``(n, n_channels + n_exog)``: finite, the scales positive."""
@@ -343,7 +358,7 @@ class ForecastEngine(Streams):
         forecast = self.forecast if every else self.forecast[row_t]
         params = self.params if every else self.params[row_t]
         calibration = self.calibration  # advanced in place, at these rows
-        naive = self._naive_rows(rows)
+        fallback = self._fallback(rows)
         rate = float(self.calibration_rate or 0.0) if calibrate else 0.0
         with torch.no_grad():
             for start in range(0, n, ENCODE_CHUNK):
@@ -357,7 +372,7 @@ class ForecastEngine(Streams):
                     last_only=calibration is None,
                     return_state=True,
                     lengths=chunk if ragged else None,
-                    naive=naive,
+                    **fallback,
                 )
                 if calibration is not None:  # judge the intervals issued before, keep every new one
                     observed, known = x_chunk[..., :c], None
@@ -510,7 +525,7 @@ class ForecastEngine(Streams):
                         state=state,
                         history=history,
                         return_state=True,
-                        naive=self._naive_rows(np.array([row])),
+                        **self._fallback(np.array([row])),
                     )
                     out.append(pred.loc[0].cpu().numpy().astype(np.float64))
         return np.concatenate(out) * scale + mean
@@ -527,8 +542,7 @@ class ForecastEngine(Streams):
         with torch.no_grad():
             for start in range(0, len(windows), batch_size):
                 x = torch.as_tensor((windows[start : start + batch_size] - mean) / scale, dtype=torch.float32)
-                naive = self._naive_rows(np.full(len(x), row))
-                pred = self.module(x.to(self.device), last_only=True, naive=naive)
+                pred = self.module(x.to(self.device), last_only=True, **self._fallback(np.full(len(x), row)))
                 loc, params = pred.loc[:, 0].double(), pred.params[:, 0].double()
                 half = self.head.quantile(loc, params, torch.tensor(1.0, dtype=torch.float64))
                 half = half - self.head.quantile(loc, params, torch.tensor(-1.0, dtype=torch.float64))

@@ -36,6 +36,8 @@ __all__ = ["ForecasterTrainingMixin"]
 # of the median, at least 8 (tourism quarterly, median 82 values, validation cut from the training
 # part: MAPE 22.0 at 96, 20.4-20.5 at 8 and 32, seasonal naive 21.2)
 _MIN_DEFAULT_CONTEXT, _MAX_DEFAULT_CONTEXT, _MIN_SHORT_CONTEXT = 96, 168, 8
+# bounds on the factor on a fallen-back series' spread (a tail can make the ratio extreme by chance)
+_MIN_SPREAD, _MAX_SPREAD = 0.05, 20.0
 
 
 class ForecasterTrainingMixin:
@@ -147,11 +149,12 @@ class ForecasterTrainingMixin:
                 "memory). Use a shorter horizon, fewer series per forecaster, or interval_calibration=None"
             )
 
-    def _train(self, panel: SeriesPanel, epochs: int | None = None) -> np.ndarray | None:
+    def _train(self, panel: SeriesPanel, epochs: int | None = None) -> tuple[np.ndarray, np.ndarray] | None:
         """Train the network on ``panel`` (each series scaled by its own training statistics).
 
         ``epochs=None`` builds and trains a new network with early stopping on the series' tails and
-        returns which series should fall back to the naive forecast (:meth:`_judge_against_naive`);
+        returns which series should fall back to the naive forecast and their spread factors
+        (:meth:`_judge_against_naive`);
         an int continues training the current one for that many epochs on whole series (returns
         ``None``).
         """
@@ -193,7 +196,9 @@ class ForecasterTrainingMixin:
         self.net_.module_.eval()
         return naive
 
-    def _judge_against_naive(self, series: list[np.ndarray], n_train: list[int]) -> np.ndarray:
+    def _judge_against_naive(
+        self, series: list[np.ndarray], n_train: list[int]
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Which series forecast better with the (seasonal) naive method than with the trained network.
 
         Each series is streamed through its validation tail (:func:`~aaren_ts.nn.forecast.held_out_errors`):
@@ -202,27 +207,43 @@ class ForecasterTrainingMixin:
         pooled (the network, when no series has one). When no series keeps the network, it is reset to
         the naive forecast (its initialisation) and every series uses it as the network.
 
-        Each channel of a series is judged on its own.
+        Each channel of a series is judged on its own. A channel that falls back keeps the network's
+        forecast distribution around the naive forecast, its scale multiplied by the naive forecast's
+        error relative to the network's on the same tail (the root of the ratio of squared errors, or
+        the ratio of absolute ones): the network's spread fits the network's errors, and a series the
+        network forecasts badly would otherwise get intervals far wider than the naive forecast needs
+        (on M4 Hourly, 2.5 times the seasonal naive's own, and 93 % of the MSIS lost to it).
 
         Returns
         -------
-        ndarray of shape (n_series, n_channels), bool
+        naive : ndarray of shape (n_series, n_channels), bool
             True for the channels of series that fall back to the naive forecast.
+        spread : ndarray of shape (n_series, n_channels)
+            The factor on each channel's spread (1 where the network forecasts).
         """
         module = self.net_.module_
         error, naive_error, count = held_out_errors(
             module, series, n_train, self._resolved_device(), loss=self.loss
         )
         scored = count > 0
+        spread = np.ones(error.shape)
         if not scored.any():
-            return np.zeros(error.shape, dtype=bool)
+            return np.zeros(error.shape, dtype=bool), spread
         keep = error < (1.0 - NAIVE_MARGIN) * naive_error
         pooled = error[scored].sum() < (1.0 - NAIVE_MARGIN) * naive_error[scored].sum()
         naive = np.where(scored, ~keep, not pooled)
         if naive.all():
             module.reset_to_naive()  # no clear gain over the naive forecast anywhere: become it
             naive[:] = False
-        return naive
+            return naive, spread
+        power = 2.0 if self.loss == "mse" else 1.0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = (naive_error / error) ** (1.0 / power)
+            pooled_ratio = (naive_error[scored].sum() / error[scored].sum()) ** (1.0 / power)
+        ratio = np.where(scored, ratio, pooled_ratio)
+        usable = np.isfinite(ratio) & (ratio > 0)
+        spread[naive & usable] = np.clip(ratio[naive & usable], _MIN_SPREAD, _MAX_SPREAD)
+        return naive, spread
 
 
 def memory_budget() -> int:

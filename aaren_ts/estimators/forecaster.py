@@ -318,7 +318,7 @@ class AarenForecaster(
         """
         self._validate_params()
         pretrained = self._state_is_pretrained()
-        naive = None
+        fallback = None
         if not pretrained:
             self._set_covariates(X, "fit")
         panel = self._split_with_covariates(y, X, "fit")
@@ -337,15 +337,15 @@ class AarenForecaster(
             self.n_channels_ = len(panel.columns)
             self.sp_ = self._seasonal_period(panel)
             self._check_stream_memory(len(panel.ids))
-            naive = self._train(panel)
+            fallback = self._train(panel)
         self.columns_ = panel.columns.copy()
         self.level_names_ = panel.level_names
         self._new_engine()
         train, valid = self._holdout(panel)
         mean, scale = self._standardize(train)
         rows = self._add_series(panel.ids, mean, scale)
-        if naive is not None:
-            self.engine_.use_naive(naive)
+        if fallback is not None:
+            self.engine_.use_naive(*fallback)
         # the training parts leave the interval calibration at its nominal levels; the validation
         # tails, which the network did not train on, calibrate it (adaptive conformal inference)
         n_train = [len(v) for v in train]

@@ -361,6 +361,7 @@ class ForecastNet(nn.Module):
         window_std: torch.Tensor,
         batch: int,
         naive: torch.Tensor | None = None,
+        spread: torch.Tensor | None = None,
     ) -> Forecast:
         """The forecast distributions (``loc`` ``(B, N, T, C)``, ``params`` ``(B, N, T, C, K)``) from the
         encoder's output ``h`` ``(B', N, d_model)``.
@@ -368,7 +369,8 @@ class ForecastNet(nn.Module):
         ``z``, ``level``, ``scale`` and ``window_std`` are :meth:`tokens`' for the same steps. The mean
         leaves out the future-known covariates' effect (:meth:`future_effect`). ``naive`` ``(B, C)``
         (bool) marks the channels of series whose mean is the (seasonal) naive forecast instead of the
-        network's.
+        network's, and ``spread`` ``(B, C)`` multiplies the head's scale parameters (its
+        :attr:`~aaren_ts.nn.heads.DistributionHead.scaled` ones) of each series' channels.
         """
         n, c = h.shape[1], self.n_channels
         out = self.head(h).unflatten(-1, (self.c_in, self.horizon)) + self.skip(z)  # (B', n, c_in, T)
@@ -381,7 +383,11 @@ class ForecastNet(nn.Module):
         if level is not None:
             out = out + level
         params = self.distribution_head(h.detach(), window_std)  # (B', n, c_in, T, K)
-        return Forecast(self._to_output(out, batch, c, n), self._to_output(params, batch, c, n))
+        params = self._to_output(params, batch, c, n)  # (B, n, T, C, K)
+        if spread is not None:
+            scaled = torch.tensor(self.distribution_head.scaled, device=params.device)
+            params = params * torch.where(scaled, spread[:, None, None, :, None].to(params.dtype), 1.0)
+        return Forecast(self._to_output(out, batch, c, n), params)
 
     def forward(
         self,
@@ -393,6 +399,7 @@ class ForecastNet(nn.Module):
         lengths: torch.Tensor | None = None,
         future: torch.Tensor | None = None,
         naive: torch.Tensor | None = None,
+        spread: torch.Tensor | None = None,
     ) -> Forecast | tuple[Forecast, list[Any], WindowHistory]:
         """Forecast distributions at every step of ``x`` ``(B, N, C)``: ``loc`` and ``scale`` of shape
         ``(B, N, T, C)`` (``(B, 1, T, C)`` if ``last_only``).
@@ -412,8 +419,9 @@ class ForecastNet(nn.Module):
         stream adds it when the future values are known).
 
         ``naive`` ``(B, C)`` (bool) marks the channels of series whose mean forecast is the (seasonal)
-        naive one (the network did not beat it on their held-out data); their distribution
-        parameters stay the network's.
+        naive one (the network did not beat it on their held-out data), and ``spread`` ``(B, C)``
+        multiplies the scale parameters of the distribution head for each series' channels (the
+        naive forecast's errors measured against the network's on the same data).
         """
         exog = None
         if self.n_exog:
@@ -451,7 +459,7 @@ class ForecastNet(nn.Module):
             level = level[pick, last][:, None] if level is not None else None
             scale = scale[pick, last][:, None] if scale is not None else None
             window_std = window_std[pick, last][:, None]
-        forecast = self.distribution(h, z, level, scale, window_std, batch, naive)
+        forecast = self.distribution(h, z, level, scale, window_std, batch, naive, spread)
         if future is not None and self.future_weight is not None:
             forecast = Forecast(forecast.loc + self.future_effect(future), forecast.params)
         if return_state:

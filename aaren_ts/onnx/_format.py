@@ -286,12 +286,13 @@ def _expected_interface(
         }
         width = spec.n_channels + len(spec.exog_columns)
         for name in spec.constants:
-            # the standardisation covers the channels and covariates, the naive flags the channels
-            want = (spec.n_channels,) if name == "series_naive" else (width,)
+            # the standardisation covers the channels and covariates, the fallback the channels
+            per_channel = name in ("series_naive", "series_spread")
+            want = (spec.n_channels,) if per_channel else (width,)
             if state[name].shape[1:] != want:
                 raise ValueError(
                     f"its initial state's {name!r} has per-stream shape {state[name].shape[1:]}, its spec "
-                    f"{want[0]} channels{'' if name == 'series_naive' else ' and covariates'}"
+                    f"{want[0]} channels{'' if per_channel else ' and covariates'}"
                 )
         for name in wanted:
             array = state.get(f"output.{name}")

@@ -62,7 +62,8 @@ class ForecasterStep(nn.Module):
     Inputs: ``y`` ``(B, C)`` float64 (original units, finite), with covariates ``X`` ``(B, n_exog)``
     float64 (their values at the same step), the streams' standardisation ``series_mean`` and
     ``series_scale`` ``(B, C + n_exog)`` float64 and ``series_naive`` ``(B, C)`` bool (the channels
-    forecast with the naive method, :attr:`~aaren_ts.engine.ForecastEngine.naive`), then the state
+    forecast with the naive method, :attr:`~aaren_ts.engine.ForecastEngine.naive`) with
+    ``series_spread`` ``(B, C)`` float64 (:attr:`~aaren_ts.engine.ForecastEngine.spread`), then the state
     (:meth:`state_names`). Outputs: ``loc``
     ``(B, T, C)`` and ``params`` ``(B, T, C, K)`` float64 (the forecast distribution of the next ``T``
     steps, original units; without the future-known covariates' effect, which needs their future
@@ -92,7 +93,7 @@ class ForecasterStep(nn.Module):
         module = self.module
         c, n_exog = module.n_channels, module.n_exog
         covariates, inputs = (inputs[0], inputs[1:]) if n_exog else (None, inputs)
-        mean, scale, naive, history_values, history_observed, *rest = inputs
+        mean, scale, naive, spread, history_values, history_observed, *rest = inputs
         encoder_flat, calibration = rest[: 3 * self.n_layers], rest[3 * self.n_layers :]
         dtype = history_values.dtype
         x = ((y - mean[:, :c]) / scale[:, :c]).to(dtype)  # (B, C) standardised, as the estimator does
@@ -114,7 +115,7 @@ class ForecasterStep(nn.Module):
         h, new_encoder = StackedEncoder.step(
             module.encoder, tokens[:, 0], _encoder_state(encoder_flat, self.rows)
         )
-        forecast = module.distribution(h[:, None], z, level, local_scale, window_std, batch, naive)
+        forecast = module.distribution(h[:, None], z, level, local_scale, window_std, batch, naive, spread)
         loc, params = forecast.loc[:, 0], forecast.params[:, 0]  # (B, T, C), (B, T, C, K) standardised
         history = module.history_length
         new_state = [values[:, -history:], observed[:, -history:], *_encoder_outputs(new_encoder, self.rows)]
@@ -211,6 +212,7 @@ def _forecaster_step(
         state["series_mean"] = engine.mean.copy()
         state["series_scale"] = engine.scale.copy()
         state["series_naive"] = engine.naive.copy()
+        state["series_spread"] = engine.spread.copy()
         # the streams' current forecasts, as the step's outputs would give them
         state["output.loc"] = engine.predict()
         state["output.params"] = engine.predict_params()
@@ -222,7 +224,7 @@ def _forecaster_step(
         covariates="X" if module.n_exog else None,
         exog_columns=list(exog_columns) if module.n_exog else [],
         n_future=module.n_future,
-        constants=["series_mean", "series_scale", "series_naive"],
+        constants=["series_mean", "series_scale", "series_naive", "series_spread"],
         state=step.state_names(),
         outputs=step.output_names(),
         n_channels=c,

@@ -48,6 +48,8 @@ def fitted() -> tuple[AarenForecaster, pd.DataFrame]:
 def test_the_random_walk_falls_back_and_the_seasonal_series_keep_the_network(fitted):
     forecaster, y = fitted
     assert forecaster.engine_.naive[:, 0].tolist() == [False, True, False]
+    spread = forecaster.engine_.spread[:, 0]
+    assert spread[0] == spread[2] == 1.0 and 0.05 <= spread[1] <= 20.0 and spread[1] != 1.0
     pred = forecaster.predict(fh=range(1, 7))
     last = y.xs("walk", level=0)["y"].iloc[199]
     np.testing.assert_allclose(pred.xs("walk", level=0)["y"].to_numpy(), last, rtol=1e-6)
@@ -60,6 +62,7 @@ def test_streaming_with_fallback_is_exact_and_survives_save_and_load(fitted, tmp
     new = y[y.index.get_level_values(1) >= 200]
     whole = AarenForecaster.load(_saved(forecaster, tmp_path / "a.zip"))
     assert whole.engine_.naive.tolist() == forecaster.engine_.naive.tolist()
+    np.testing.assert_array_equal(whole.engine_.spread, forecaster.engine_.spread)
     whole.partial_update(new)
     chunked = AarenForecaster.load(tmp_path / "a.zip")
     times = new.index.get_level_values(1)
@@ -67,6 +70,8 @@ def test_streaming_with_fallback_is_exact_and_survives_save_and_load(fitted, tmp
         chunked.partial_update(new[(times >= lo) & (times < hi)])
     a, b = whole.predict(fh=range(1, 7)), chunked.predict(fh=range(1, 7))
     np.testing.assert_allclose(a.to_numpy(), b.to_numpy(), rtol=ATOL)
+    intervals = [g.predict_interval(fh=range(1, 7), coverage=0.9).to_numpy() for g in (whole, chunked)]
+    np.testing.assert_allclose(*intervals, rtol=ATOL)
     last = y.xs("walk", level=0)["y"].iloc[-1]
     np.testing.assert_allclose(a.xs("walk", level=0)["y"].to_numpy(), last, rtol=1e-6)
 
@@ -84,6 +89,10 @@ def test_onnx_streamer_follows_the_fallback(fitted, tmp_path):
     copy.partial_update(new)
     streamer.partial_update(values)
     np.testing.assert_allclose(streamer.predict(), copy.engine_.predict(), rtol=ATOL, atol=ATOL)
+    lower, upper = streamer.predict_interval(coverage=0.9)
+    bounds = copy.engine_.predict_quantiles([0.05, 0.95])
+    np.testing.assert_allclose(lower, bounds[..., 0], rtol=ATOL, atol=ATOL)
+    np.testing.assert_allclose(upper, bounds[..., 1], rtol=ATOL, atol=ATOL)
     np.testing.assert_allclose(streamer.predict()[1, :, 0], y.xs("walk", level=0)["y"].iloc[-1], rtol=1e-6)
 
 
