@@ -118,20 +118,21 @@ class ForecastPanelsMixin:
         self.exog_columns_ = covariate_columns(X, past, where)
         self.n_future_ = len(self.exog_columns_) - len(past)
 
-    def _static_positions(self) -> np.ndarray:
-        """Where the static covariates are among the columns of a series' values (channels, then
-        ``exog_columns_``)."""
+    def _static_positions(self, n_channels: int | None = None) -> np.ndarray:
+        """Where the static covariates are among the columns of a series' values (``n_channels``
+        channels, by default ``n_channels_``, then ``exog_columns_``)."""
         columns = getattr(self, "exog_columns_", None)
         if columns is None or not self.static_covariates:
             return np.zeros(0, dtype=np.int64)
         static = set(self.static_covariates)
-        return np.array([self.n_channels_ + k for k, c in enumerate(columns) if c in static], dtype=np.int64)
+        c = self.n_channels_ if n_channels is None else n_channels
+        return np.array([c + k for k, name in enumerate(columns) if name in static], dtype=np.int64)
 
     def _set_static_standardization(self, panel: SeriesPanel, where: str) -> None:
         """Check that the static covariates are constant within each series of ``panel`` and fix their
         standardisation over all its series (``static_mean_``, ``static_scale_``)."""
-        self.n_channels_ = len(panel.columns)
-        positions = self._static_positions()
+        n_channels = len(panel.columns)
+        positions = self._static_positions(n_channels)
         self.static_mean_, self.static_scale_ = np.zeros(0), np.ones(0)
         if not len(positions):
             return
@@ -141,7 +142,7 @@ class ForecastPanelsMixin:
             with np.errstate(invalid="ignore"):
                 varies = np.nanmax(static, axis=0) != np.nanmin(static, axis=0)
             if varies.any():
-                names = [self.exog_columns_[p - self.n_channels_] for p in positions[varies]]
+                names = [self.exog_columns_[p - n_channels] for p in positions[varies]]
                 raise ValueError(
                     f"{where}: static_covariates {names} vary in {series_label(series_id)}; a static "
                     "covariate must be constant within each series (give a varying one as a past covariate)"

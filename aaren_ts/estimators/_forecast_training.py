@@ -189,12 +189,12 @@ class ForecasterTrainingMixin:
                         self.net_.set_params(callbacks__early_stopping=None)
                         self.net_.initialize_callbacks()
                 self.net_.partial_fit(train_ds, y=None, epochs=int(epochs))
-        naive = None
+        fallback = None
         if epochs is None:
             whole = [np.concatenate([t, v]) for t, v in zip(train, valid, strict=True)]
-            naive = self._judge_against_naive(whole, [len(t) for t in train])
+            fallback = self._judge_against_naive(whole, [len(t) for t in train])
         self.net_.module_.eval()
-        return naive
+        return fallback
 
     def _judge_against_naive(
         self, series: list[np.ndarray], n_train: list[int]
