@@ -28,6 +28,7 @@ from aaren_ts._normal import gaussian_z
 from aaren_ts.engine._restore_checks import check_calibration, check_stream_values
 from aaren_ts.engine._streams import Streams
 from aaren_ts.engine.calibration import Calibration
+from aaren_ts.engine.covariates import future_effect_at_steps
 from aaren_ts.nn.forecast import Forecast, ForecastNet, WindowHistory
 from aaren_ts.nn.state import flatten_state, unflatten_state
 
@@ -444,11 +445,7 @@ class ForecastEngine(Streams):
         ``future`` ``(R, k, n_future)`` holds their values (original units) at the forecast steps
         ``steps`` (0-based: ``(k,)`` shared by all rows, or ``(R, k)``).
         """
-        c, f = self.n_channels, self.n_future
-        z = (future - self.mean[rows, None, c : c + f]) / self.scale[rows, None, c : c + f]
-        weight = self.module.future_coefficients().detach().cpu().numpy().astype(np.float64)
-        per_step = weight[:, np.broadcast_to(steps, z.shape[:2]), :]  # (C, R, k, F)
-        return np.einsum("rkf,crkf->rkc", z, per_step) * self.scale[rows, None, :c]
+        return future_effect_at_steps(self.module, self.mean[rows], self.scale[rows], future, steps)
 
     def predict(self, rows: np.ndarray | None = None) -> np.ndarray:
         """Current point forecasts ``(R, horizon, C)`` of the streams at ``rows`` (all), original units

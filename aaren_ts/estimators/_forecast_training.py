@@ -24,7 +24,8 @@ from aaren_ts.estimators._cutoffs import relative_steps
 from aaren_ts.estimators._forecast_data import SegmentDataset, pad_segments
 from aaren_ts.estimators._panel import SeriesPanel
 from aaren_ts.estimators._seasonality import detect_sp
-from aaren_ts.nn.forecast import NAIVE_MARGIN, ForecastLoss, ForecastNet, held_out_errors
+from aaren_ts.nn.forecast import ForecastNet
+from aaren_ts.nn.forecast_training import NAIVE_MARGIN, ForecastLoss, held_out_errors
 from aaren_ts.nn.heads import HEADS
 
 __all__ = ["ForecasterTrainingMixin"]
@@ -201,7 +202,8 @@ class ForecasterTrainingMixin:
     ) -> tuple[np.ndarray, np.ndarray]:
         """Which series forecast better with the (seasonal) naive method than with the trained network.
 
-        Each series is streamed through its validation tail (:func:`~aaren_ts.nn.forecast.held_out_errors`):
+        Each series is streamed through its validation tail
+        (:func:`~aaren_ts.nn.forecast_training.held_out_errors`):
         a series keeps the network where its error there is at least ``NAIVE_MARGIN`` below the naive
         forecast's, in the training loss. A series without a tail follows the verdict of all tails
         pooled (the network, when no series has one). When no series keeps the network, it is reset to

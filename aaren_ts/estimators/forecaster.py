@@ -37,7 +37,8 @@ from aaren_ts.estimators._params import (
 from aaren_ts.estimators._sktime_state import (
     empty_data_slots,
 )
-from aaren_ts.nn.forecast import LOCAL_NORMS, POINT_LOSSES
+from aaren_ts.nn.forecast import LOCAL_NORMS
+from aaren_ts.nn.forecast_training import POINT_LOSSES
 from aaren_ts.nn.heads import HEADS
 
 __all__ = ["AarenForecaster"]

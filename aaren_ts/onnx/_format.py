@@ -1,11 +1,13 @@
 """What an exported ONNX file says about itself: its model spec and initial state, in its metadata.
 
-Written by the exporter (with PyTorch) and read by :class:`~aaren_ts.onnx.OnnxStreamer` (without):
-this module needs numpy and the standard library only. Metadata entries are added to the ONNX model:
-``aaren_ts.spec``, a JSON :class:`ModelSpec`, ``aaren_ts.state``, the initial state as a
-base64-encoded ``.npz`` archive (no pickled objects; read with ``allow_pickle=False``), for a
-forecaster ``aaren_ts.quantile_function``, its distribution head's quantile function as a second
-serialised ONNX graph (base64), and ``aaren_ts.sha256``, the integrity checksum of the whole file.
+Written by the exporter (with PyTorch) and read by :class:`~aaren_ts.onnx.OnnxStreamer` (without): this
+module needs numpy and the standard library only. Metadata entries are added to the ONNX model:
+``aaren_ts.spec``, a JSON :class:`ModelSpec`, ``aaren_ts.state``, the initial state as a base64-encoded
+``.npz`` archive (no pickled objects; read with ``allow_pickle=False``), for a forecaster
+``aaren_ts.quantile_function``, its distribution head's quantile function as a second serialised ONNX
+graph (base64), with future-known covariates ``aaren_ts.future_effect``, their effect on the forecasts
+as a third (:class:`~aaren_ts.engine.covariates.FutureEffect`), and ``aaren_ts.sha256``, the integrity
+checksum of the whole file.
 
 **The checksum** is the SHA-256 of the file's bytes with the checksum's own 64 hexadecimal digits
 written as zeros. The exporter serialises the model with 64 zeros in that entry, hashes the bytes and
@@ -17,10 +19,11 @@ parser: an ``aaren_ts.onnx`` deployment has ONNX Runtime and numpy only.
 
 **Format versions.** 1: no checksum. 2: the checksum; the classifier's spec carries its channels'
 standardisation (the streamer refuses values that would overflow, :mod:`aaren_ts._limits`). 3: a
-forecaster's step outputs its distribution head's parameters (``loc``, ``params``) and the file
-carries the head's quantile function. Files of an older format are refused with a request to export
-again: without the checksum a damaged file cannot be told from a good one, and the spec lacks what
-the input checks and the intervals need (exporting again from the saved estimator takes seconds).
+forecaster's step outputs its distribution head's parameters (``loc``, ``params``) and the file carries
+the head's quantile function. 4: the future-known covariates' effect is a graph of the file (format 3
+carried its coefficients in the state). Files of an older format are refused with a request to export
+again: without the checksum a damaged file cannot be told from a good one, and the spec lacks what the
+input checks and the intervals need (exporting again from the saved estimator takes seconds).
 """
 
 from __future__ import annotations
@@ -44,10 +47,11 @@ __all__ = [
     "write_metadata",
 ]
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 SPEC_KEY = "aaren_ts.spec"
 STATE_KEY = "aaren_ts.state"
-QUANTILE_KEY = "aaren_ts.quantile_function"
+#: The forecaster's functions exported as graphs of their own, by name (metadata key ``aaren_ts.<name>``).
+GRAPH_NAMES = ("quantile_function", "future_effect")
 CHECKSUM_KEY = "aaren_ts.sha256"
 _UNSEALED = "0" * 64
 
@@ -121,18 +125,20 @@ class ModelSpec:
 
 
 def write_metadata(
-    model: Any, spec: ModelSpec, state: dict[str, np.ndarray], quantile_function: bytes | None = None
+    model: Any, spec: ModelSpec, state: dict[str, np.ndarray], graphs: dict[str, bytes] | None = None
 ) -> None:
-    """Add ``spec``, ``state`` and a forecaster's serialised quantile graph to the metadata of the ONNX
-    ``model`` (a ``ModelProto``); write the file with :func:`sealed_bytes`."""
+    """Add ``spec``, ``state`` and a forecaster's serialised graphs (:data:`GRAPH_NAMES`) to the
+    metadata of the ONNX ``model`` (a ``ModelProto``); write the file with :func:`sealed_bytes`."""
     buffer = io.BytesIO()
     np.savez(buffer, **state)
     entries = {
         SPEC_KEY: json.dumps(asdict(spec)),
         STATE_KEY: base64.b64encode(buffer.getvalue()).decode("ascii"),
     }
-    if quantile_function is not None:
-        entries[QUANTILE_KEY] = base64.b64encode(quantile_function).decode("ascii")
+    for name, graph in (graphs or {}).items():
+        if name not in GRAPH_NAMES:
+            raise ValueError(f"unknown graph {name!r}; the format carries {GRAPH_NAMES}")
+        entries[f"aaren_ts.{name}"] = base64.b64encode(graph).decode("ascii")
     for key, value in entries.items():
         entry = model.metadata_props.add()
         entry.key, entry.value = key, value
@@ -201,8 +207,9 @@ def verify_checksum(data: bytes, source: str) -> bool:
     return True
 
 
-def read_metadata(metadata: dict[str, str]) -> tuple[ModelSpec, dict[str, np.ndarray], bytes | None]:
-    """The spec and initial state from an exported model's custom metadata (a ``dict``).
+def read_metadata(metadata: dict[str, str]) -> tuple[ModelSpec, dict[str, np.ndarray], dict[str, bytes]]:
+    """The spec, initial state and serialised graphs (by name, :data:`GRAPH_NAMES`) from an exported
+    model's custom metadata (a ``dict``).
 
     Raises
     ------
@@ -225,23 +232,28 @@ def read_metadata(metadata: dict[str, str]) -> tuple[ModelSpec, dict[str, np.nda
     if version < FORMAT_VERSION:
         raise ValueError(
             f"this ONNX file has aaren_ts export format {version}, which this version of aaren_ts no longer "
-            f"serves (it reads format {FORMAT_VERSION}: with an integrity checksum and the forecast "
-            "distribution's quantile function): export it again with to_onnx (e.g. from the estimator "
-            "saved with save)"
+            f"serves (it reads format {FORMAT_VERSION}: with an integrity checksum, and the forecast "
+            "distribution's quantile function and the covariates' effect as graphs): export it again "
+            "with to_onnx (e.g. from the estimator saved with save)"
         )
     try:
         spec = ModelSpec(**raw)
         with np.load(io.BytesIO(base64.b64decode(metadata[STATE_KEY])), allow_pickle=False) as archive:
             state = {name: archive[name] for name in archive.files}
-        quantile = metadata.get(QUANTILE_KEY)
-        quantile = None if quantile is None else base64.b64decode(quantile)
+        graphs = {
+            name: base64.b64decode(metadata[f"aaren_ts.{name}"])
+            for name in GRAPH_NAMES
+            if f"aaren_ts.{name}" in metadata
+        }
     except (TypeError, ValueError, OSError, EOFError, KeyError) as err:
         raise ValueError(f"this ONNX file's aaren_ts metadata cannot be read: {err}") from err
-    if spec.kind == "forecaster" and quantile is None:
+    if spec.kind == "forecaster" and "quantile_function" not in graphs:
         raise ValueError(
             "this ONNX file's aaren_ts metadata lacks its forecast distribution's quantile function"
         )
-    return spec, state, quantile
+    if spec.kind == "forecaster" and spec.n_future and "future_effect" not in graphs:
+        raise ValueError("this ONNX file's aaren_ts metadata lacks its future-known covariates' effect")
+    return spec, state, graphs
 
 
 #: ONNX Runtime's names of the tensor types the exported steps use.
@@ -308,11 +320,10 @@ def _expected_interface(
             )
         if spec.calibrated and len(spec.coverages) != state.get("levels", np.empty((0, 0))).shape[1]:
             raise ValueError("its spec's coverages and its initial state's levels disagree")
-        if spec.n_future:
-            expected = (spec.n_channels, spec.horizon, spec.n_future)
-            found = state.get("future_coefficients", np.empty(0)).shape
-            if found != expected or spec.n_future > len(spec.exog_columns):
-                raise ValueError(f"its future_coefficients have shape {found}; its spec needs {expected}")
+        if spec.n_future > len(spec.exog_columns):
+            raise ValueError(
+                f"its spec has {spec.n_future} future-known covariates among {len(spec.exog_columns)}"
+            )
     else:
         wanted = ["proba"]
         shapes = {"proba": (len(spec.classes),)}

@@ -33,7 +33,7 @@ def check_state_values(streamer: Any, loaded: dict[str, np.ndarray], n_seen: int
             "was altered or damaged, or saved from another model (the streamer is unchanged)"
         )
 
-    constants = {*streamer.spec.constants, "future_coefficients"}
+    constants = set(streamer.spec.constants)
     for name, arr in loaded.items():
         if arr.dtype.kind != "f":
             continue
@@ -93,7 +93,7 @@ def _check_distributions(
         "params": np.ascontiguousarray(params, dtype=np.float64),
         "z": np.ascontiguousarray(z, dtype=np.float64),
     }
-    quantiles = streamer._quantiles.run(["quantiles"], feed)[0]
+    quantiles = streamer._graphs["quantile_function"].run(["quantiles"], feed)[0]
     if not (np.isfinite(quantiles).all() and (np.diff(quantiles, axis=1) > 0).all()):
         refuse(name, f"holds parameters of no {streamer.spec.distribution!r} distribution")
 

@@ -122,7 +122,7 @@ class OnnxStreamer:
             damaged = "is damaged" if sealed else "is not an ONNX model written by to_onnx, or is damaged"
             raise ValueError(f"{source} {damaged}: ONNX Runtime cannot load it ({err})") from err
         try:
-            spec, state, quantile_function = read_metadata(self._session.get_modelmeta().custom_metadata_map)
+            spec, state, graphs = read_metadata(self._session.get_modelmeta().custom_metadata_map)
         except ValueError as err:
             raise ValueError(f"{source}: {err}") from err
         if not sealed:
@@ -134,14 +134,12 @@ class OnnxStreamer:
             check_interface(spec, state, *graph)
         except ValueError as err:
             raise ValueError(f"{source} is not a consistent export: {err}") from err
-        # the forecaster's distribution head's quantile function, a second graph in the same file
-        self._quantiles = (
-            None
-            if quantile_function is None
-            else onnxruntime.InferenceSession(
-                quantile_function, sess_options=options, providers=self._session.get_providers()
-            )
-        )
+        # a forecaster's quantile function and covariates' effect: graphs of their own in the same file
+        providers = self._session.get_providers()
+        self._graphs = {
+            name: onnxruntime.InferenceSession(graph, sess_options=options, providers=providers)
+            for name, graph in graphs.items()
+        }
         self.spec: ModelSpec = spec
         self._initial = state
         self._output_names = [*spec.outputs, *(f"new.{name}" for name in spec.state)]
@@ -228,19 +226,12 @@ class OnnxStreamer:
             raise ValueError(
                 f"{path} is not a saved state of this model: missing {missing}, unexpected {extra}"
             )
-        per_stream = {
-            len(arr) if arr.ndim else -1 for name, arr in loaded.items() if name != "future_coefficients"
-        }
+        per_stream = {len(arr) if arr.ndim else -1 for arr in loaded.values()}
         if len(per_stream) != 1:
             raise ValueError(f"{path}: the state's arrays disagree on the number of streams")
         for name, ref in reference.items():
             got = loaded[name]
-            same_rows = name == "future_coefficients" or got.shape[1:] == ref.shape[1:]
-            if (
-                got.dtype != ref.dtype
-                or not same_rows
-                or (name == "future_coefficients" and got.shape != ref.shape)
-            ):
+            if got.dtype != ref.dtype or got.shape[1:] != ref.shape[1:]:
                 raise ValueError(
                     f"{path}: {name} has dtype {got.dtype} and shape {got.shape}; this model's is "
                     f"{ref.dtype} with per-stream shape {ref.shape[1:]}"
@@ -477,9 +468,8 @@ class OnnxStreamer:
             "X",
             lambda s, t, k: f"{self._series(s)}forecast step {t + 1}, covariate {spec.exog_columns[k]!r}",
         )
-        z = (arr - mean[:, None, c : c + f]) / scale[:, None, c : c + f]
-        effect = np.einsum("rtf,ctf->rtc", z, state["future_coefficients"])
-        return effect * scale[:, None, :c]
+        feed = {"future": np.ascontiguousarray(arr, dtype=np.float64), "mean": mean, "scale": scale}
+        return self._graphs["future_effect"].run(["effect"], feed)[0]
 
     def predict(self, X: Any = None) -> np.ndarray:
         """Forecaster: the forecast of the ``horizon`` steps after the last observation, in original
@@ -562,7 +552,7 @@ class OnnxStreamer:
             "params": np.ascontiguousarray(state["output.params"], dtype=np.float64),
             "z": np.ascontiguousarray(z, dtype=np.float64),
         }
-        return self._quantiles.run(["quantiles"], feed)[0]
+        return self._graphs["quantile_function"].run(["quantiles"], feed)[0]
 
     def predict_interval(self, coverage: float = 0.9, X: Any = None) -> tuple[np.ndarray, np.ndarray]:
         """Lower and upper bounds of the central ``coverage`` interval of each forecast (``X``: the

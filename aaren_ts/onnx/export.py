@@ -7,7 +7,9 @@ is built from the network's own parts (:meth:`ForecastNet.tokens`, the encoder's
 :func:`~aaren_ts.engine.calibration.calibration_step`; the classifier's embedding, readout and head)
 and exported with PyTorch's ONNX exporter, with the number of streams as a dynamic axis. The model's
 metadata describes the inputs and outputs, carries the initial state and, for a forecaster, its
-distribution head's quantile function as a second graph (:mod:`aaren_ts.onnx._format`).
+distribution head's quantile function and its future-known covariates' effect
+(:class:`~aaren_ts.engine.covariates.FutureEffect`) as graphs of their own
+(:mod:`aaren_ts.onnx._format`).
 
 :func:`export_forecaster` takes a forecasting engine (:class:`~aaren_ts.engine.ForecastEngine`: the
 network and its streams), :func:`export_classifier` a classifier network and its input scaling; the
@@ -31,11 +33,12 @@ from torch import nn
 
 from aaren_ts._files import atomic_write
 from aaren_ts.engine.calibration import CALIBRATION_COVERAGES, calibration_step
+from aaren_ts.engine.covariates import FutureEffect
 from aaren_ts.engine.forecast import ForecastEngine
 from aaren_ts.nn.blocks import StackedEncoder
 from aaren_ts.nn.classify import ClassifierModule
 from aaren_ts.nn.encoder import AarenEncoder
-from aaren_ts.nn.forecast import ForecastNet
+from aaren_ts.nn.forecast import ForecastNet, pad_before_first
 from aaren_ts.nn.functional import AarenState
 from aaren_ts.nn.state import flatten_state
 from aaren_ts.onnx._format import ModelSpec, sealed_bytes, write_metadata
@@ -101,11 +104,8 @@ class ForecasterStep(nn.Module):
         batch = x.shape[0]
         values = torch.cat([history_values, x[:, None]], dim=1)  # (B, H + 1, C)
         observed = torch.cat([history_observed, torch.ones_like(history_observed[:, :1])], dim=1)
-        # the history is carried forward already: NaN only before a series' first observation, which
-        # the windows see as that first observation (the estimator's padding rule)
-        known = torch.isfinite(values)
-        first = known.to(torch.int32).argmax(dim=1, keepdim=True)  # (B, 1, C)
-        filled = torch.where(known, values, values.gather(1, first))
+        # the history is carried forward already: NaN only before a series' first observation
+        filled = pad_before_first(values, torch.isfinite(values))
         offset = module.history_length - (module.context_length - 1)
         windows = filled[:, offset:].transpose(1, 2)[:, None]  # (B, 1, C, P)
         missing = (~observed[:, offset:]).to(x.dtype).transpose(1, 2)[:, None]
@@ -216,8 +216,6 @@ def _forecaster_step(
         # the streams' current forecasts, as the step's outputs would give them
         state["output.loc"] = engine.predict()
         state["output.params"] = engine.predict_params()
-    if module.n_future:  # not per stream: the future-known covariates' effect, (C, T, n_future)
-        state["future_coefficients"] = module.future_coefficients().detach().cpu().double().numpy()
     spec = ModelSpec(
         kind="forecaster",
         observation="y",
@@ -333,8 +331,10 @@ def export_forecaster(
     _require_onnx()
     _require_constant_state(engine.module)
     step, state, spec = _forecaster_step(engine, list(exog_columns))
-    quantiles = _quantile_graph(QuantileFunction(engine.module), spec)
-    return _export(step, state, spec, path, quantiles)
+    graphs = {"quantile_function": _quantile_graph(QuantileFunction(engine.module), spec)}
+    if spec.n_future:
+        graphs["future_effect"] = _future_effect_graph(FutureEffect(engine.module), spec)
+    return _export(step, state, spec, path, graphs)
 
 
 def export_classifier(
@@ -367,9 +367,28 @@ def export_classifier(
     return _export(step, state, spec, path)
 
 
-def _quantile_graph(function: QuantileFunction, spec: ModelSpec) -> bytes:
-    """The serialised ONNX graph of a head's quantile function (streams and scores: dynamic axes)."""
+def _graph(
+    function: nn.Module, inputs: tuple[torch.Tensor, ...], names: list[str], output: str, dynamic: list[dict]
+) -> bytes:
+    """The serialised ONNX graph of ``function`` (a copy, on CPU, in eval mode)."""
     function = copy.deepcopy(function).to("cpu").eval()
+    with torch.no_grad(), _quiet_exporter():
+        program = torch.onnx.export(
+            function,
+            inputs,
+            None,
+            input_names=names,
+            output_names=[output],
+            dynamo=True,
+            dynamic_shapes=dynamic,
+            optimize=True,
+            verbose=False,
+        )
+    return program.model_proto.SerializeToString()
+
+
+def _quantile_graph(function: QuantileFunction, spec: ModelSpec) -> bytes:
+    """A head's quantile function as a graph (streams and scores: dynamic axes)."""
     t, c, k = spec.horizon, spec.n_channels, spec.n_params
     inputs = (
         torch.zeros(2, t, c, dtype=torch.float64),
@@ -377,19 +396,20 @@ def _quantile_graph(function: QuantileFunction, spec: ModelSpec) -> bytes:
         torch.zeros(2, 3, t, c, dtype=torch.float64),
     )
     streams, scores = torch.export.Dim("streams"), torch.export.Dim("scores")
-    with torch.no_grad(), _quiet_exporter():
-        program = torch.onnx.export(
-            function,
-            inputs,
-            None,
-            input_names=["loc", "params", "z"],
-            output_names=["quantiles"],
-            dynamo=True,
-            dynamic_shapes=[{0: streams}, {0: streams}, {0: streams, 1: scores}],
-            optimize=True,
-            verbose=False,
-        )
-    return program.model_proto.SerializeToString()
+    dynamic = [{0: streams}, {0: streams}, {0: streams, 1: scores}]
+    return _graph(function, inputs, ["loc", "params", "z"], "quantiles", dynamic)
+
+
+def _future_effect_graph(function: FutureEffect, spec: ModelSpec) -> bytes:
+    """The future-known covariates' effect as a graph (streams: a dynamic axis)."""
+    width = spec.n_channels + len(spec.exog_columns)
+    inputs = (
+        torch.zeros(2, spec.horizon, spec.n_future, dtype=torch.float64),
+        torch.zeros(2, width, dtype=torch.float64),
+        torch.ones(2, width, dtype=torch.float64),
+    )
+    streams = torch.export.Dim("streams")
+    return _graph(function, inputs, ["future", "mean", "scale"], "effect", [{0: streams}] * 3)
 
 
 def _export(
@@ -397,7 +417,7 @@ def _export(
     state: dict[str, np.ndarray],
     spec: ModelSpec,
     path: str | os.PathLike,
-    quantile_function: bytes | None = None,
+    graphs: dict[str, bytes] | None = None,
 ) -> Path:
     """Export ``step`` (a copy, on CPU, in eval mode: the caller's network stays where and as it is)."""
     step = copy.deepcopy(step).to("cpu").eval()
@@ -418,7 +438,7 @@ def _export(
             verbose=False,
         )
     proto = program.model_proto
-    write_metadata(proto, spec, state, quantile_function)
+    write_metadata(proto, spec, state, graphs)
     path = Path(path)
     data = sealed_bytes(proto)
     with atomic_write(path) as handle:

@@ -12,7 +12,8 @@ from aaren_ts import AarenForecaster
 from aaren_ts.engine._native import load_aci_step
 from aaren_ts.engine.calibration import CALIBRATION_COVERAGES, Calibration
 from aaren_ts.nn import EncoderConfig
-from aaren_ts.nn.forecast import ForecastLoss, ForecastNet, held_out_errors, masked_mae, masked_mse
+from aaren_ts.nn.forecast import ForecastNet
+from aaren_ts.nn.forecast_training import ForecastLoss, held_out_errors, masked_mae, masked_mse
 from aaren_ts.nn.heads import NormalHead
 
 TINY = {
