@@ -488,10 +488,8 @@ def coverage(y_true: Panel, lower: Panel, upper: Panel, *, per_series: bool = Fa
 
     Parameters
     ----------
-    y_true : pd-multiindex DataFrame or Series, 2-D array or list of 1-D arrays
-        The test values of every series.
-    lower, upper : same kind as ``y_true``
-        The interval's bounds (same series and time indexes as ``y_true``), ``lower <= upper``.
+    y_true, lower, upper : pd-multiindex DataFrame or Series, 2-D array or list of 1-D arrays
+        The test values of every series and their intervals' bounds, as :func:`msis` takes them.
     per_series : bool, default=False
         Return the per-series values instead of their mean.
 

@@ -7,11 +7,15 @@ The record the panel loaders return (:func:`aaren_ts.datasets.load_m4`,
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["COLUMN", "INDEX_NAMES", "PanelData", "make_panel"]
+from ._errors import DatasetIntegrityError
+
+__all__ = ["COLUMN", "INDEX_NAMES", "PanelData", "check_horizon", "check_train_lengths", "make_panel"]
 
 #: Names of the two index levels of the panels: the series id, then the position in the series.
 INDEX_NAMES = ("series", "time")
@@ -75,6 +79,21 @@ class PanelData:
         """The relative forecasting horizon ``1, ..., horizon`` (sktime's ``fh``)."""
         return np.arange(1, self.horizon + 1)
 
+    @classmethod
+    def from_parts(cls, info: Any, train: tuple[np.ndarray, ...], test: tuple[np.ndarray, ...]) -> Any:
+        """The record of the dataset ``info`` (its registry entry) from the ``(ids, lengths, values)``
+        of its training and test files: training parts from time 0, test parts where they end."""
+        ids, lengths, values = train
+        test_ids, test_lengths, test_values = test
+        return cls(
+            y_train=make_panel(ids, lengths, values, np.zeros(len(ids), dtype=np.int64)),
+            y_test=make_panel(test_ids, test_lengths, test_values, lengths),
+            horizon=info.horizon,
+            sp=info.sp,
+            frequency=info.frequency,
+            name=info.name,
+        )
+
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(name={self.name!r}, n_series={self.n_series}, horizon={self.horizon}, "
@@ -112,3 +131,27 @@ def make_panel(ids: np.ndarray, lengths: np.ndarray, values: np.ndarray, start: 
         verify_integrity=False,
     )
     return pd.DataFrame({COLUMN: values}, index=index)
+
+
+def check_horizon(info: Any, path: Path, ids: np.ndarray, test_lengths: np.ndarray) -> None:
+    """Refuse a test part (of the file ``path``) that is not ``info.horizon`` long; ``info`` is the
+    dataset's registry entry."""
+    short = np.flatnonzero(test_lengths != info.horizon)
+    if short.size:
+        j = int(short[0])
+        raise DatasetIntegrityError(
+            f"{info.name} file '{path}': series {ids[j]} has {test_lengths[j]} test values, the "
+            f"competition's horizon is {info.horizon}"
+        )
+
+
+def check_train_lengths(info: Any, path: Path, train_lengths: np.ndarray) -> None:
+    """Refuse training parts (of the file ``path``) whose shortest and longest lengths are not the
+    upstream file's, ``info.train_length`` (no check where it is ``None``)."""
+    if info.train_length is not None:
+        low, high = info.train_length
+        if train_lengths.min() != low or train_lengths.max() != high:
+            raise DatasetIntegrityError(
+                f"{info.name} file '{path}' has training series of {train_lengths.min()} to "
+                f"{train_lengths.max()} values, the upstream file {low} to {high}"
+            )

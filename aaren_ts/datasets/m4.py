@@ -18,7 +18,7 @@ import numpy as np
 
 from ._errors import DatasetIntegrityError
 from ._fetch import fetch_file
-from ._panel import COLUMN, INDEX_NAMES, PanelData, make_panel
+from ._panel import COLUMN, INDEX_NAMES, PanelData, check_horizon, check_train_lengths
 from ._registry import M4_FREQUENCIES, PanelDataset, _m4_info
 
 __all__ = ["COLUMN", "INDEX_NAMES", "M4_FREQUENCIES", "M4Data", "load_m4"]
@@ -32,22 +32,10 @@ class M4Data(PanelData):
     competition's order (H1, H2, ..., H10, ...). The files carry no dates: ``time`` is the position in
     the series.
 
-    Parameters
-    ----------
-    y_train : pandas.DataFrame
-        The training part of every series (lengths differ between series).
-    y_test : pandas.DataFrame
-        The ``horizon`` values after the end of each training part.
-    horizon : int
-        Number of values to forecast per series (Hourly 48, Daily 14, Weekly 13, Monthly 18,
-        Quarterly 8, Yearly 6).
-    sp : int
-        Seasonal period ``m`` of the competition's MASE and MSIS (Hourly 24, Monthly 12, Quarterly 4,
-        otherwise 1).
-    frequency : str
-        The competition's name of the frequency (``"Hourly"``).
-    name : str, default=""
-        The registry name (``"M4-Hourly"``).
+    Its fields are :class:`PanelData`'s: here ``horizon`` is the competition's (Hourly 48, Daily 14,
+    Weekly 13, Monthly 18, Quarterly 8, Yearly 6), ``sp`` the seasonal period of its MASE and MSIS
+    (Hourly 24, Monthly 12, Quarterly 4, otherwise 1), ``frequency`` its name of the frequency
+    (``"Hourly"``) and ``name`` the registry's (``"M4-Hourly"``).
 
     Examples
     --------
@@ -139,13 +127,7 @@ def _check(
             f"({len(test_ids)} series) do not list the same series in the same order (first difference at "
             f"data row {first})"
         )
-    short = np.flatnonzero(test_lengths != info.horizon)
-    if short.size:
-        row = int(short[0])
-        raise DatasetIntegrityError(
-            f"{info.name} file '{test_path}': series {test_ids[row]} has {test_lengths[row]} test values, "
-            f"the competition's horizon is {info.horizon}"
-        )
+    check_horizon(info, test_path, test_ids, test_lengths)
     if not verify:
         return
     if len(train_ids) != info.n_series:
@@ -162,13 +144,7 @@ def _check(
             f"{expected[row]!r} (the competition numbers its series {info.id_prefix}1 to "
             f"{info.id_prefix}{info.n_series})"
         )
-    if info.train_length is not None:
-        low, high = info.train_length
-        if lengths.min() != low or lengths.max() != high:
-            raise DatasetIntegrityError(
-                f"{info.name} file '{train_path}' has training series of {lengths.min()} to {lengths.max()} "
-                f"values, the upstream file {low} to {high}"
-            )
+    check_train_lengths(info, train_path, lengths)
 
 
 def load_m4(
@@ -245,13 +221,4 @@ def load_m4(
     train_ids, lengths, train_values = _read(paths[0], info.name)
     test_ids, test_lengths, test_values = _read(paths[1], info.name)
     _check(info, paths, (train_ids, test_ids), lengths, test_lengths, verify)  # type: ignore[arg-type]
-    y_train = make_panel(train_ids, lengths, train_values, np.zeros(len(train_ids), dtype=np.int64))
-    y_test = make_panel(test_ids, test_lengths, test_values, lengths)
-    return M4Data(
-        y_train=y_train,
-        y_test=y_test,
-        horizon=info.horizon,
-        sp=info.sp,
-        frequency=info.frequency,
-        name=info.name,
-    )
+    return M4Data.from_parts(info, (train_ids, lengths, train_values), (test_ids, test_lengths, test_values))

@@ -20,7 +20,7 @@ import numpy as np
 
 from ._errors import DatasetIntegrityError
 from ._fetch import fetch_file
-from ._panel import PanelData, make_panel
+from ._panel import PanelData, check_horizon, check_train_lengths
 from ._registry import TOURISM_DATASETS, PanelDataset
 
 __all__ = ["load_tourism"]
@@ -108,13 +108,7 @@ def _check(
             f"{info.name}: the files '{paths[0]}' ({len(train.ids)} series) and '{paths[1]}' "
             f"({len(test.ids)} series) do not name the same series in the same order"
         )
-    short = np.flatnonzero(test.lengths != info.horizon)
-    if short.size:
-        j = int(short[0])
-        raise DatasetIntegrityError(
-            f"{info.name} file '{paths[1]}': series {test.ids[j]} has {test.lengths[j]} test values, the "
-            f"competition's horizon is {info.horizon}"
-        )
+    check_horizon(info, paths[1], test.ids, test.lengths)
     end = train.years * 4 + (train.quarters - 1) + train.lengths  # the quarter after the last value
     late = np.flatnonzero(test.years * 4 + (test.quarters - 1) != end)
     if late.size:
@@ -131,12 +125,7 @@ def _check(
             f"{info.name} file '{paths[0]}' has {len(train.ids)} series, the competition {info.n_series}. "
             "Place the upstream file there again, or pass verify=False to read it anyway."
         )
-    if info.train_length is not None and (train.lengths.min(), train.lengths.max()) != info.train_length:
-        raise DatasetIntegrityError(
-            f"{info.name} file '{paths[0]}' has training series of {train.lengths.min()} to "
-            f"{train.lengths.max()} values, the upstream file {info.train_length[0]} to "
-            f"{info.train_length[1]}"
-        )
+    check_train_lengths(info, paths[0], train.lengths)
 
 
 def load_tourism(
@@ -206,13 +195,6 @@ def load_tourism(
     train = _read(paths[0], info.name)
     test = _read(paths[1], info.name)
     _check(info, paths, train, test, verify)  # type: ignore[arg-type]
-    y_train = make_panel(train.ids, train.lengths, train.values, np.zeros(len(train.ids), dtype=np.int64))
-    y_test = make_panel(test.ids, test.lengths, test.values, train.lengths)
-    return PanelData(
-        y_train=y_train,
-        y_test=y_test,
-        horizon=info.horizon,
-        sp=info.sp,
-        frequency=info.frequency,
-        name=info.name,
+    return PanelData.from_parts(
+        info, (train.ids, train.lengths, train.values), (test.ids, test.lengths, test.values)
     )

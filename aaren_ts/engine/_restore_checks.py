@@ -1,7 +1,7 @@
 """The checks :meth:`ForecastEngine.restore <aaren_ts.engine.ForecastEngine.restore>` makes on saved
-stream tensors whose structure, shapes and dtypes already fit: their values must be ones a stream of
-the engine's network can hold, so a crafted or damaged file is refused instead of crashing a kernel or
-continuing a stream wrongly.
+stream tensors before anything changes: first their structure, shapes, dtypes and counters
+(:func:`check_layout`), then their values, which must be ones a stream of the engine's network can hold,
+so a crafted or damaged file is refused instead of crashing a kernel or continuing a stream wrongly.
 """
 
 from __future__ import annotations
@@ -15,7 +15,40 @@ import torch
 from aaren_ts._limits import MAX_STANDARDISED
 from aaren_ts.nn.state import flatten_state
 
-__all__ = ["check_calibration", "check_stream_values"]
+__all__ = ["MAX_COUNT", "check_calibration", "check_layout", "check_stream_values"]
+
+#: The most steps a restored stream may have counted (2**53: every count below is exact in float64).
+MAX_COUNT = 2**53
+
+
+def check_layout(
+    engine: Any, tensors: Sequence[torch.Tensor], n_seen: Any, n_observed: Any
+) -> tuple[np.ndarray, np.ndarray]:
+    """Refuse saved tensors whose number, dtypes or shapes differ from ``engine.tensors()``'s, or
+    counters that are not one consistent count per stream; return the counters as int64 arrays."""
+    expected = engine.tensors()
+    if len(tensors) != len(expected):
+        raise ValueError(f"the saved streams hold {len(tensors)} tensors; this model's have {len(expected)}")
+    for k, (got, want) in enumerate(zip(tensors, expected, strict=True)):
+        growing = not engine.module.constant_state  # a KV cache: its length is the stream's
+        fits = got.dtype == want.dtype and (
+            got.shape == want.shape or (growing and got.shape[0] == want.shape[0] and got.dim() == want.dim())
+        )
+        if not fits:
+            raise ValueError(
+                f"saved stream tensor {k} has dtype {got.dtype} and shape {tuple(got.shape)}; "
+                f"this model's is {want.dtype} with shape {tuple(want.shape)}"
+            )
+    n = len(engine)
+    n_seen = np.asarray(n_seen, dtype=np.int64)
+    n_observed = np.asarray(n_observed, dtype=np.int64)
+    if n_seen.shape != (n,) or n_observed.shape != (n,):
+        raise ValueError(f"the saved stream counters do not hold one value for each of {n} series")
+    if (n_seen < 0).any() or (n_observed < 0).any() or (n_observed > n_seen).any():
+        raise ValueError("the saved stream counters are inconsistent (negative, or more observed than seen)")
+    if (n_seen > MAX_COUNT).any():
+        raise ValueError(f"the saved stream counters exceed {MAX_COUNT} steps: not a real stream's")
+    return n_seen, n_observed
 
 
 def check_stream_values(engine: Any, tensors: Sequence[torch.Tensor], n_observed: np.ndarray) -> None:

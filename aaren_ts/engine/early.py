@@ -79,37 +79,10 @@ class EarlyDecisions:
     def __len__(self) -> int:
         return len(self.decided_at)
 
-    def update(
-        self, proba: torch.Tensor, real: torch.Tensor, seen: torch.Tensor, rule: ConfidenceRule
-    ) -> None:
-        """Take one more step of every series.
-
-        Parameters
-        ----------
-        proba : torch.Tensor
-            ``(n_series, n_classes)`` class probabilities after the step.
-        real : torch.Tensor
-            Bool ``(n_series,)``: the series has a real time point at this step (others are left as
-            they are).
-        seen : torch.Tensor
-            int64 ``(n_series,)``: time points seen by each series after the step.
-        rule : ConfidenceRule
-        """
-        top, cls = proba.max(dim=-1)
-        confident = top >= float(rule.probability_threshold)
-        extends = confident & (cls == self.run_class)
-        run = torch.where(extends, self.run + 1, confident.to(torch.int64))
-        run_class = torch.where(confident, cls, torch.full_like(cls, -1))
-        self.run = torch.where(real, run, self.run)
-        self.run_class = torch.where(real, run_class, self.run_class)
-        newly = real & (self.decided_at == 0) & (self.run >= int(rule.consecutive_predictions))
-        self.decided_at = torch.where(newly, seen, self.decided_at)
-        self.decided_class = torch.where(newly, cls, self.decided_class)
-
     def update_chunk(
         self, proba: torch.Tensor, real: torch.Tensor, seen: torch.Tensor, rule: ConfidenceRule
     ) -> None:
-        """Take the steps of a chunk at once: the same result as :meth:`update` after every step.
+        """Take the steps of a chunk at once (a single step is a chunk of one).
 
         Parameters
         ----------

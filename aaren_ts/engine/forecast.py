@@ -25,7 +25,7 @@ import torch
 
 from aaren_ts._limits import MAX_STANDARDISED
 from aaren_ts._normal import gaussian_z
-from aaren_ts.engine._restore_checks import check_calibration, check_stream_values
+from aaren_ts.engine._restore_checks import check_calibration, check_layout, check_stream_values
 from aaren_ts.engine._streams import Streams
 from aaren_ts.engine.calibration import Calibration
 from aaren_ts.engine.covariates import future_effect_at_steps
@@ -38,8 +38,6 @@ ENCODE_CHUNK = 512  # tokens per block when encoding a long series (bounds atten
 _ENCODE_TOKENS = 2**19  # series x steps per batch when encoding many series (bounds activation memory)
 _CALIBRATION_VALUES = 2**22  # forecast values per batch when every step's forecast is kept (calibration)
 _ONE_SIGMA = 0.6826894921370859  # coverage of mean +- one standard deviation of a Gaussian
-#: The most steps a restored stream may have counted (2**53: every count below is exact in float64).
-MAX_COUNT = 2**53
 
 
 def series_label(series_id: Hashable) -> str:
@@ -571,37 +569,8 @@ class ForecastEngine(Streams):
             Naming the first tensor or counter that does not fit.
         """
         with self.lock:
-            expected = self.tensors()
             tensors = [torch.as_tensor(t) for t in tensors]
-            if len(tensors) != len(expected):
-                raise ValueError(
-                    f"the saved streams hold {len(tensors)} tensors; this model's have {len(expected)}"
-                )
-            for k, (got, want) in enumerate(zip(tensors, expected, strict=True)):
-                fits = got.dtype == want.dtype and (
-                    got.shape == want.shape
-                    or (
-                        not self.module.constant_state
-                        and got.shape[0] == want.shape[0]
-                        and got.dim() == want.dim()
-                    )
-                )
-                if not fits:
-                    raise ValueError(
-                        f"saved stream tensor {k} has dtype {got.dtype} and shape {tuple(got.shape)}; "
-                        f"this model's is {want.dtype} with shape {tuple(want.shape)}"
-                    )
-            n = len(self)
-            n_seen = np.asarray(n_seen, dtype=np.int64)
-            n_observed = np.asarray(n_observed, dtype=np.int64)
-            if n_seen.shape != (n,) or n_observed.shape != (n,):
-                raise ValueError(f"the saved stream counters do not hold one value for each of {n} series")
-            if (n_seen < 0).any() or (n_observed < 0).any() or (n_observed > n_seen).any():
-                raise ValueError(
-                    "the saved stream counters are inconsistent (negative, or more observed than seen)"
-                )
-            if (n_seen > MAX_COUNT).any():
-                raise ValueError(f"the saved stream counters exceed {MAX_COUNT} steps: not a real stream's")
+            n_seen, n_observed = check_layout(self, tensors, n_seen, n_observed)
             check_stream_values(self, tensors, n_observed)
             check_calibration(self, tensors, n_seen)
             device = self.device

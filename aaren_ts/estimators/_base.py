@@ -203,14 +203,9 @@ class AarenEstimatorMixin:
         return None
 
     def _build_net(
-        self,
-        net_class: type,
-        module: type[torch.nn.Module],
-        module_params: dict[str, Any],
-        train_split: Any = None,
-        with_callbacks: bool = True,
-        **net_params: Any,
-    ) -> Any:
+        self, net_class: type, module: type[torch.nn.Module], module_params: dict[str, Any], criterion: Any,
+        train_split: Any = None, with_callbacks: bool = True, **net_params: Any,
+    ) -> Any:  # fmt: skip
         """The skorch net of this estimator (not yet initialised or trained).
 
         Parameters
@@ -221,12 +216,15 @@ class AarenEstimatorMixin:
             The torch module class.
         module_params : dict
             Its constructor arguments (without the ``module__`` prefix).
+        criterion : callable
+            The training loss: a plain callable with its arguments bound (``functools.partial``), not
+            a module, so skorch moves nothing of it to a device.
         train_split : skorch train split or None
             The validation hold-out; early stopping is used only with one.
         with_callbacks : bool, default=True
             ``False`` builds the net without callbacks (to load saved weights into).
         **net_params
-            Estimator-specific net parameters (``criterion``, ...); they override the shared ones.
+            Estimator-specific net parameters; they override the shared ones.
         """
         callbacks = None
         if with_callbacks:
@@ -239,6 +237,7 @@ class AarenEstimatorMixin:
             )
         params: dict[str, Any] = {
             "module": module,
+            "criterion": criterion,
             **{f"module__{name}": value for name, value in module_params.items()},
             "optimizer": resolve_optimizer(self.optimizer),
             "optimizer__weight_decay": float(self.weight_decay),

@@ -60,21 +60,15 @@ class ForecasterTrainingMixin:
             "n_future": int(getattr(self, "n_future_", 0)),
             "distribution": self.distribution,
         }
+        loss = functools.partial(
+            ForecastLoss,
+            full_window=int(self.context_length_),
+            distribution=self.distribution,
+            point_loss=self.loss,
+        )
+        collate = {"iterator_train__collate_fn": pad_segments, "iterator_valid__collate_fn": pad_segments}
         return self._build_net(
-            NeuralNet,
-            ForecastNet,
-            module_params,
-            train_split=train_split,
-            with_callbacks=with_callbacks,
-            # (the loss is a plain callable, not a module: its arguments are bound here)
-            criterion=functools.partial(
-                ForecastLoss,
-                full_window=int(self.context_length_),
-                distribution=self.distribution,
-                point_loss=self.loss,
-            ),
-            iterator_train__collate_fn=pad_segments,
-            iterator_valid__collate_fn=pad_segments,
+            NeuralNet, ForecastNet, module_params, loss, train_split, with_callbacks, **collate
         )
 
     def _standardize(self, parts: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:

@@ -18,6 +18,7 @@ import numpy as np
 __all__ = [
     "SHARED_CONSTRAINTS",
     "Constraint",
+    "DistinctPositiveInts",
     "Either",
     "Flag",
     "Interval",
@@ -257,3 +258,15 @@ def validate_params(params: Mapping[str, Any], constraints: Mapping[str, Constra
         value = params[name]
         if not constraint.check(value):
             raise ValueError(f"{owner}: {name} must be {constraint}, got {value!r}")
+
+
+class DistinctPositiveInts(Constraint):
+    """A non-empty list or tuple of distinct positive integers (the stem's dilations)."""
+
+    description = "a non-empty tuple of distinct positive integers"
+
+    def check(self, value: Any) -> bool:
+        if not isinstance(value, list | tuple) or not value:
+            return False
+        ok = all(isinstance(v, int | np.integer) and not isinstance(v, bool) and v >= 1 for v in value)
+        return ok and len(set(value)) == len(value)

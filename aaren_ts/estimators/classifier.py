@@ -22,11 +22,12 @@ from aaren_ts.engine.classify import ClassifierStreams
 from aaren_ts.estimators._base import AarenEstimatorMixin, standardization
 from aaren_ts.estimators._classifier_early import EarlyClassifierMixin
 from aaren_ts.estimators._classifier_fitted import FittedClassifierMixin
+from aaren_ts.estimators._classifier_streaming import StreamingClassifierMixin
 from aaren_ts.estimators._docs import document_shared_parameters
 from aaren_ts.estimators._inputs import SKLEARN_EXPECTED_FAILED_CHECKS, Panel, coerce_labels, to_panel
 from aaren_ts.estimators._params import (
     SHARED_CONSTRAINTS,
-    Constraint,
+    DistinctPositiveInts,
     Interval,
     Optional,
     Options,
@@ -38,25 +39,15 @@ from aaren_ts.nn.classify import READOUTS, ClassificationLoss, ClassifierModule
 __all__ = ["SKLEARN_EXPECTED_FAILED_CHECKS", "AarenClassifier"]
 
 
-class DistinctPositiveInts(Constraint):
-    """A non-empty list or tuple of distinct positive integers (the stem's dilations)."""
-
-    description = "a non-empty tuple of distinct positive integers"
-
-    def check(self, value: Any) -> bool:
-        if not isinstance(value, list | tuple) or not value:
-            return False
-        ok = all(isinstance(v, int | np.integer) and not isinstance(v, bool) and v >= 1 for v in value)
-        return ok and len(set(value)) == len(value)
-
-
 #: The part of the training data held out for early stopping when ``validation_fraction`` is ``None``
 #: (sklearn's ``MLPClassifier`` default).
 EARLY_STOPPING_FRACTION = 0.1
 
 
 @document_shared_parameters
-class AarenClassifier(EarlyClassifierMixin, FittedClassifierMixin, AarenEstimatorMixin, BaseClassifier):
+class AarenClassifier(
+    StreamingClassifierMixin, EarlyClassifierMixin, FittedClassifierMixin, AarenEstimatorMixin, BaseClassifier
+):
     """Time-series classifier built on Aaren (attention as an RNN), trained with skorch.
 
     An sktime and scikit-learn classifier for univariate and multivariate series of equal or
@@ -422,20 +413,14 @@ class AarenClassifier(EarlyClassifierMixin, FittedClassifierMixin, AarenEstimato
             "dilations": None if self.dilations is None else tuple(int(d) for d in self.dilations),
             "step_outputs": float(self.prefix_weight) > 0.0,
         }
+        loss = functools.partial(
+            ClassificationLoss,
+            label_smoothing=float(self.label_smoothing),
+            prefix_weight=float(self.prefix_weight),
+        )
+        batches = {"batch_size": int(batch_size or self.batch_size), "classes": np.arange(self.n_classes_)}
         return self._build_net(
-            NeuralNetClassifier,
-            ClassifierModule,
-            module_params,
-            train_split=train_split,
-            with_callbacks=with_callbacks,
-            # (the loss is a plain callable, not a module: its argument is bound here)
-            criterion=functools.partial(
-                ClassificationLoss,
-                label_smoothing=float(self.label_smoothing),
-                prefix_weight=float(self.prefix_weight),
-            ),
-            batch_size=int(batch_size or self.batch_size),
-            classes=np.arange(self.n_classes_),
+            NeuralNetClassifier, ClassifierModule, module_params, loss, train_split, with_callbacks, **batches
         )
 
     # ================================================================== prediction
@@ -547,66 +532,6 @@ class AarenClassifier(EarlyClassifierMixin, FittedClassifierMixin, AarenEstimato
                 staged[sl, t_b:] = probs[:, -1:]
         for t in range(panel.max_length):
             yield staged[:, t].copy()
-
-    # ================================================================== streaming
-    def reset_stream(self) -> AarenClassifier:
-        """End all streams; the next :meth:`partial_update` starts new ones."""
-        self.check_is_fitted()
-        streams = getattr(self, "streams_", None)
-        if streams is not None:
-            streams.reset()
-        return self
-
-    def partial_update(self, X_new: Any) -> AarenClassifier:
-        """Advance the ongoing streams by the next time points in ``X_new``.
-
-        The recurrent state of each stream advances by ``k`` steps in O(k) time and O(1) memory per
-        stream (Aaren backbone), using the encoder's block form. No refit, no re-encoding of history.
-        Calls from several threads are serialised: none of their time points is lost.
-
-        Parameters
-        ----------
-        X_new : panel
-            The next time points of each stream: one series per stream, in the same order at every
-            call; lengths may differ between streams (a list entry may have 0 time points, and so may
-            every entry: the streams then stay as they are). The first call after ``fit`` or
-            :meth:`reset_stream` starts ``len(X_new)`` new streams.
-
-        Returns
-        -------
-        self
-
-        Raises
-        ------
-        ValueError, TypeError
-            Bad input (NaN/inf, wrong rank, channel count, number of streams, a value that would
-            overflow: more than 1e12 standard deviations from its channel's training mean). The stream
-            state is then left exactly as it was.
-        """
-        self._require_network("partial_update")
-        panel = self._panel(X_new, name="X_new", allow_empty_series=True)
-        values, lengths = self._scaled(panel, "X_new")
-        rule = self._early_rule()  # checked before the streams change
-        with self._torch_context():
-            self.streams_.advance(values, lengths, rule)
-        return self
-
-    @property
-    def n_streams_(self) -> int:
-        """Ongoing streams (0 before the first :meth:`partial_update` or after :meth:`reset_stream`)."""
-        streams = getattr(self, "streams_", None)
-        return 0 if streams is None else len(streams)
-
-    def _stream_proba(self) -> np.ndarray:
-        self.check_is_fitted()
-        self._require_network("predict_proba")
-        with self._torch_context():
-            return self.streams_.predict_proba()
-
-    def stream_state_tensors(self) -> list[torch.Tensor]:
-        """The tensors of the current stream state (empty list without streams), e.g. to compare."""
-        streams = getattr(self, "streams_", None)
-        return [] if streams is None else [t.clone() for t in streams.tensors()]
 
     def _export_onnx(self, path: str | os.PathLike) -> Path:
         from aaren_ts.onnx.export import export_classifier

@@ -200,13 +200,7 @@ class HeadedEncoder(StackedEncoder):
     mixer_class: ClassVar[type[nn.Module]]
 
     def __init__(
-        self,
-        d_model: int,
-        n_heads: int,
-        n_layers: int,
-        d_ff: int,
-        dropout: float = 0.0,
-        bias: bool = True,
+        self, d_model: int, n_heads: int, n_layers: int, d_ff: int, dropout: float = 0.0, bias: bool = True
     ) -> None:
         config = EncoderConfig(self.backbone, d_model, n_heads, n_layers, d_ff, dropout, bias)
         super().__init__(config, self._make_mixer)

@@ -367,24 +367,25 @@ def export_classifier(
     return _export(step, state, spec, path)
 
 
-def _graph(
-    function: nn.Module, inputs: tuple[torch.Tensor, ...], names: list[str], output: str, dynamic: list[dict]
-) -> bytes:
-    """The serialised ONNX graph of ``function`` (a copy, on CPU, in eval mode)."""
+def _onnx_program(
+    function: nn.Module, inputs: tuple[Any, ...], names: list[str], outputs: list[str], dynamic: list[Any]
+) -> Any:
+    """``function`` (a copy, on CPU, in eval mode: the caller's network stays where and as it is)
+    exported to an ONNX ``ModelProto``; ``dynamic``: each input's dynamic axes."""
     function = copy.deepcopy(function).to("cpu").eval()
     with torch.no_grad(), _quiet_exporter():
         program = torch.onnx.export(
-            function,
-            inputs,
-            None,
-            input_names=names,
-            output_names=[output],
-            dynamo=True,
-            dynamic_shapes=dynamic,
-            optimize=True,
-            verbose=False,
-        )
-    return program.model_proto.SerializeToString()
+            function, inputs, None, input_names=names, output_names=outputs, dynamic_shapes=dynamic,
+            dynamo=True, optimize=True, verbose=False,
+        )  # fmt: skip
+    return program.model_proto
+
+
+def _graph(
+    function: nn.Module, inputs: tuple[torch.Tensor, ...], names: list[str], output: str, dynamic: list[dict]
+) -> bytes:
+    """The serialised ONNX graph of ``function``, for the metadata of a file."""
+    return _onnx_program(function, inputs, names, [output], dynamic).SerializeToString()
 
 
 def _quantile_graph(function: QuantileFunction, spec: ModelSpec) -> bytes:
@@ -419,25 +420,14 @@ def _export(
     path: str | os.PathLike,
     graphs: dict[str, bytes] | None = None,
 ) -> Path:
-    """Export ``step`` (a copy, on CPU, in eval mode: the caller's network stays where and as it is)."""
-    step = copy.deepcopy(step).to("cpu").eval()
+    """Export ``step`` with its metadata to the file ``path``."""
     inputs = _example_inputs(spec, state)
     names = [spec.observation, *([spec.covariates] if spec.covariates else []), *spec.constants, *spec.state]
+    outputs = [*spec.outputs, *(f"new.{name}" for name in spec.state)]
     streams = torch.export.Dim("streams")
-    with torch.no_grad(), _quiet_exporter():
-        program = torch.onnx.export(
-            step,
-            inputs,
-            None,
-            input_names=names,
-            output_names=[*spec.outputs, *(f"new.{name}" for name in spec.state)],
-            dynamo=True,
-            # (the steps' forward takes its inputs after the first as *inputs: one nested entry)
-            dynamic_shapes=[{0: streams}, ({0: streams},) * (len(inputs) - 1)],
-            optimize=True,
-            verbose=False,
-        )
-    proto = program.model_proto
+    # (the steps' forward takes its inputs after the first as *inputs: one nested entry)
+    dynamic = [{0: streams}, ({0: streams},) * (len(inputs) - 1)]
+    proto = _onnx_program(step, inputs, names, outputs, dynamic)
     write_metadata(proto, spec, state, graphs)
     path = Path(path)
     data = sealed_bytes(proto)

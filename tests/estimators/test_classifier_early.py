@@ -66,6 +66,19 @@ def test_prefix_loss_makes_early_prefixes_more_accurate():
     assert accuracy[0.8] > accuracy[0.0]
 
 
+def _step(state: EarlyDecisions, proba, real, seen, rule: ConfidenceRule) -> None:
+    """The rule after one step, written step by step: the reference the chunked update must meet.
+    ``proba`` ``(n, n_classes)``; ``real`` bool ``(n,)``; ``seen`` the time points seen after the step."""
+    top, cls = proba.max(dim=-1)
+    confident = top >= float(rule.probability_threshold)
+    run = torch.where(confident & (cls == state.run_class), state.run + 1, confident.to(torch.int64))
+    state.run = torch.where(real, run, state.run)
+    state.run_class = torch.where(real, torch.where(confident, cls, -1), state.run_class)
+    newly = real & (state.decided_at == 0) & (state.run >= int(rule.consecutive_predictions))
+    state.decided_at = torch.where(newly, seen, state.decided_at)
+    state.decided_class = torch.where(newly, cls, state.decided_class)
+
+
 # ------------------------------------------------------------------------------------- the rule
 def test_rule_checks_its_parameters():
     with pytest.raises(ValueError, match="probability_threshold"):
@@ -79,9 +92,8 @@ def test_rule_needs_the_same_confident_class_in_a_row():
     for k, expected_at, expected_class in ((1, 1, 0), (2, 3, 1), (3, 0, -1)):
         state = EarlyDecisions(1)
         for t in range(4):
-            state.update(
-                proba[t : t + 1], torch.tensor([True]), torch.tensor([t + 1]), ConfidenceRule(0.8, k)
-            )
+            one_step = proba[None, t : t + 1]  # a chunk of one step
+            state.update_chunk(one_step, torch.tensor([[True]]), torch.tensor([t]), ConfidenceRule(0.8, k))
         assert int(state.decided_at) == expected_at
         assert int(state.decided_class) == expected_class
 
@@ -97,7 +109,7 @@ def test_a_chunk_at_once_equals_step_by_step(k):
     rule = ConfidenceRule(0.6, k)
     stepwise = EarlyDecisions(n)
     for t in range(t_max):
-        stepwise.update(proba[:, t], real[:, t], real[:, : t + 1].sum(1), rule)
+        _step(stepwise, proba[:, t], real[:, t], real[:, : t + 1].sum(1), rule)
     for cuts in ((t_max,), (1,) * t_max, (7, 0, 13, 20)):
         chunked, start = EarlyDecisions(n), 0
         for size in cuts:
