@@ -39,14 +39,17 @@ def _base(kind: str, seed: int) -> object:
     raise ValueError(f"unknown base estimator {kind!r}")
 
 
-def _make(name: str, seed: int, base: str, n_timepoints: int) -> object:
+def classification_points(base: str, n_timepoints: int) -> list[int]:
+    """The prefix lengths the early classifiers train at, passed to them explicitly: aeon's default
+    points (the series length divided by 1 .. 20), without those MiniRocket cannot take (fewer than 9
+    time points) when it is the base."""
+    points = {max(1, round(n_timepoints / i)) for i in range(1, 21)}
+    return sorted(points - set(range(9)) if base == "minirocket" else points)
+
+
+def _make(name: str, seed: int, base: str, points: list[int]) -> object:
     from aeon.classification.early_classification import TEASER, ProbabilityThresholdEarlyClassifier
 
-    # aeon's default points (the series length divided by 1 .. 20), without those MiniRocket cannot
-    # take (fewer than 9 time points)
-    points = None
-    if base == "minirocket":
-        points = sorted({round(n_timepoints / i) for i in range(1, 21)} - set(range(9)))
     kw = {"estimator": _base(base, seed), "classification_points": points, "random_state": seed, "n_jobs": 1}
     if name == "TEASER":
         return TEASER(**kw)
@@ -63,7 +66,8 @@ def run(path_in: str, path_out: str, seed: int, models: list[str], base: str = "
     X_test, y_test = data["X_test"].astype(np.float64), data["y_test"]
     out: dict[str, object] = {"aeon_version": aeon.__version__, "numpy_version": np.__version__, "models": {}}
     for name in models:
-        clf = _make(name, seed, base, X_train.shape[2])
+        points = classification_points(base, X_train.shape[2])
+        clf = _make(name, seed, base, points)
         cpu, wall = time.process_time(), time.perf_counter()
         clf.fit(X_train, y_train)
         fit_cpu, fit_wall = time.process_time() - cpu, time.perf_counter() - wall
@@ -71,7 +75,6 @@ def run(path_in: str, path_out: str, seed: int, models: list[str], base: str = "
         labels, decisions = clf.predict(X_test)
         predict_cpu, predict_wall = time.process_time() - cpu, time.perf_counter() - wall
         state = clf.get_state_info()
-        points = clf._classification_points  # the prefix lengths its classifiers were trained on
         decided_at = [int(points[int(row[0])]) for row in state]
         harmonic_mean, accuracy, earliness = clf.score(X_test, y_test)
         # accuracy of the classifier trained at each classification point, on the test prefixes

@@ -358,7 +358,8 @@ class AarenClassifier(
         """
         # Public override kept: sktime's fit resets the estimator *before* it checks its inputs, so bad
         # input would erase a fitted model; here every check runs first. It also accepts containers
-        # sktime has no mtype for (a list of (C, T_i) arrays) and hands sktime an inner mtype.
+        # sktime has no mtype for (a list of (C, T_i) arrays) and hands sktime an inner mtype. Pinned by
+        # tests/estimators/test_sktime_contract.py.
         self._validate_params()
         panel = to_panel(X)
         labels = coerce_labels(y, allow_multioutput=True)
