@@ -35,10 +35,8 @@ def test_sktime_still_resets_a_classifier_before_it_checks_the_input_of_fit() ->
     X = np.random.default_rng(0).normal(size=(6, 1, 10))
     y = np.array([0, 1] * 3)
     reference = DummyClassifier().fit(X, y)
-    bad = X.copy()
-    bad[0, 0, 0] = np.nan
     with pytest.raises(ValueError):
-        reference.fit(bad, y)
+        reference.fit(X, y[:5])  # one label short
     assert not reference.is_fitted, (
         "sktime's fit now checks its input before it resets the estimator: AarenClassifier.fit, which "
         "validates first only to keep a fitted model on bad input, can be removed"
