@@ -33,6 +33,7 @@ class FittedClassifierMixin:
             "channel_mean": self.channel_mean_,
             "channel_scale": self.channel_scale_,
             "fit_time": int(getattr(self, "fit_time_", 0)),
+            "random_kernels": self.random_kernels_,
             "n_streams": int(self.n_streams_),
             "stream": [t.cpu() for t in tensors] if tensors else None,
             "early": [t.cpu() for t in self.streams_.early_tensors()] if tensors else None,
@@ -50,6 +51,7 @@ class FittedClassifierMixin:
         self.channel_mean_ = attributes["channel_mean"].numpy()
         self.channel_scale_ = attributes["channel_scale"].numpy()
         self.fit_time_ = attributes["fit_time"]
+        self.random_kernels_ = attributes.get("random_kernels")
         self.net_ = self._build_classifier_net(with_callbacks=False).initialize()
         self.net_.module_.load_state_dict(state_dict)
         self.net_.module_.eval()

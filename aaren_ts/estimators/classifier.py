@@ -22,6 +22,7 @@ from aaren_ts.engine.classify import ClassifierStreams
 from aaren_ts.estimators._base import AarenEstimatorMixin, standardization
 from aaren_ts.estimators._classifier_early import EarlyClassifierMixin
 from aaren_ts.estimators._classifier_fitted import FittedClassifierMixin
+from aaren_ts.estimators._classifier_kernels import fit_kernel_head, kernel_config
 from aaren_ts.estimators._classifier_streaming import StreamingClassifierMixin
 from aaren_ts.estimators._docs import document_shared_parameters
 from aaren_ts.estimators._inputs import SKLEARN_EXPECTED_FAILED_CHECKS, Panel, coerce_labels, to_panel
@@ -77,6 +78,13 @@ class AarenClassifier(
         mixed by a GELU and a linear map, so each step is embedded from shapes at several time scales
         (receptive field ``(kernel_size - 1) * max(dilations) + 1``). Streams keep the last
         receptive-field inputs: still O(1) per step.
+    n_random_features : int, default=10000
+        About this many features of random dilated kernels computed causally (MiniRocket's kernels
+        and thresholds, :mod:`aaren_ts.nn.rocket`): at each step, which of the kernels' responses lie
+        above their thresholds. A ridge classifier on their running means (fitted before the
+        network trains) adds its class scores, times a learned factor, to the network's logits; a
+        stream keeps one running sum per class and the last ``8 * max dilation`` inputs (dilations
+        up to an eighth of the median training length). ``0`` turns them off.
     normalization : {"standard", None}, default="standard"
         ``"standard"`` standardises each channel with the mean and standard deviation of all training
         time points (stored at fit, so streaming uses the same statistics); ``None`` feeds raw values.
@@ -213,6 +221,7 @@ class AarenClassifier(
         "readout": Options(READOUTS),
         "kernel_size": PositiveInt,
         "dilations": Optional(DistinctPositiveInts()),
+        "n_random_features": Interval(0, None, integer=True),
         "label_smoothing": Interval(0.0, 1.0, closed="left"),
         "prefix_weight": Interval(0.0, 1.0),
         "probability_threshold": Interval(0.0, 1.0, closed="right"),
@@ -230,6 +239,7 @@ class AarenClassifier(
         backbone: str = "aaren",
         kernel_size: int = 3,
         dilations: tuple[int, ...] | None = None,
+        n_random_features: int = 10_000,
         normalization: str | None = "standard",
         optimizer: Any = "adamw",
         lr: float = 2e-3,
@@ -393,9 +403,14 @@ class AarenClassifier(
                 UserWarning,
                 stacklevel=4,  # the caller of fit (through sktime's fit)
             )
+        seed = torch_seed(self.random_state)
+        self.random_kernels_ = kernel_config(lengths, int(self.n_random_features), seed)
         self.net_ = self._build_classifier_net(split, batch_size=min(int(self.batch_size), panel.n_instances))
         with self._torch_context(seed=True):
-            self.net_.fit({"x": values, "lengths": lengths}, codes)
+            self.net_.initialize()
+            if self.random_kernels_ is not None:
+                fit_kernel_head(self.net_.module_, values, lengths, codes, float(self.prefix_weight), seed)
+            self.net_.partial_fit({"x": values, "lengths": lengths}, codes)
         self.net_.module_.eval()
         self.streams_ = ClassifierStreams(self.net_.module_, self._device())
         return self
@@ -413,6 +428,7 @@ class AarenClassifier(
             "kernel_size": int(self.kernel_size),
             "dilations": None if self.dilations is None else tuple(int(d) for d in self.dilations),
             "step_outputs": float(self.prefix_weight) > 0.0,
+            "random_kernels": self.random_kernels_,
         }
         loss = functools.partial(
             ClassificationLoss,

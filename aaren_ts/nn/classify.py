@@ -15,6 +15,12 @@ Readouts (``z_t`` is the feature vector the head classifies at step ``t``, ``y_i
   query, which is one more Aaren attention (state: an :class:`~aaren_ts.nn.AarenState`).
 
 All three update in O(1) per step from their state.
+
+With ``random_kernels`` (:class:`~aaren_ts.nn.rocket.RandomKernelFeatures`, MiniRocket's features made
+causal), each step's threshold indicators also feed a linear map fitted outside the network (a ridge
+classifier on their running means, set with :meth:`ClassifierModule.set_kernel_head`); since the map is
+linear, the running mean of its per-step scores is its score of the running means, so a stream keeps
+one running sum per class. Those scores, times a learned factor, are added to the head's logits.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from torch import nn
 from aaren_ts.nn.config import EncoderConfig
 from aaren_ts.nn.factory import make_encoder
 from aaren_ts.nn.functional import AarenState, aaren_attention, aaren_step
+from aaren_ts.nn.rocket import RandomKernelFeatures
 from aaren_ts.nn.stem import DilatedStem
 
 __all__ = ["READOUTS", "ClassificationLoss", "ClassifierModule", "StepLogits", "StreamState"]
@@ -51,12 +58,16 @@ class StreamState(NamedTuple):
     context : torch.Tensor
         ``(batch, receptive_field - 1, n_channels)``: the last real inputs, the left context of the
         causal convolution that embeds each step (zeros before the first step).
+    kernel_scores : torch.Tensor
+        float64 ``(batch, n_classes)``: the sums over the real steps of the random kernels' per-step
+        class scores (``(batch, 0)`` without ``random_kernels``).
     """
 
     encoder: list[Any]
     readout: Any
     seen: torch.Tensor
     context: torch.Tensor
+    kernel_scores: torch.Tensor
 
 
 class ClassifierModule(nn.Module):
@@ -86,6 +97,9 @@ class ClassifierModule(nn.Module):
         What :meth:`forward` returns: the logits at each series' last real step (``False``), or the
         :class:`StepLogits` (those, plus the logits at every step and the mask of real steps) that a
         loss on every prefix (:class:`ClassificationLoss` with ``prefix_weight > 0``) needs.
+    random_kernels : dict or None, default=None
+        The arguments of a :class:`~aaren_ts.nn.rocket.RandomKernelFeatures` (``dilations``,
+        ``n_biases``, ``seed``) whose scores add to the logits; ``None``: none.
     """
 
     def __init__(
@@ -97,6 +111,7 @@ class ClassifierModule(nn.Module):
         kernel_size: int = 3,
         dilations: Sequence[int] | None = None,
         step_outputs: bool = False,
+        random_kernels: dict[str, Any] | None = None,
     ) -> None:
         super().__init__()
         if kernel_size < 1:
@@ -116,6 +131,15 @@ class ClassifierModule(nn.Module):
         else:
             self.embed = DilatedStem(n_channels, d_model, kernel_size, dilations)
             self.receptive_field = self.embed.receptive_field
+        self.n_classes = n_classes
+        self.kernels: RandomKernelFeatures | None = None
+        if random_kernels is not None:
+            self.kernels = RandomKernelFeatures(n_channels, **random_kernels)
+            self.receptive_field = max(self.receptive_field, self.kernels.receptive_field)
+            # the ridge map of the kernels' running means (set_kernel_head) and the factor on its scores
+            self.register_buffer("kernel_weight", torch.zeros(n_classes, self.kernels.n_features))
+            self.register_buffer("kernel_bias", torch.zeros(n_classes))
+            self.kernel_gain = nn.Parameter(torch.tensor(1.0))
         self.encoder = make_encoder(encoder)
         if readout == "attention":
             self.pool_score = nn.Linear(d_model, 1)
@@ -137,16 +161,51 @@ class ClassifierModule(nn.Module):
             )
         else:
             readout = AarenState.initial((batch_size,), d, device=device)
+        n_scores = 0 if self.kernels is None else self.n_classes
         return StreamState(
             self.encoder.init_state(batch_size, device),
             readout,
             torch.zeros(batch_size, dtype=torch.int64, device=device),
             torch.zeros(batch_size, self.receptive_field - 1, self.n_channels, device=device),
+            torch.zeros(batch_size, n_scores, device=device, dtype=torch.float64),
         )
 
     def current_features(self, state: StreamState) -> torch.Tensor:
-        """Feature vector ``(batch, d_model)`` after the last consumed step, from the state alone."""
-        return self.readout_features(state.readout)
+        """Feature vector after the last consumed step, from the state alone (:meth:`step_features`)."""
+        return self.step_features(state.readout, state.kernel_scores, state.seen)
+
+    def step_features(self, readout: Any, kernel_scores: torch.Tensor, seen: torch.Tensor) -> torch.Tensor:
+        """What :meth:`logits` reads after a step: the readout's features ``(batch, d_model)``, followed
+        with ``random_kernels`` by the kernels' class scores of the running means (``n_classes``)."""
+        z = self.readout_features(readout)
+        if self.kernels is None:
+            return z
+        return torch.cat([z, self._kernel_means(kernel_scores, seen).to(z.dtype)], dim=-1)
+
+    def _kernel_means(self, sums: torch.Tensor, counts: torch.Tensor) -> torch.Tensor:
+        return sums / counts.to(sums.dtype).clamp_min(1.0).unsqueeze(-1) + self.kernel_bias.to(sums.dtype)
+
+    def set_kernel_head(self, weight: torch.Tensor, bias: torch.Tensor) -> None:
+        """Set the linear map ``(n_classes, n_features)``, ``(n_classes,)`` of the random kernels'
+        running means to class scores (a ridge classifier's ``coef_`` and ``intercept_``)."""
+        self.kernel_weight.copy_(torch.as_tensor(weight, dtype=self.kernel_weight.dtype))
+        self.kernel_bias.copy_(torch.as_tensor(bias, dtype=self.kernel_bias.dtype))
+
+    def kernel_step_scores(self, window: torch.Tensor) -> torch.Tensor:
+        """The random kernels' class scores ``(batch, n, n_classes)`` of each of the last ``n`` steps of
+        ``window`` ``(batch, receptive_field - 1 + n, n_channels)``, computed ``n``-step blocks at a
+        time small enough that the indicators of a block take about 64 MiB."""
+        r = self.receptive_field - 1
+        n = window.shape[1] - r
+        block = max(1, 2**24 // max(1, window.shape[0] * self.kernels.n_features))
+        out = []
+        for start in range(0, n, block):
+            stop = min(n, start + block)
+            part = window[:, start + r - (self.kernels.receptive_field - 1) : r + stop]
+            out.append(self.kernels(part) @ self.kernel_weight.to(window.dtype).T)
+        if not out:
+            return window.new_zeros(window.shape[0], 0, self.n_classes)
+        return torch.cat(out, dim=1)
 
     def readout_features(self, readout: Any) -> torch.Tensor:
         """Feature vector ``(batch, d_model)`` of a readout state."""
@@ -216,7 +275,7 @@ class ClassifierModule(nn.Module):
         """
         if state is None:
             state = self.init_state(x.shape[0], x.device)
-        h, context = self._embed(x, mask, state.context)
+        h, context, full = self._embed(x, mask, state.context)
         if h.shape[1] == 1 and not self.training and not torch.is_grad_enabled() and bool(mask.all()):
             # one new time point of every stream: the encoder's step (same result, far less overhead)
             y, enc_state = self.encoder.step(h[:, 0], state.encoder)
@@ -224,24 +283,43 @@ class ClassifierModule(nn.Module):
         else:
             y, enc_state = self.encoder(h, mask, state.encoder)
         z, readout_state = self._readout(y, mask, state.readout)
-        return z, StreamState(enc_state, readout_state, state.seen + mask.sum(dim=1), context)
+        seen = state.seen + mask.sum(dim=1)
+        kernel_scores = state.kernel_scores
+        if self.kernels is not None:
+            per_step = self.kernel_step_scores(full).to(torch.float64) * mask.unsqueeze(-1)
+            sums = kernel_scores.unsqueeze(1) + per_step.cumsum(dim=1)
+            counts = state.seen.unsqueeze(1) + mask.cumsum(dim=1)
+            z = torch.cat([z, self._kernel_means(sums, counts).to(z.dtype)], dim=-1)
+            kernel_scores = sums[:, -1] if sums.shape[1] else kernel_scores
+        return z, StreamState(enc_state, readout_state, seen, context, kernel_scores)
+
+    def embed_window(self, full: torch.Tensor) -> torch.Tensor:
+        """The embedding ``(B, n, d_model)`` of the last ``n`` steps of ``full`` ``(B, receptive_field -
+        1 + n, C)``."""
+        stem = self.embed.receptive_field if isinstance(self.embed, DilatedStem) else self.kernel_size
+        part = full[:, self.receptive_field - stem :]
+        return self.embed(part.transpose(1, 2)).transpose(1, 2)
 
     def _embed(
         self, x: torch.Tensor, mask: torch.Tensor, context: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Causal convolution over ``[context, x]``; real steps are a prefix of each row of ``x``."""
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Causal convolution over ``[context, x]`` (returned too); real steps are a prefix of each row
+        of ``x``."""
         full = torch.cat([context.to(x.dtype), x], dim=1)  # (B, k-1+n, C)
-        h = self.embed(full.transpose(1, 2)).transpose(1, 2)  # (B, n, d)
+        h = self.embed_window(full)  # (B, n, d)
         if self.receptive_field == 1:
-            return h, context
+            return h, context, full
         n_real = mask.sum(dim=1, keepdim=True)  # the new context ends at the last real step
         idx = n_real + torch.arange(self.receptive_field - 1, device=x.device).unsqueeze(0)
         new_context = full.gather(1, idx.unsqueeze(-1).expand(-1, -1, full.shape[-1]))
-        return h, new_context
+        return h, new_context, full
 
     def logits(self, z: torch.Tensor) -> torch.Tensor:
-        """Class scores from features (any leading shape)."""
-        return self.head(z)
+        """Class scores from features (any leading shape; with ``random_kernels`` the last
+        ``n_classes`` are the kernels' scores, added times a learned factor)."""
+        if self.kernels is None:
+            return self.head(z)
+        return self.head(z[..., : self.d_model]) + self.kernel_gain * z[..., self.d_model :]
 
     def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor | StepLogits:
         """Logits at each series' last real step (with ``step_outputs``: a :class:`StepLogits`).

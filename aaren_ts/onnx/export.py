@@ -175,7 +175,7 @@ class ClassifierStep(nn.Module):
         names = [f"encoder.{i}.{part}" for i in range(self.n_layers) for part in ("m", "c", "a")]
         readout = {"last": ["readout.z"], "mean": ["readout.sum", "readout.count"]}
         names += readout.get(self.module.readout, ["readout.m", "readout.c", "readout.a"])
-        return [*names, "seen", "context"]
+        return [*names, "seen", "context", *(["kernel_scores"] if self.module.kernels is not None else [])]
 
     def output_names(self) -> list[str]:
         return ["proba"]
@@ -183,16 +183,24 @@ class ClassifierStep(nn.Module):
     def forward(self, x: torch.Tensor, *state: torch.Tensor):
         module = self.module
         encoder_flat = state[: 3 * self.n_layers]
-        *readout, seen, context = state[3 * self.n_layers :]
+        rest = list(state[3 * self.n_layers :])
+        scores = rest.pop() if module.kernels is not None else None
+        *readout, seen, context = rest
         xs = ((x - self.channel_mean) / self.channel_scale).to(context.dtype)
         full = torch.cat([context, xs[:, None]], dim=1)  # (B, k, C)
-        h = module.embed(full.transpose(1, 2))[..., 0]  # (B, d_model)
+        h = module.embed_window(full)[:, 0]  # (B, d_model)
         y, encoder = StackedEncoder.step(module.encoder, h, _encoder_state(encoder_flat, 1))
         readout = module.readout_step(y, tuple(readout))
-        proba = torch.softmax(module.logits(module.readout_features(readout)), dim=-1)
+        new_scores = []
+        if scores is not None:
+            scores = scores + module.kernel_step_scores(full)[:, 0].to(scores.dtype)
+            new_scores = [scores]
+        else:
+            scores = torch.zeros(x.shape[0], 0, dtype=torch.float64, device=x.device)
+        proba = torch.softmax(module.logits(module.step_features(readout, scores, seen + 1)), dim=-1)
         readout = list(readout)
         new_context = full[:, 1:]
-        return (proba, *_encoder_outputs(encoder, 1), *readout, seen + 1, new_context)
+        return (proba, *_encoder_outputs(encoder, 1), *readout, seen + 1, new_context, *new_scores)
 
 
 def _forecaster_step(
@@ -244,6 +252,7 @@ def _classifier_step(
     empty = module.init_state(1, "cpu")
     flat = [t.unflatten(0, (1, 1)) for t in flatten_state(empty.encoder)]
     flat += [*flatten_state(empty.readout), empty.seen, empty.context]
+    flat += [empty.kernel_scores] if module.kernels is not None else []
     state = {name: t.numpy() for name, t in zip(step.state_names(), flat, strict=True)}
     spec = ModelSpec(
         kind="classifier",

@@ -1,0 +1,120 @@
+"""Random dilated kernels with thresholds, computed causally: MiniRocket's features as a stream.
+
+MiniRocket (Dempster et al., 2021) convolves a series with 84 fixed kernels of length 9 (weights
+``-1`` except ``2`` at three of the nine taps) at dilations spread exponentially up to the series
+length, sums the responses over a random subset of channels, and pools each response by the
+proportion of positive values (PPV) after subtracting biases drawn from quantiles of the responses on
+training series. :class:`RandomKernelFeatures` computes the same kind of features causally: the
+response at step ``t`` reads the steps ``t - 8 d, ..., t`` only (zeros before the series' start, the
+channels' training mean after standardisation), so each step gives one binary vector (the response
+above each bias), and the PPV after step ``t`` is the running mean of those vectors up to ``t``: a sum
+and a count per stream, updated in O(1) per step from a window of the last ``8 max(d)`` inputs.
+
+The kernels, channel subsets and dilations are fixed at construction from a seed; the biases are
+buffers set from training data by :meth:`RandomKernelFeatures.fit_biases`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+__all__ = ["KERNEL_LENGTH", "RandomKernelFeatures", "default_dilations"]
+
+KERNEL_LENGTH = 9
+_TAPS = np.array(list(itertools.combinations(range(KERNEL_LENGTH), 3)))  # the 84 kernels' taps of weight 2
+N_KERNELS = len(_TAPS)
+_GOLDEN = (np.sqrt(5.0) + 1.0) / 2.0
+
+
+def default_dilations(length: float, n_dilations: int = 32) -> tuple[int, ...]:
+    """MiniRocket's dilations for series of ``length`` steps: up to ``(length - 1) / 8``, spread
+    exponentially (at most ``n_dilations``, distinct)."""
+    top = np.log2(max((float(length) - 1.0) / (KERNEL_LENGTH - 1), 1.0))
+    return tuple(int(d) for d in np.unique(np.floor(2.0 ** np.linspace(0.0, top, n_dilations))))
+
+
+class RandomKernelFeatures(nn.Module):
+    """MiniRocket-style kernels at several dilations, causal, with per-step threshold indicators.
+
+    Parameters
+    ----------
+    n_channels : int
+        Input channels.
+    dilations : sequence of int
+        Distinct positive dilations (:func:`default_dilations`).
+    n_biases : int
+        Thresholds per kernel and dilation; there are ``84 * len(dilations) * n_biases`` features.
+    seed : int, default=0
+        Seeds the channel subsets.
+
+    Attributes
+    ----------
+    receptive_field : int
+        Steps each step's features read: ``8 * max(dilations) + 1``.
+    n_features : int
+    """
+
+    def __init__(self, n_channels: int, dilations: Sequence[int], n_biases: int, seed: int = 0) -> None:
+        super().__init__()
+        self.dilations = tuple(int(d) for d in dilations)
+        if not self.dilations or min(self.dilations) < 1 or len(set(self.dilations)) != len(self.dilations):
+            raise ValueError(f"dilations must be distinct positive integers, got {self.dilations}")
+        self.n_channels, self.n_biases = int(n_channels), int(n_biases)
+        self.receptive_field = (KERNEL_LENGTH - 1) * max(self.dilations) + 1
+        self.n_features = N_KERNELS * len(self.dilations) * self.n_biases
+        weights = np.full((N_KERNELS, 1, KERNEL_LENGTH), -1.0, dtype=np.float32)
+        for k, taps in enumerate(_TAPS):
+            weights[k, 0, taps] = 2.0
+        rng = np.random.default_rng(seed)
+        channels = np.zeros((len(self.dilations), N_KERNELS, self.n_channels), dtype=np.float32)
+        for i, k in itertools.product(range(len(self.dilations)), range(N_KERNELS)):
+            count = min(self.n_channels, int(2.0 ** rng.uniform(0.0, np.log2(self.n_channels + 1))))
+            channels[i, k, rng.choice(self.n_channels, max(count, 1), replace=False)] = 1.0
+        self.register_buffer("weights", torch.from_numpy(weights))
+        self.register_buffer("channels", torch.from_numpy(channels))
+        self.register_buffer("biases", torch.zeros(len(self.dilations), N_KERNELS, self.n_biases))
+
+    def responses(self, window: torch.Tensor) -> list[torch.Tensor]:
+        """Kernel responses at the last ``n`` steps of ``window`` ``(B, receptive_field - 1 + n, C)``:
+        one ``(B, N_KERNELS, n)`` tensor per dilation."""
+        x = window.transpose(1, 2)  # (B, C, L)
+        batch, c, length = x.shape
+        n = length - (self.receptive_field - 1)
+        out = []
+        for i, d in enumerate(self.dilations):
+            part = x[..., length - n - (KERNEL_LENGTH - 1) * d :].reshape(batch * c, 1, -1)
+            conv = nn.functional.conv1d(part, self.weights.to(x.dtype), dilation=d)  # (B*C, K, n)
+            conv = conv.reshape(batch, c, N_KERNELS, n)
+            out.append(torch.einsum("bckn,kc->bkn", conv, self.channels[i].to(x.dtype)))
+        return out
+
+    def forward(self, window: torch.Tensor) -> torch.Tensor:
+        """Indicators ``(B, n, n_features)`` (0/1, the window's dtype) of the responses at the last
+        ``n`` steps of ``window`` ``(B, receptive_field - 1 + n, C)`` above each bias."""
+        feats = []
+        for i, response in enumerate(self.responses(window)):
+            above = response[:, :, None, :] > self.biases[i].to(response.dtype)[None, :, :, None]
+            feats.append(above.flatten(1, 2))  # (B, K * n_biases, n)
+        return torch.cat(feats, dim=1).transpose(1, 2).to(window.dtype)
+
+    @torch.no_grad()
+    def fit_biases(self, x: torch.Tensor, lengths: torch.Tensor, generator: torch.Generator) -> None:
+        """Set the biases from training series ``x`` ``(N, T, C)`` (standardised, ``lengths`` real
+        steps each): for every kernel and dilation, quantiles of its responses on one random series,
+        at the fractional parts of multiples of the golden ratio (spread evenly over ``(0, 1)``)."""
+        quantiles = torch.tensor((np.arange(1, self.n_biases + 1) * _GOLDEN) % 1.0, dtype=torch.float32)
+        pad = torch.zeros(1, self.receptive_field - 1, x.shape[2], dtype=x.dtype, device=x.device)
+        picks = torch.randint(len(x), (len(self.dilations), N_KERNELS), generator=generator)
+        for row in picks.unique().tolist():
+            series = torch.cat([pad, x[row : row + 1, : max(int(lengths[row]), 1)]], dim=1)
+            responses = self.responses(series)
+            for i, response in enumerate(responses):
+                kernels = (picks[i] == row).nonzero().flatten()
+                if len(kernels):
+                    values = response[0, kernels].float()  # (k, n)
+                    self.biases[i, kernels] = torch.quantile(values, quantiles.to(values.device), dim=1).T
