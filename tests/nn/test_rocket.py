@@ -1,0 +1,54 @@
+"""The causal random kernels: what each step's features read, and their fitted thresholds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from aaren_ts.nn.rocket import N_KERNELS, RandomKernelFeatures, default_dilations
+
+
+def _features(n_channels: int = 3) -> RandomKernelFeatures:
+    return RandomKernelFeatures(n_channels, dilations=(1, 2, 5), n_biases=2, seed=0)
+
+
+def test_dilations_reach_an_eighth_of_the_length_and_are_distinct() -> None:
+    assert default_dilations(315) == tuple(sorted(set(default_dilations(315))))
+    assert default_dilations(315)[0] == 1 and default_dilations(315)[-1] == 39
+    assert default_dilations(5) == (1,)
+
+
+def test_each_step_reads_only_its_receptive_field() -> None:
+    features = _features()
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(2, 60, 3, generator=gen)
+    features.fit_biases(x, torch.tensor([60, 40]), gen)
+    window = torch.cat([torch.zeros(2, features.receptive_field - 1, 3), x], dim=1)
+    whole = features(window)  # (2, 60, F)
+    assert whole.shape == (2, 60, N_KERNELS * 3 * 2)
+    r = features.receptive_field
+    for t in (0, 17, 59):  # one step from exactly its window
+        np.testing.assert_array_equal(features(window[:, t : t + r]).numpy()[:, 0], whole[:, t].numpy())
+    changed = window.clone()
+    changed[:, 30 + r - 1] += 100.0  # step 30 changes: no earlier step's features may
+    after = features(changed)
+    np.testing.assert_array_equal(after[:, :30].numpy(), whole[:, :30].numpy())
+    assert not torch.equal(after[:, 30], whole[:, 30])
+
+
+def test_thresholds_split_training_responses_at_spread_quantiles() -> None:
+    features = RandomKernelFeatures(1, dilations=(1,), n_biases=4, seed=0)
+    gen = torch.Generator().manual_seed(1)
+    x = torch.randn(5, 200, 1, generator=gen)
+    features.fit_biases(x, torch.full((5,), 200), gen)
+    window = torch.cat([torch.zeros(5, features.receptive_field - 1, 1), x], dim=1)
+    share = features(window).mean(dim=(0, 1)).reshape(N_KERNELS, 4)  # above each threshold
+    golden = (np.arange(1, 5) * (np.sqrt(5) + 1) / 2) % 1
+    # a threshold at quantile q of one series' responses leaves about 1 - q of all responses above it
+    np.testing.assert_allclose(share.mean(dim=0).numpy(), 1 - golden, atol=0.08)
+
+
+def test_bad_dilations_are_refused() -> None:
+    with pytest.raises(ValueError, match="distinct positive"):
+        RandomKernelFeatures(1, dilations=(2, 2), n_biases=1)
