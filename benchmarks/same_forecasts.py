@@ -1,9 +1,9 @@
 """Do two revisions of aaren_ts forecast alike? Fit the same forecasters and save, or compare, outputs.
 
-A refactoring must not move the figures on the results page. This script fits, with one thread and
-fixed seeds, a forecaster on sktime's airline series (streamed 12 steps further) and a global one on
-40 series of M4 Hourly, and saves their point forecasts, quantiles and variances; run it once with each
-revision on ``PYTHONPATH`` and compare the two files::
+A refactoring must not move the figures on the results page. This script fits, with one thread and fixed
+seeds, a forecaster on sktime's airline series (streamed 12 steps further), one on a series driven by a
+future-known covariate, and a global one on 40 series of M4 Hourly, and saves their point forecasts,
+quantiles and variances; run it once with each revision on ``PYTHONPATH`` and compare the two files::
 
     git worktree add ../before <revision> && (cd ../before && python setup.py -q build_ext --inplace)
     PYTHONPATH=../before python benchmarks/same_forecasts.py --data-home DIR --save before.npz
@@ -17,6 +17,7 @@ import argparse
 import warnings
 
 import numpy as np
+import pandas as pd
 
 
 def _fit_and_forecast(data_home: str | None) -> dict[str, np.ndarray]:
@@ -33,6 +34,13 @@ def _fit_and_forecast(data_home: str | None) -> dict[str, np.ndarray]:
     out["airline_pred"] = f.predict(fh=fh).to_numpy()
     out["airline_q"] = f.predict_quantiles(fh=fh, alpha=[0.025, 0.1, 0.5, 0.9, 0.975]).to_numpy()
     out["airline_var"] = f.predict_var(fh=fh).to_numpy()
+    rng = np.random.default_rng(0)
+    index = pd.RangeIndex(400)
+    X = pd.DataFrame({"x": rng.normal(size=400)}, index=index)  # known for the future
+    driven = pd.Series(np.sin(np.arange(400) / 5) + 2 * X["x"] + rng.normal(size=400).cumsum() / 10, index)
+    c = AarenForecaster(horizon=5, random_state=0, max_epochs=5, num_threads=1).fit(driven[:380], X=X[:380])
+    out["covariate_pred"] = c.predict(fh=fh[:5], X=X[380:385]).to_numpy()
+    out["covariate_q"] = c.predict_quantiles(fh=fh[:5], X=X[380:385], alpha=[0.1, 0.9]).to_numpy()
     y_train = load_m4("Hourly", data_home=data_home).y_train
     ids = list(y_train.index.get_level_values(0).unique()[:40])
     g = AarenForecaster(horizon=48, sp=24, random_state=0, max_epochs=3, num_threads=1).fit(y_train.loc[ids])

@@ -1,13 +1,17 @@
 """The classifier's random kernels (:class:`~aaren_ts.nn.rocket.RandomKernelFeatures`): their
-configuration from the training series, their biases, and the ridge classifier on their running means
-that the network adds to its logits.
+configuration from the training series, their biases, and the ridge classifiers on their running means
+whose scores the network adds to its logits.
 
-The ridge classifier (scikit-learn's ``RidgeClassifierCV``, its penalty chosen by leave-one-out
-cross-validation over ten values from 1e-3 to 1e3, as MiniRocket does) is fitted on the proportions of
-positive values after each training series' last step; with a ``prefix_weight`` ``w > 0`` also after
-10 %, 20 %, ..., 90 % of each series, those rows weighing ``w`` together against ``1 - w`` for the
-whole series, so that the scores are right early too. It is fitted once, before the network trains;
-the network then learns with those scores fixed (times a learned factor) in its logits.
+One ridge classifier (scikit-learn's ``RidgeClassifierCV``, its penalty chosen by leave-one-out
+cross-validation over ten values from 1e-3 to 1e3, as MiniRocket does) per prefix length: 10 %, 20 %,
+..., 90 % of the median training length, fitted on the running means after that many steps of each
+training series (or all of a shorter one), and the whole series for the last. A stream uses the one of
+the longest prefix length it has reached, so its answer after a few steps comes from a classifier
+trained on prefixes that long, as per-prefix classifiers do (TEASER, MiniRocket trained per prefix),
+while its state stays one running sum per class and prefix length. They are fitted once, before the
+network trains, with the factor that turns their scores into logits: the one that minimises the
+cross-entropy of the whole-series classifier's out-of-fold scores (5-fold, stratified). The network
+trains on its own; the classifier's answer is the mean of the two class distributions.
 """
 
 from __future__ import annotations
@@ -22,70 +26,100 @@ from aaren_ts.nn.rocket import N_KERNELS, default_dilations
 
 __all__ = ["fit_kernel_head", "kernel_config"]
 
-_PREFIXES = np.arange(1, 10) / 10.0  # the fractions of each series the prefix rows end at
+_PREFIXES = np.arange(1, 11) / 10.0  # the prefix lengths, as fractions of the median training length
 _FEATURE_BYTES = 2**28  # indicators per batch when computing the training features (256 MiB)
+_GAINS = np.geomspace(0.1, 1000.0, 81)  # the factors tried on the out-of-fold scores
 
 
 def kernel_config(lengths: np.ndarray, n_features: int, seed: int | None) -> dict[str, Any] | None:
-    """The :class:`~aaren_ts.nn.rocket.RandomKernelFeatures` arguments for training series of
-    ``lengths`` and about ``n_features`` features (``0``: none): dilations up to the median length."""
+    """The ``random_kernels`` of :class:`~aaren_ts.nn.classify.ClassifierModule` for training series of
+    ``lengths`` and about ``n_features`` features (``0``: none): dilations up to the median length, and
+    the prefix lengths of the ridge classifiers."""
     if not n_features:
         return None
-    dilations = default_dilations(float(np.median(lengths)))
+    median = float(np.median(lengths))
+    dilations = default_dilations(median)
     n_biases = max(1, int(n_features) // (N_KERNELS * len(dilations)))
-    return {"dilations": dilations, "n_biases": n_biases, "seed": int(seed or 0)}
+    prefixes = tuple(sorted({max(1, int(np.ceil(f * median))) for f in _PREFIXES}))
+    return {"dilations": dilations, "n_biases": n_biases, "seed": int(seed or 0), "prefix_lengths": prefixes}
 
 
 @torch.no_grad()
-def _running_means(
-    module: ClassifierModule, values: np.ndarray, lengths: np.ndarray, fractions: np.ndarray
-) -> np.ndarray:
-    """The kernels' proportions of positive values after ``fractions`` of each series (rounded up,
-    at least one step): ``(len(fractions), n_series, n_features)``."""
+def _running_means(module: ClassifierModule, values: np.ndarray, steps: np.ndarray) -> np.ndarray:
+    """The kernels' proportions of positive values after ``steps[p, i]`` steps of series ``i``
+    (``steps`` ``(P, n_series)``, each from 1 to the series' length): ``(P, n_series, n_features)``."""
     kernels = module.kernels
     n, t_max, c = values.shape
     pad = kernels.receptive_field - 1
-    steps = np.maximum(1, np.ceil(lengths[None, :] * fractions[:, None]).astype(np.int64))  # (P, n)
-    out = np.empty((len(fractions), n, kernels.n_features), dtype=np.float32)
+    out = np.empty((len(steps), n, kernels.n_features), dtype=np.float32)
     batch = max(1, _FEATURE_BYTES // (4 * max(t_max, 1) * kernels.n_features))
     for start in range(0, n, batch):
         x = torch.as_tensor(values[start : start + batch])
         window = torch.cat([x.new_zeros(len(x), pad, c), x], dim=1)
         positive = kernels(window).cumsum(dim=1)  # (b, T, F); steps past a series' end are not read
         rows = torch.arange(len(x))
-        for p in range(len(fractions)):
+        for p in range(len(steps)):
             at = torch.as_tensor(steps[p, start : start + batch])
             out[p, start : start + batch] = (positive[rows, at - 1] / at[:, None]).numpy()
     return out
 
 
+def _ridge(features: np.ndarray, codes: np.ndarray, alpha: float | None = None) -> tuple[Any, ...]:
+    """A ridge classifier's ``coef_`` ``(n_classes, F)``, ``intercept_`` and penalty: chosen by
+    leave-one-out cross-validation without ``alpha`` (two classes: minus and plus half its one
+    decision function)."""
+    from sklearn.linear_model import RidgeClassifier, RidgeClassifierCV
+
+    if alpha is None:
+        ridge = RidgeClassifierCV(alphas=np.logspace(-3, 3, 10)).fit(features, codes)
+    else:
+        ridge = RidgeClassifier(alpha=alpha).fit(features, codes)
+    coef, intercept = np.atleast_2d(ridge.coef_), np.atleast_1d(ridge.intercept_)
+    if coef.shape[0] == 1:
+        coef, intercept = np.concatenate([-coef, coef]) / 2, np.concatenate([-intercept, intercept]) / 2
+    return coef, intercept, float(ridge.alpha_ if alpha is None else alpha)
+
+
+def _gain(scores: np.ndarray, codes: np.ndarray) -> float:
+    """The factor on out-of-fold class scores ``(n, n_classes)`` that minimises their cross-entropy."""
+    logits = _GAINS[:, None, None] * scores[None]
+    log_norm = np.logaddexp.reduce(logits, axis=2)
+    losses = (log_norm - logits[:, np.arange(len(codes)), codes]).mean(axis=1)
+    return float(_GAINS[int(np.argmin(losses))])
+
+
+def _held_out_scores(features: np.ndarray, codes: np.ndarray, alpha: float, seed: int | None) -> np.ndarray:
+    """Each series' class scores ``(n, n_classes)`` from a ridge classifier (penalty ``alpha``) fitted
+    without it: 5-fold stratified; ``None`` where a class has fewer than two series."""
+    from sklearn.model_selection import StratifiedKFold
+
+    n_splits = min(5, int(np.bincount(codes).min()))
+    if n_splits < 2:
+        return None
+    scores = np.zeros((len(codes), int(codes.max()) + 1))
+    folds = StratifiedKFold(n_splits, shuffle=True, random_state=int(seed or 0))
+    for train, held_out in folds.split(features, codes):
+        coef, intercept, _ = _ridge(features[train], codes[train], alpha)
+        scores[held_out] = features[held_out] @ coef.T + intercept
+    return scores
+
+
 def fit_kernel_head(
-    module: ClassifierModule,
-    values: np.ndarray,
-    lengths: np.ndarray,
-    codes: np.ndarray,
-    prefix_weight: float,
-    seed: int | None,
+    module: ClassifierModule, values: np.ndarray, lengths: np.ndarray, codes: np.ndarray, seed: int | None
 ) -> None:
     """Set ``module``'s kernel biases from the standardised training series ``values`` ``(n, T, C)``
-    (``lengths`` real steps each) and its kernel head to a ridge classifier of the class ``codes``."""
-    from sklearn.linear_model import RidgeClassifierCV
-
+    (``lengths`` real steps each), its kernel maps to ridge classifiers of the class ``codes`` (one per
+    prefix length) and their factor."""
     kernels = module.kernels
     generator = torch.Generator().manual_seed(int(seed or 0))
     kernels.fit_biases(torch.as_tensor(values), torch.as_tensor(lengths), generator)
-    w = float(prefix_weight)
-    fractions = np.concatenate([_PREFIXES, [1.0]]) if w > 0 else np.array([1.0])
-    features = _running_means(module, values, lengths, fractions)
-    weights = np.full(len(fractions), w / max(len(fractions) - 1, 1))
-    weights[-1] = 1.0 - w if w > 0 else 1.0
-    ridge = RidgeClassifierCV(alphas=np.logspace(-3, 3, 10))
-    ridge.fit(
-        features.reshape(-1, kernels.n_features),
-        np.tile(codes, len(fractions)),
-        sample_weight=np.repeat(weights, len(codes)) * len(fractions),
-    )
-    coef, intercept = ridge.coef_, ridge.intercept_
-    if coef.shape[0] == 1:  # two classes: one decision function, positive for the second
-        coef, intercept = np.concatenate([-coef, coef]) / 2.0, np.array([-intercept[0], intercept[0]]) / 2.0
-    module.set_kernel_head(torch.as_tensor(coef), torch.as_tensor(intercept))
+    prefixes = module.kernel_prefixes.cpu().numpy()
+    steps = np.minimum(prefixes[:, None], lengths[None, :])
+    steps[-1] = lengths  # the last map: whole series
+    features = _running_means(module, values, steps)
+    fits = [_ridge(features[p], codes) for p in range(len(prefixes))]
+    weight = np.stack([coef for coef, _, _ in fits])  # (P, n_classes, F)
+    bias = np.stack([intercept for _, intercept, _ in fits])  # (P, n_classes)
+    held_out = _held_out_scores(features[-1], codes, fits[-1][2], seed)
+    gain = 1.0 if held_out is None else _gain(held_out, codes)
+    module.set_kernel_head(torch.as_tensor(weight), torch.as_tensor(bias), gain)

@@ -81,10 +81,11 @@ class AarenClassifier(
     n_random_features : int, default=10000
         About this many features of random dilated kernels computed causally (MiniRocket's kernels
         and thresholds, :mod:`aaren_ts.nn.rocket`): at each step, which of the kernels' responses lie
-        above their thresholds. A ridge classifier on their running means (fitted before the
-        network trains) adds its class scores, times a learned factor, to the network's logits; a
-        stream keeps one running sum per class and the last ``8 * max dilation`` inputs (dilations
-        up to an eighth of the median training length). ``0`` turns them off.
+        above their thresholds. Ridge classifiers on their running means, one per prefix length
+        (fitted before the network trains), give a second class distribution; the answer is the
+        mean of the network's and theirs. A stream keeps one running sum per class and prefix length
+        and the last ``8 * max dilation`` inputs (dilations up to an eighth of the median training
+        length). ``0`` turns them off.
     normalization : {"standard", None}, default="standard"
         ``"standard"`` standardises each channel with the mean and standard deviation of all training
         time points (stored at fit, so streaming uses the same statistics); ``None`` feeds raw values.
@@ -409,7 +410,7 @@ class AarenClassifier(
         with self._torch_context(seed=True):
             self.net_.initialize()
             if self.random_kernels_ is not None:
-                fit_kernel_head(self.net_.module_, values, lengths, codes, float(self.prefix_weight), seed)
+                fit_kernel_head(self.net_.module_, values, lengths, codes, seed)
             self.net_.partial_fit({"x": values, "lengths": lengths}, codes)
         self.net_.module_.eval()
         self.streams_ = ClassifierStreams(self.net_.module_, self._device())

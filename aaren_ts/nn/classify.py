@@ -17,10 +17,14 @@ Readouts (``z_t`` is the feature vector the head classifies at step ``t``, ``y_i
 All three update in O(1) per step from their state.
 
 With ``random_kernels`` (:class:`~aaren_ts.nn.rocket.RandomKernelFeatures`, MiniRocket's features made
-causal), each step's threshold indicators also feed a linear map fitted outside the network (a ridge
-classifier on their running means, set with :meth:`ClassifierModule.set_kernel_head`); since the map is
-linear, the running mean of its per-step scores is its score of the running means, so a stream keeps
-one running sum per class. Those scores, times a learned factor, are added to the head's logits.
+causal), each step's threshold indicators also feed linear maps fitted outside the network (ridge
+classifiers on their running means, one per prefix length, set with
+:meth:`ClassifierModule.set_kernel_head`); after ``t`` steps the map of the longest prefix length up to
+``t`` scores the running means. Since each map is linear, the running mean of its per-step scores is
+its score of the running means, so a stream keeps one running sum per class and prefix length. In
+eval mode the class distribution is the mean of the head's and of those scores' (times a factor
+fitted with them, a temperature); in training mode the head's alone, so the network trains as it
+would without them.
 """
 
 from __future__ import annotations
@@ -59,8 +63,9 @@ class StreamState(NamedTuple):
         ``(batch, receptive_field - 1, n_channels)``: the last real inputs, the left context of the
         causal convolution that embeds each step (zeros before the first step).
     kernel_scores : torch.Tensor
-        float64 ``(batch, n_classes)``: the sums over the real steps of the random kernels' per-step
-        class scores (``(batch, 0)`` without ``random_kernels``).
+        float64 ``(batch, n_prefixes * n_classes)``: the sums over the real steps of the random
+        kernels' per-step class scores of every prefix length's map (``(batch, 0)`` without
+        ``random_kernels``).
     """
 
     encoder: list[Any]
@@ -99,7 +104,8 @@ class ClassifierModule(nn.Module):
         loss on every prefix (:class:`ClassificationLoss` with ``prefix_weight > 0``) needs.
     random_kernels : dict or None, default=None
         The arguments of a :class:`~aaren_ts.nn.rocket.RandomKernelFeatures` (``dilations``,
-        ``n_biases``, ``seed``) whose scores add to the logits; ``None``: none.
+        ``n_biases``, ``seed``) whose scores add to the logits, and ``prefix_lengths``, the ascending
+        step counts from which each of their linear maps applies; ``None``: none.
     """
 
     def __init__(
@@ -134,12 +140,17 @@ class ClassifierModule(nn.Module):
         self.n_classes = n_classes
         self.kernels: RandomKernelFeatures | None = None
         if random_kernels is not None:
-            self.kernels = RandomKernelFeatures(n_channels, **random_kernels)
+            config = dict(random_kernels)
+            prefixes = torch.as_tensor(config.pop("prefix_lengths"), dtype=torch.int64)
+            self.kernels = RandomKernelFeatures(n_channels, **config)
             self.receptive_field = max(self.receptive_field, self.kernels.receptive_field)
-            # the ridge map of the kernels' running means (set_kernel_head) and the factor on its scores
-            self.register_buffer("kernel_weight", torch.zeros(n_classes, self.kernels.n_features))
-            self.register_buffer("kernel_bias", torch.zeros(n_classes))
-            self.kernel_gain = nn.Parameter(torch.tensor(1.0))
+            # the ridge maps of the kernels' running means, one per prefix length (set_kernel_head),
+            # and the factor on their scores
+            self.register_buffer("kernel_prefixes", prefixes)
+            n_maps = len(prefixes) * n_classes
+            self.register_buffer("kernel_weight", torch.zeros(n_maps, self.kernels.n_features))
+            self.register_buffer("kernel_bias", torch.zeros(len(prefixes), n_classes))
+            self.register_buffer("kernel_gain", torch.tensor(1.0))
         self.encoder = make_encoder(encoder)
         if readout == "attention":
             self.pool_score = nn.Linear(d_model, 1)
@@ -161,7 +172,7 @@ class ClassifierModule(nn.Module):
             )
         else:
             readout = AarenState.initial((batch_size,), d, device=device)
-        n_scores = 0 if self.kernels is None else self.n_classes
+        n_scores = 0 if self.kernels is None else len(self.kernel_prefixes) * self.n_classes
         return StreamState(
             self.encoder.init_state(batch_size, device),
             readout,
@@ -183,16 +194,25 @@ class ClassifierModule(nn.Module):
         return torch.cat([z, self._kernel_means(kernel_scores, seen).to(z.dtype)], dim=-1)
 
     def _kernel_means(self, sums: torch.Tensor, counts: torch.Tensor) -> torch.Tensor:
-        return sums / counts.to(sums.dtype).clamp_min(1.0).unsqueeze(-1) + self.kernel_bias.to(sums.dtype)
+        """Class scores ``(..., n_classes)`` of the running means after ``counts`` steps, from the sums
+        ``(..., n_prefixes * n_classes)``: the map of the longest prefix length up to ``counts``."""
+        per_map = sums.unflatten(-1, (len(self.kernel_prefixes), self.n_classes))
+        which = ((counts.unsqueeze(-1) >= self.kernel_prefixes).sum(dim=-1) - 1).clamp_min(0)
+        picked = per_map.gather(-2, which[..., None, None].expand(*which.shape, 1, self.n_classes))[..., 0, :]
+        mean = picked / counts.to(sums.dtype).clamp_min(1.0).unsqueeze(-1)
+        return mean + self.kernel_bias.to(sums.dtype)[which]
 
-    def set_kernel_head(self, weight: torch.Tensor, bias: torch.Tensor) -> None:
-        """Set the linear map ``(n_classes, n_features)``, ``(n_classes,)`` of the random kernels'
-        running means to class scores (a ridge classifier's ``coef_`` and ``intercept_``)."""
-        self.kernel_weight.copy_(torch.as_tensor(weight, dtype=self.kernel_weight.dtype))
+    def set_kernel_head(self, weight: torch.Tensor, bias: torch.Tensor, gain: float) -> None:
+        """Set the linear maps ``(n_prefixes, n_classes, n_features)``, ``(n_prefixes, n_classes)`` of
+        the random kernels' running means to class scores (ridge classifiers' ``coef_`` and
+        ``intercept_``), one per prefix length, and the factor ``gain`` that makes their scores logits."""
+        self.kernel_weight.copy_(torch.as_tensor(weight, dtype=self.kernel_weight.dtype).flatten(0, 1))
         self.kernel_bias.copy_(torch.as_tensor(bias, dtype=self.kernel_bias.dtype))
+        self.kernel_gain.fill_(float(gain))
 
     def kernel_step_scores(self, window: torch.Tensor) -> torch.Tensor:
-        """The random kernels' class scores ``(batch, n, n_classes)`` of each of the last ``n`` steps of
+        """The random kernels' class scores ``(batch, n, n_prefixes * n_classes)`` (every prefix
+        length's map) of each of the last ``n`` steps of
         ``window`` ``(batch, receptive_field - 1 + n, n_channels)``, computed ``n``-step blocks at a
         time small enough that the indicators of a block take about 64 MiB."""
         r = self.receptive_field - 1
@@ -204,7 +224,7 @@ class ClassifierModule(nn.Module):
             part = window[:, start + r - (self.kernels.receptive_field - 1) : r + stop]
             out.append(self.kernels(part) @ self.kernel_weight.to(window.dtype).T)
         if not out:
-            return window.new_zeros(window.shape[0], 0, self.n_classes)
+            return window.new_zeros(window.shape[0], 0, self.kernel_weight.shape[0])
         return torch.cat(out, dim=1)
 
     def readout_features(self, readout: Any) -> torch.Tensor:
@@ -285,7 +305,7 @@ class ClassifierModule(nn.Module):
         z, readout_state = self._readout(y, mask, state.readout)
         seen = state.seen + mask.sum(dim=1)
         kernel_scores = state.kernel_scores
-        if self.kernels is not None:
+        if self.kernels is not None and not self.training:  # (training: the head alone, see logits)
             per_step = self.kernel_step_scores(full).to(torch.float64) * mask.unsqueeze(-1)
             sums = kernel_scores.unsqueeze(1) + per_step.cumsum(dim=1)
             counts = state.seen.unsqueeze(1) + mask.cumsum(dim=1)
@@ -315,11 +335,15 @@ class ClassifierModule(nn.Module):
         return h, new_context, full
 
     def logits(self, z: torch.Tensor) -> torch.Tensor:
-        """Class scores from features (any leading shape; with ``random_kernels`` the last
-        ``n_classes`` are the kernels' scores, added times a learned factor)."""
-        if self.kernels is None:
-            return self.head(z)
-        return self.head(z[..., : self.d_model]) + self.kernel_gain * z[..., self.d_model :]
+        """Class scores from features (any leading shape). With ``random_kernels``, in eval mode, the
+        last ``n_classes`` features are the kernels' scores, and the result is the log of the mean of
+        the head's class distribution and theirs (times their factor); in training mode the features
+        are the readout's alone (:meth:`encode` skips the kernels) and so are the scores."""
+        if self.kernels is None or self.training:
+            return self.head(z[..., : self.d_model])
+        own = torch.log_softmax(self.head(z[..., : self.d_model]), dim=-1)
+        kernels = torch.log_softmax(self.kernel_gain * z[..., self.d_model :], dim=-1)
+        return torch.logaddexp(own, kernels) - math.log(2.0)
 
     def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor | StepLogits:
         """Logits at each series' last real step (with ``step_outputs``: a :class:`StepLogits`).
