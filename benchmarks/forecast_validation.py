@@ -2,9 +2,10 @@
 
 Every series' training part loses its last ``horizon`` values, which become the validation target; the
 forecaster is fitted on the rest (its own early-stopping tail is cut from that again) and scored there,
-beside the last value and the seasonal naive forecast of the same cut. This is the run the defaults are
-chosen on (the official test parts are scored by ``benchmarks/forecast_peers.py``). Each ``--param``
-setting (``NAME=VALUE[,NAME=VALUE]``, one per flag) is one row per seed; no flag: the defaults alone.
+beside the last value and the seasonal naive forecast of the same cut (with 95 % intervals computed as
+statsforecast's). This is the run the defaults are chosen on (the official test parts are scored by
+``benchmarks/forecast_peers.py``). Each ``--param`` setting (``NAME=VALUE[,NAME=VALUE]``, one per flag)
+is one row per seed; no flag: the defaults alone.
 
 Usage::
 
@@ -20,6 +21,7 @@ import argparse
 import platform
 import time
 import warnings
+from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
@@ -42,14 +44,24 @@ def _cut(y: pd.DataFrame, horizon: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     return y[position >= horizon], y[position < horizon]
 
 
-def _naive(train: pd.DataFrame, valid: pd.DataFrame, season: int) -> pd.DataFrame:
-    """The (seasonal) naive forecast of every series, on ``valid``'s index."""
-    values = []
+def _naive(train: pd.DataFrame, valid: pd.DataFrame, season: int) -> tuple[pd.DataFrame, ...]:
+    """The (seasonal) naive forecast of every series on ``valid``'s index, and its 95 % interval as
+    statsforecast gives it: the in-sample errors' root mean square, times the square root of the number
+    of seasons ahead, times the normal quantile."""
+    z = NormalDist().inv_cdf(0.975)
+    point, lower, upper = [], [], []
     for (_, part), (_, target) in zip(
         train.groupby(level=0, sort=False), valid.groupby(level=0, sort=False), strict=True
     ):
-        values.append(np.resize(part.iloc[-season:, 0].to_numpy(), len(target)))
-    return pd.DataFrame({valid.columns[0]: np.concatenate(values)}, index=valid.index)
+        values = part.iloc[:, 0].to_numpy(dtype=float)
+        forecast = np.resize(values[-season:], len(target))
+        sigma = np.sqrt(np.nanmean((values[season:] - values[:-season]) ** 2))
+        half = z * sigma * np.sqrt(np.arange(len(target)) // season + 1)
+        point.append(forecast)
+        lower.append(forecast - half)
+        upper.append(forecast + half)
+    column = valid.columns[0]
+    return tuple(pd.DataFrame({column: np.concatenate(v)}, index=valid.index) for v in (point, lower, upper))
 
 
 def _scores(train, valid, pred, sp, lower=None, upper=None) -> dict[str, float]:
@@ -83,7 +95,8 @@ def main() -> None:
     fh = list(range(1, data.horizon + 1))
     rows = []
     for name, season in (("last value", 1), (f"seasonal naive (m = {data.sp})", data.sp)):
-        rows.append({"system": name, **_scores(train, valid, _naive(train, valid, season), data.sp)})
+        point, lower, upper = _naive(train, valid, season)
+        rows.append({"system": name, **_scores(train, valid, point, data.sp, lower, upper)})
     for text in args.variant or [""]:
         for seed in args.seeds:
             params = {"horizon": data.horizon, "device": "cpu", "random_state": seed, **_variant(text)}

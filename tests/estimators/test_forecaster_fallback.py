@@ -48,8 +48,9 @@ def fitted() -> tuple[AarenForecaster, pd.DataFrame]:
 def test_the_random_walk_falls_back_and_the_seasonal_series_keep_the_network(fitted):
     forecaster, y = fitted
     assert forecaster.engine_.naive[:, 0].tolist() == [False, True, False]
+    # every series' spread factor is chosen on its tail, around the forecast it uses
     spread = forecaster.engine_.spread[:, 0]
-    assert spread[0] == spread[2] == 1.0 and 0.05 <= spread[1] <= 20.0 and spread[1] != 1.0
+    assert ((spread >= 0.05) & (spread <= 20.0)).all() and len(set(spread.tolist())) == 3
     pred = forecaster.predict(fh=range(1, 7))
     last = y.xs("walk", level=0)["y"].iloc[199]
     np.testing.assert_allclose(pred.xs("walk", level=0)["y"].to_numpy(), last, rtol=1e-6)
