@@ -37,6 +37,7 @@ import numpy as np
 import torch
 
 from aaren_ts._normal import gaussian_z
+from aaren_ts.nn.forecast_training import tail_batches
 
 __all__ = [
     "MAX_SPREAD",
@@ -94,7 +95,7 @@ def tail_spreads(
     channels whose point forecast is the naive one. A channel without a tail takes the geometric mean
     of the others' factors (1 when none has a tail).
     """
-    horizon, c = module.horizon, module.n_channels
+    c = module.n_channels
     head = module.distribution_head
     alpha = 1.0 - SPREAD_COVERAGE
     z = torch.tensor(float(gaussian_z(np.array([SPREAD_COVERAGE]))[0]), dtype=torch.float64)
@@ -104,27 +105,15 @@ def tail_spreads(
     was_training = module.training
     module.eval()
     with torch.no_grad():
-        for start in range(0, n, batch_size):
-            chunk = [k for k in range(start, min(n, start + batch_size)) if len(series[k]) > n_train[k] >= 1]
-            if not chunk:
-                continue
-            lengths = torch.tensor([len(series[k]) for k in chunk])
-            longest = int(lengths.max())
-            width = series[chunk[0]].shape[1]
-            padded = torch.full((len(chunk), longest + horizon, width), float("nan"))
-            for i, k in enumerate(chunk):
-                padded[i, : len(series[k])] = torch.as_tensor(series[k], dtype=torch.float32)
-            after = padded[:, 1:].unfold(1, horizon, 1).transpose(-1, -2)[:, :longest]  # (B, N, T, width)
-            future = after[..., c : c + module.n_future].to(device) if module.n_future else None
+        for chunk, x, lengths, after, future in tail_batches(module, series, n_train, device, batch_size):
             flags = torch.as_tensor(naive[chunk], device=device)
-            x, lengths = padded[:, :longest].to(device), lengths.to(device)
             pred = module(x, lengths=lengths, future=future, naive=flags)
             for i, k in enumerate(chunk):
                 issued = slice(n_train[k] - 1, len(series[k]) - 1)  # the forecasts that reach the tail
                 loc, params = pred.loc[i, issued].double(), pred.params[i, issued].double()
                 lower = (head.quantile(loc, params, -z) - loc).cpu().numpy()  # (steps, T, C)
                 upper = (head.quantile(loc, params, z) - loc).cpu().numpy()
-                error = (after[i, issued, :, :c].to(device).double() - loc).cpu().numpy()
+                error = (after[i, issued, :, :c].double() - loc).cpu().numpy()
                 for j in range(c):
                     valid = np.isfinite(error[..., j])
                     if valid.any():

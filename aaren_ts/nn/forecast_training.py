@@ -4,7 +4,7 @@ each series against the naive forecast."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import torch
@@ -12,7 +12,15 @@ import torch
 from aaren_ts.nn.forecast import Forecast, ForecastNet
 from aaren_ts.nn.heads import make_head
 
-__all__ = ["NAIVE_MARGIN", "POINT_LOSSES", "ForecastLoss", "held_out_errors", "masked_mae", "masked_mse"]
+__all__ = [
+    "NAIVE_MARGIN",
+    "POINT_LOSSES",
+    "ForecastLoss",
+    "held_out_errors",
+    "masked_mae",
+    "masked_mse",
+    "tail_batches",
+]
 
 # A series (channel) keeps the trained network only if the network's error on its held-out tail (in the
 # training loss) is at least this fraction below the (seasonal) naive forecast's; otherwise it forecasts
@@ -22,6 +30,37 @@ __all__ = ["NAIVE_MARGIN", "POINT_LOSSES", "ForecastLoss", "held_out_errors", "m
 # network kept without the margin mostly streamed 1-17 % worse than the last value on the next 576
 # steps. Real series clear it easily (airline about 0.5, ETTh1 0.49).
 NAIVE_MARGIN = 0.1
+
+def tail_batches(
+    module: ForecastNet,
+    series: Sequence[np.ndarray],
+    n_train: Sequence[int],
+    device: torch.device | str,
+    batch_size: int = 64,
+) -> Iterator[tuple[list[int], torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]]:
+    """The series that have a held-out tail (``len(series[k]) > n_train[k] >= 1``), in batches, as the
+    held-out judgements stream them whole.
+
+    Yields ``chunk`` (the batch's series indices), ``x`` ``(B, N, width)`` the whole series padded with
+    NaN, ``lengths`` ``(B,)``, ``after`` ``(B, N, T, width)`` the values of the ``T = horizon`` steps
+    after every step, and ``future`` the future-known covariates among them (``None`` without), all on
+    ``device``.
+    """
+    horizon, c = module.horizon, module.n_channels
+    for start in range(0, len(series), batch_size):
+        stop = min(len(series), start + batch_size)
+        chunk = [k for k in range(start, stop) if len(series[k]) > n_train[k] >= 1]
+        if not chunk:
+            continue
+        lengths = torch.tensor([len(series[k]) for k in chunk])
+        longest = int(lengths.max())
+        padded = torch.full((len(chunk), longest + horizon, series[chunk[0]].shape[1]), float("nan"))
+        for i, k in enumerate(chunk):
+            padded[i, : len(series[k])] = torch.as_tensor(series[k], dtype=torch.float32)
+        after = padded[:, 1:].unfold(1, horizon, 1).transpose(-1, -2)[:, :longest].to(device)
+        future = after[..., c : c + module.n_future] if module.n_future else None
+        yield chunk, padded[:, :longest].to(device), lengths.to(device), after, future
+
 
 def held_out_errors(
     module: ForecastNet,
@@ -61,32 +100,18 @@ def held_out_errors(
         How many values each sum holds.
     """
     power = {"mse": 2, "mae": 1}[loss]
-    horizon, c = module.horizon, module.n_channels
+    c = module.n_channels
     n = len(series)
     error, naive_error = np.zeros((n, c)), np.zeros((n, c))
     count = np.zeros((n, c), dtype=np.int64)
     was_training = module.training
     module.eval()
     with torch.no_grad():
-        for start in range(0, n, batch_size):
-            chunk = list(range(start, min(n, start + batch_size)))
-            chunk = [k for k in chunk if len(series[k]) > n_train[k] >= 1]
-            if not chunk:
-                continue
-            lengths = torch.tensor([len(series[k]) for k in chunk])
-            splits = torch.tensor([n_train[k] for k in chunk])
-            longest = int(lengths.max())
-            width = series[chunk[0]].shape[1]
-            padded = torch.full((len(chunk), longest + horizon, width), float("nan"))
-            for i, k in enumerate(chunk):
-                padded[i, : len(series[k])] = torch.as_tensor(series[k], dtype=torch.float32)
-            # the values after every step, and the future-known covariates at them
-            after = padded[:, 1:].unfold(1, horizon, 1).transpose(-1, -2)[:, :longest]  # (B, N, T, width)
-            steps = torch.arange(longest)[None, :, None, None]
+        for chunk, x, lengths, after, future in tail_batches(module, series, n_train, device, batch_size):
+            splits = torch.tensor([n_train[k] for k in chunk], device=device)
+            steps = torch.arange(x.shape[1], device=device)[None, :, None, None]
             scored = (steps >= splits[:, None, None, None] - 1) & (steps < lengths[:, None, None, None])
-            target = torch.where(scored, after[..., :c], float("nan")).to(device)
-            future = after[..., c : c + module.n_future].to(device) if module.n_future else None
-            x, lengths = padded[:, :longest].to(device), lengths.to(device)
+            target = torch.where(scored, after[..., :c], float("nan"))
             flags = torch.ones(len(chunk), c, dtype=torch.bool, device=device)
             for naive, sums in ((None, error), (flags, naive_error)):
                 loc = module(x, lengths=lengths, future=future, naive=naive).loc
