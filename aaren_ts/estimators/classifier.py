@@ -410,7 +410,9 @@ class AarenClassifier(
         with self._torch_context(seed=True):
             self.net_.initialize()
             if self.random_kernels_ is not None:
-                fit_kernel_head(self.net_.module_, values, lengths, codes, seed)
+                # (data-parallel training has wrapped the network already: the kernels are its own)
+                network = getattr(self.net_.module_, "module", self.net_.module_)
+                fit_kernel_head(network, values, lengths, codes, seed)
             self.net_.partial_fit({"x": values, "lengths": lengths}, codes)
         self.net_.module_.eval()
         self.streams_ = ClassifierStreams(self.net_.module_, self._device())
