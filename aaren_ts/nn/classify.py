@@ -222,9 +222,10 @@ class ClassifierModule(nn.Module):
         for start in range(0, n, block):
             stop = min(n, start + block)
             part = window[:, start + r - (self.kernels.receptive_field - 1) : r + stop]
-            out.append(self.kernels(part) @ self.kernel_weight.to(window.dtype).T)
+            # (float64: a float32 product's rounding depends on the row's place in the batch)
+            out.append(self.kernels(part).double() @ self.kernel_weight.double().T)
         if not out:
-            return window.new_zeros(window.shape[0], 0, self.kernel_weight.shape[0])
+            return window.new_zeros(window.shape[0], 0, self.kernel_weight.shape[0], dtype=torch.float64)
         return torch.cat(out, dim=1)
 
     def readout_features(self, readout: Any) -> torch.Tensor:
@@ -337,12 +338,15 @@ class ClassifierModule(nn.Module):
     def logits(self, z: torch.Tensor) -> torch.Tensor:
         """Class scores from features (any leading shape). With ``random_kernels``, in eval mode, the
         last ``n_classes`` features are the kernels' scores, and the result is the log of the mean of
-        the head's class distribution and theirs (times their factor); in training mode the features
-        are the readout's alone (:meth:`encode` skips the kernels) and so are the scores."""
+        the head's class distribution and theirs (times their factor), in float64; in training mode
+        the features are the readout's alone (:meth:`encode` skips the kernels) and so are the
+        scores."""
         if self.kernels is None or self.training:
             return self.head(z[..., : self.d_model])
-        own = torch.log_softmax(self.head(z[..., : self.d_model]), dim=-1)
-        kernels = torch.log_softmax(self.kernel_gain * z[..., self.d_model :], dim=-1)
+        # (in float64: float32 exp and log round differently in vectorised blocks and their tails, so
+        # a series' answer would depend on its place in the batch)
+        own = torch.log_softmax(self.head(z[..., : self.d_model]).double(), dim=-1)
+        kernels = torch.log_softmax(self.kernel_gain.double() * z[..., self.d_model :].double(), dim=-1)
         return torch.logaddexp(own, kernels) - math.log(2.0)
 
     def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor | StepLogits:

@@ -197,7 +197,8 @@ class ClassifierStep(nn.Module):
             new_scores = [scores]
         else:
             scores = torch.zeros(x.shape[0], 0, dtype=torch.float64, device=x.device)
-        proba = torch.softmax(module.logits(module.step_features(readout, scores, seen + 1)), dim=-1)
+        logits = module.logits(module.step_features(readout, scores, seen + 1))
+        proba = torch.softmax(logits, dim=-1).to(torch.float32)
         readout = list(readout)
         new_context = full[:, 1:]
         return (proba, *_encoder_outputs(encoder, 1), *readout, seen + 1, new_context, *new_scores)
