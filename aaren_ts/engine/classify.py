@@ -220,8 +220,9 @@ class ClassifierStreams(Streams):
         state = unflatten_state(template, [t.to(self.device) for t in tensors])
         if (state.seen < 0).any():
             raise ValueError("the saved streams' time-point counts are negative")
-        if not all(torch.isfinite(t).all() for t in (*flatten_state(state.readout), state.context)):
-            raise ValueError("the saved streams' readout or context holds non-finite values")
+        held = (*flatten_state(state.readout), state.context, state.kernel_scores)
+        if not all(torch.isfinite(t).all() for t in held):
+            raise ValueError("the saved streams' readout, context or kernel scores hold non-finite values")
         if early:
             decisions = EarlyDecisions.from_tensors(
                 [torch.as_tensor(t).to(self.device) for t in early], n_streams

@@ -1,0 +1,42 @@
+"""The classifier's streams with the random kernels: restored as they were, refused when corrupted."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from aaren_ts.engine import ClassifierStreams
+from aaren_ts.nn import EncoderConfig
+from aaren_ts.nn.classify import ClassifierModule
+
+
+def _streams() -> ClassifierStreams:
+    torch.manual_seed(0)
+    kernels = {"dilations": (1, 2), "n_biases": 1, "seed": 0, "prefix_lengths": (3, 6)}
+    module = ClassifierModule(2, 3, EncoderConfig("aaren", 8, 2, 1, 16), random_kernels=kernels)
+    with torch.no_grad():
+        module.set_kernel_head(torch.randn(2, 3, module.kernels.n_features), torch.randn(2, 3), 2.0)
+    return ClassifierStreams(module, "cpu")
+
+
+def test_restored_streams_continue_as_the_originals() -> None:
+    streams = _streams()
+    values = np.random.default_rng(0).normal(size=(4, 9, 2)).astype(np.float32)
+    streams.advance(values[:, :5], np.full(4, 5))
+    copy = _streams()
+    copy.restore(streams.tensors(), 4)
+    streams.advance(values[:, 5:], np.full(4, 4))
+    copy.advance(values[:, 5:], np.full(4, 4))
+    np.testing.assert_array_equal(copy.predict_proba(), streams.predict_proba())
+
+
+def test_non_finite_kernel_scores_are_refused_and_change_nothing() -> None:
+    streams = _streams()
+    streams.advance(np.ones((2, 4, 2), dtype=np.float32), np.full(2, 4))
+    tensors = [t.clone() for t in streams.tensors()]
+    tensors[-1][0, 0] = float("nan")  # the kernel scores are the state's last tensor
+    other = _streams()
+    with pytest.raises(ValueError, match="kernel scores"):
+        other.restore(tensors, 2)
+    assert len(other) == 0
