@@ -345,7 +345,11 @@ class ClassifierModule(nn.Module):
             return self.head(z[..., : self.d_model])
         # (in float64: float32 exp and log round differently in vectorised blocks and their tails, so
         # a series' answer would depend on its place in the batch)
-        own = torch.log_softmax(self.head(z[..., : self.d_model]).double(), dim=-1)
+        linear = self.head[1]  # (eval mode: the dropout before it is the identity)
+        own = nn.functional.linear(
+            z[..., : self.d_model].contiguous().double(), linear.weight.double(), linear.bias.double()
+        )
+        own = torch.log_softmax(own, dim=-1)
         kernels = torch.log_softmax(self.kernel_gain.double() * z[..., self.d_model :].double(), dim=-1)
         return torch.logaddexp(own, kernels) - math.log(2.0)
 
