@@ -146,6 +146,9 @@ class AarenClassifier(
         Channels seen in fit; predict and streaming inputs must have as many.
     channel_mean_, channel_scale_ : ndarray
         Per-channel scaling statistics from the training data.
+    random_kernels_ : dict or None
+        The random kernels' configuration drawn from the training series (``dilations``,
+        ``n_biases``, ``seed``, ``prefix_lengths``), ``None`` with ``n_random_features=0``.
     net_ : skorch.NeuralNetClassifier
         The trained skorch net (``net_.module_`` is the network, ``net_.history`` the training log).
     streams_ : aaren_ts.engine.ClassifierStreams
