@@ -1,6 +1,6 @@
 """The classifier's random kernels (:class:`~aaren_ts.nn.rocket.RandomKernelFeatures`): their
 configuration from the training series, their biases, and the ridge classifiers on their running means
-whose scores the network adds to its logits.
+whose class distribution is mixed with the network's.
 
 One ridge classifier (scikit-learn's ``RidgeClassifierCV``, its penalty chosen by leave-one-out
 cross-validation over ten values from 1e-3 to 1e3, as MiniRocket does) per prefix length: 10 %, 20 %,
@@ -88,7 +88,9 @@ def _gain(scores: np.ndarray, codes: np.ndarray) -> float:
     return float(_GAINS[int(np.argmin(losses))])
 
 
-def _held_out_scores(features: np.ndarray, codes: np.ndarray, alpha: float, seed: int | None) -> np.ndarray:
+def _held_out_scores(
+    features: np.ndarray, codes: np.ndarray, alpha: float, seed: int | None
+) -> np.ndarray | None:
     """Each series' class scores ``(n, n_classes)`` from a ridge classifier (penalty ``alpha``) fitted
     without it: 5-fold stratified; ``None`` where a class has fewer than two series."""
     from sklearn.model_selection import StratifiedKFold

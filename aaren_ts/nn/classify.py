@@ -104,8 +104,9 @@ class ClassifierModule(nn.Module):
         loss on every prefix (:class:`ClassificationLoss` with ``prefix_weight > 0``) needs.
     random_kernels : dict or None, default=None
         The arguments of a :class:`~aaren_ts.nn.rocket.RandomKernelFeatures` (``dilations``,
-        ``n_biases``, ``seed``) whose scores add to the logits, and ``prefix_lengths``, the ascending
-        step counts from which each of their linear maps applies; ``None``: none.
+        ``n_biases``, ``seed``) whose class distribution is mixed with the head's in eval mode, and
+        ``prefix_lengths``, the ascending step counts from which each of their linear maps applies;
+        ``None``: none.
     """
 
     def __init__(
@@ -148,7 +149,9 @@ class ClassifierModule(nn.Module):
             # and the factor on their scores
             self.register_buffer("kernel_prefixes", prefixes)
             n_maps = len(prefixes) * n_classes
-            self.register_buffer("kernel_weight", torch.zeros(n_maps, self.kernels.n_features))
+            # (float64: a float32 product's rounding depends on the row's place in the batch)
+            weight = torch.zeros(n_maps, self.kernels.n_features, dtype=torch.float64)
+            self.register_buffer("kernel_weight", weight)
             self.register_buffer("kernel_bias", torch.zeros(len(prefixes), n_classes))
             self.register_buffer("kernel_gain", torch.tensor(1.0))
         self.encoder = make_encoder(encoder)
@@ -222,8 +225,7 @@ class ClassifierModule(nn.Module):
         for start in range(0, n, block):
             stop = min(n, start + block)
             part = window[:, start + r - (self.kernels.receptive_field - 1) : r + stop]
-            # (float64: a float32 product's rounding depends on the row's place in the batch)
-            out.append(self.kernels(part).double() @ self.kernel_weight.double().T)
+            out.append(self.kernels(part).double() @ self.kernel_weight.T)
         if not out:
             return window.new_zeros(window.shape[0], 0, self.kernel_weight.shape[0], dtype=torch.float64)
         return torch.cat(out, dim=1)
