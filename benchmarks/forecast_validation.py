@@ -12,6 +12,10 @@ Usage::
     python benchmarks/forecast_validation.py --dataset tourism_quarterly --seeds 0 1 2 \\
         --variant "" --variant context_length=96
 
+``--dataset random_walks`` is a simulated panel (``WALKS`` random walks) on which nothing beats the last
+value: the defaults must tie it (fall back), not lose to it; with ``--per-series 10`` each of the
+first ten walks is fitted alone (``fit CPU s`` then sums the fits and forecasts).
+
 Writes ``benchmarks/results/forecast_validation_<dataset>.md``.
 """
 
@@ -22,6 +26,7 @@ import platform
 import time
 import warnings
 from statistics import NormalDist
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -32,9 +37,27 @@ from aaren_ts import AarenForecaster
 from aaren_ts.datasets import load_m4, load_tourism
 from aaren_ts.metrics import coverage, mape, mase, msis, smape
 
+#: The simulated panel: random walks, where no forecaster beats the last value (in expectation).
+WALKS, WALK_LENGTH, WALK_HORIZON = 40, 1200, 24
+
+
+def random_walks(seed: int = 0) -> SimpleNamespace:
+    """``WALKS`` Gaussian random walks of ``WALK_LENGTH`` steps (from 100, unit steps) as a panel with
+    the fields of a loader's result this benchmark reads (``y_train``, ``horizon``, ``sp``): the panel
+    on which the defaults must fall back to the last value, series by series."""
+    rng = np.random.default_rng(seed)
+    values = 100.0 + rng.standard_normal((WALKS, WALK_LENGTH)).cumsum(axis=1)
+    index = pd.MultiIndex.from_product(
+        [[f"walk{k}" for k in range(WALKS)], range(WALK_LENGTH)], names=["series", "time"]
+    )
+    y = pd.DataFrame({"y": values.ravel()}, index=index)
+    return SimpleNamespace(y_train=y, horizon=WALK_HORIZON, sp=1)
+
+
 LOADERS = {
     "m4_hourly": lambda home: load_m4("Hourly", data_home=home),
     "tourism_quarterly": lambda home: load_tourism("Quarterly", data_home=home),
+    "random_walks": lambda home: random_walks(),
 }
 
 
@@ -66,6 +89,7 @@ def _naive(train: pd.DataFrame, valid: pd.DataFrame, season: int) -> tuple[pd.Da
 
 def _scores(train, valid, pred, sp, lower=None, upper=None) -> dict[str, float]:
     out = {
+        "MSE": float(np.mean((valid.to_numpy() - pred.to_numpy()) ** 2)),
         "sMAPE": smape(valid, pred),
         "MAPE": mape(valid, pred),
         "MASE": mase(valid, pred, y_train=train, sp=sp),
@@ -86,43 +110,62 @@ def main() -> None:
     parser.add_argument("--data-home", default=None)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--variant", action="append", default=None, metavar="NAME=VALUE[,NAME=VALUE]")
+    parser.add_argument(
+        "--per-series",
+        type=int,
+        default=0,
+        metavar="N",
+        help="fit one forecaster per series, on the first N series alone (a single series' defaults)",
+    )
     parser.add_argument("--output", default=None, help="results folder")
     args = parser.parse_args()
     warnings.filterwarnings("ignore", message=".*remember_data.*", category=FutureWarning)
     torch.set_num_threads(1)
     data = LOADERS[args.dataset](args.data_home)
-    train, valid = _cut(data.y_train, data.horizon)
+    y = data.y_train
+    if args.per_series:
+        y = y[y.index.get_level_values(0).isin(y.index.unique(level=0)[: args.per_series])]
+    train, valid = _cut(y, data.horizon)
     fh = list(range(1, data.horizon + 1))
     rows = []
-    for name, season in (("last value", 1), (f"seasonal naive (m = {data.sp})", data.sp)):
+    naives = [("last value", 1)] + ([(f"seasonal naive (m = {data.sp})", data.sp)] if data.sp > 1 else [])
+    for name, season in naives:
         point, lower, upper = _naive(train, valid, season)
         rows.append({"system": name, **_scores(train, valid, point, data.sp, lower, upper)})
     for text in args.variant or [""]:
         for seed in args.seeds:
             params = {"horizon": data.horizon, "device": "cpu", "random_state": seed, **_variant(text)}
-            forecaster = AarenForecaster(**params)
             start = cpu_seconds()
-            forecaster.fit(train)
+            parts = [train.loc[[key]] for key in train.index.unique(level=0)] if args.per_series else [train]
+            pred, lower, upper = [], [], []
+            for part in parts:
+                forecaster = AarenForecaster(**params).fit(part)
+                pred.append(forecaster.predict(fh=fh))
+                interval = forecaster.predict_interval(fh=fh, coverage=0.95)
+                lower.append(interval.iloc[:, [0]])
+                upper.append(interval.iloc[:, [1]])
             fit_cpu = cpu_seconds() - start
-            pred = forecaster.predict(fh=fh)
-            interval = forecaster.predict_interval(fh=fh, coverage=0.95)
-            lower, upper = interval.iloc[:, [0]], interval.iloc[:, [1]]
+            pred, lower, upper = (pd.concat(v) for v in (pred, lower, upper))
             lower.columns = upper.columns = valid.columns
             label = f"AarenForecaster({text or 'defaults'}), seed {seed}"
+            label += ", one per series" if args.per_series else ""
             scores = _scores(train, valid, pred, data.sp, lower, upper)
             rows.append({"system": label, **scores, "fit CPU s": fit_cpu})
             print(label, {k: round(v, 3) for k, v in scores.items()}, f"fit {fit_cpu:.1f} CPU s", flush=True)
-    header = ["system", "sMAPE", "MAPE", "MASE", "MSIS", "coverage 95 %", "fit CPU s"]
+    header = ["system", "MSE", "sMAPE", "MAPE", "MASE", "MSIS", "coverage 95 %", "fit CPU s"]
     table = [[r["system"], *(f"{r[k]:.3f}" if k in r else "–" for k in header[1:])] for r in rows]
     text = [
         f"# Validation cut from the training part: {args.dataset}",
         "",
-        f"Each series' last {data.horizon} training values are the target; {time.strftime('%Y-%m-%d')}, "
+        f"Each series' last {data.horizon} training values are the target"
+        + (f" (the first {args.per_series} series, each fitted alone)" if args.per_series else "")
+        + f"; {time.strftime('%Y-%m-%d')}, "
         f"{platform.machine()}, torch {torch.__version__}, one thread.",
         "",
         markdown_table(header, table),
     ]
-    path = results_dir(args.output) / f"forecast_validation_{args.dataset}.md"
+    suffix = f"_{args.per_series}_alone" if args.per_series else ""
+    path = results_dir(args.output) / f"forecast_validation_{args.dataset}{suffix}.md"
     path.write_text("\n".join(text) + "\n")
     print("\n".join(text))
 

@@ -78,4 +78,3 @@ class StreamingClassifierMixin:
         """The tensors of the current stream state (empty list without streams), e.g. to compare."""
         streams = getattr(self, "streams_", None)
         return [] if streams is None else [t.clone() for t in streams.tensors()]
-

@@ -26,7 +26,7 @@ from aaren_ts.estimators._interval_spread import tail_spreads
 from aaren_ts.estimators._panel import SeriesPanel
 from aaren_ts.estimators._seasonality import detect_sp
 from aaren_ts.nn.forecast import ForecastNet
-from aaren_ts.nn.forecast_training import NAIVE_MARGIN, ForecastLoss, held_out_errors
+from aaren_ts.nn.forecast_training import ForecastLoss, held_out_errors
 from aaren_ts.nn.heads import HEADS
 
 __all__ = ["ForecasterTrainingMixin"]
@@ -197,10 +197,11 @@ class ForecasterTrainingMixin:
 
         Each series is streamed through its validation tail
         (:func:`~aaren_ts.nn.forecast_training.held_out_errors`):
-        a series keeps the network where its error there is at least ``NAIVE_MARGIN`` below the naive
-        forecast's, in the training loss. A series without a tail follows the verdict of all tails
-        pooled (the network, when no series has one). When no series keeps the network, it is reset to
-        the naive forecast (its initialisation) and every series uses it as the network.
+        a series keeps the network where its error there is clearly and, unless the panel's is,
+        significantly below the naive forecast's
+        (:meth:`~aaren_ts.nn.forecast_training.HeldOutErrors.falls_back`). When no series keeps the
+        network, it is reset to the naive forecast (its initialisation) and every series uses it as
+        the network.
 
         Each channel of a series is judged on its own. Then every channel's spread factor is chosen on
         its tail, around the point forecast it will use, by the interval score
@@ -218,13 +219,10 @@ class ForecasterTrainingMixin:
         """
         module = self.net_.module_
         device = self._resolved_device()
-        error, naive_error, count = held_out_errors(module, series, n_train, device, loss=self.loss)
-        scored = count > 0
-        if not scored.any():
-            return np.zeros(error.shape, dtype=bool), np.ones(error.shape)
-        keep = error < (1.0 - NAIVE_MARGIN) * naive_error
-        pooled = error[scored].sum() < (1.0 - NAIVE_MARGIN) * naive_error[scored].sum()
-        naive = np.where(scored, ~keep, not pooled)
+        tails = held_out_errors(module, series, n_train, device, loss=self.loss)
+        if not (tails.count > 0).any():
+            return np.zeros(tails.error.shape, dtype=bool), np.ones(tails.error.shape)
+        naive = tails.falls_back()
         if naive.all():
             module.reset_to_naive()  # no clear gain over the naive forecast anywhere: become it
             naive[:] = False

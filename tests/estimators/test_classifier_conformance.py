@@ -68,8 +68,14 @@ def test_grid_search_over_pipeline_in_parallel():
             (
                 "clf",
                 AarenClassifier(  # (the network alone: its epochs are what the search must find)
-                    d_model=8, n_heads=2, n_layers=1, d_ff=16, n_random_features=0, device="cpu",
-                    random_state=0, num_threads=1,
+                    d_model=8,
+                    n_heads=2,
+                    n_layers=1,
+                    d_ff=16,
+                    n_random_features=0,
+                    device="cpu",
+                    random_state=0,
+                    num_threads=1,
                 ),
             ),
         ]

@@ -168,6 +168,25 @@ def test_update_bad_input_leaves_forecaster_untouched(case):
     _assert_same_snapshot(before, _stream_snapshot(f))
 
 
+@pytest.mark.parametrize("case", ["inf", "one value", "unordered"])
+def test_bad_input_to_fit_leaves_fitted_forecaster(case):
+    y = _series(100)
+    f = AarenForecaster(**TINY, horizon=3).fit(y[:60])
+    f.partial_update(y[60:62])
+    before, cutoff = _stream_snapshot(f), f.cutoff
+    pred_before = f.predict(fh=[1, 2, 3])
+    bad, pattern = {
+        "inf": _bad_inputs(y)["inf"],
+        "one value": (y[:1], "at least 2"),
+        "unordered": (y.iloc[[1, 0, *range(2, 40)]], r"monoton|increasing"),
+    }[case]
+    with pytest.raises((ValueError, TypeError), match=pattern):
+        f.fit(bad)
+    _assert_same_snapshot(before, _stream_snapshot(f))
+    pd.testing.assert_frame_equal(pred_before, f.predict(fh=[1, 2, 3]))
+    assert f.cutoff.equals(cutoff) and f.is_fitted
+
+
 def test_fit_rejects_bad_series():
     y = _series(40)
     with pytest.raises(ValueError, match="at least 2"):

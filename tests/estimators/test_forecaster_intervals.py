@@ -13,7 +13,14 @@ from aaren_ts.engine._native import load_aci_step
 from aaren_ts.engine.calibration import CALIBRATION_COVERAGES, Calibration
 from aaren_ts.nn import EncoderConfig
 from aaren_ts.nn.forecast import ForecastNet
-from aaren_ts.nn.forecast_training import ForecastLoss, held_out_errors, masked_mae, masked_mse
+from aaren_ts.nn.forecast_training import (
+    ForecastLoss,
+    HeldOutErrors,
+    _long_run_variance,
+    held_out_errors,
+    masked_mae,
+    masked_mse,
+)
 from aaren_ts.nn.heads import NormalHead
 
 TINY = {
@@ -52,6 +59,52 @@ def test_mae_loss_is_the_mean_absolute_error_over_finite_targets():
     torch.testing.assert_close(masked_mae(pred.loc, target), expected)
 
 
+def _newey_west(d: np.ndarray, lags: int) -> float:
+    """``n`` times the Bartlett-weighted long-run variance of ``d``, term by term."""
+    c, n = d - d.mean(), len(d)
+    total = sum(c[t] * c[t] for t in range(n))
+    for k in range(1, lags + 1):
+        total += 2 * (1 - k / (lags + 1)) * sum(c[t] * c[t + k] for t in range(n - k))
+    return max(total, 0.0)
+
+
+def test_long_run_variance_is_newey_wests_over_each_rows_valid_run():
+    rng = np.random.default_rng(0)
+    d = rng.normal(size=(3, 30, 2))
+    valid = np.zeros((3, 30, 2), dtype=bool)
+    valid[0, 4:25], valid[1, :], valid[2, 10:12] = True, True, True
+    d[~valid] = 1e6  # never read
+    got = _long_run_variance(torch.as_tensor(d), torch.as_tensor(valid), lags=3).numpy()
+    for b in range(3):
+        for ch in range(2):
+            assert got[b, ch] == pytest.approx(_newey_west(d[b, valid[b, :, ch], ch], lags=3), rel=1e-10)
+
+
+def test_a_series_keeps_the_network_on_a_clear_gain_and_a_significant_one_where_the_panel_shows_none():
+    def tails(error, naive_error, variance, count=10):
+        error, naive_error, variance = (
+            np.array(v, dtype=float)[:, None] for v in (error, naive_error, variance)
+        )
+        return HeldOutErrors(error, naive_error, np.full(error.shape, count), variance)
+
+    # a single series 20 % better by chance (gain 20, standard error 20): not significant, falls back
+    assert tails([80.0], [100.0], [400.0]).falls_back().tolist() == [[True]]
+    # the same gain with a standard error of 5 is significant: the network stays
+    assert tails([80.0], [100.0], [25.0]).falls_back().tolist() == [[False]]
+    # a significant gain but within the margin: falls back
+    assert tails([95.0], [100.0], [1.0]).falls_back().tolist() == [[True]]
+    # a panel that shows a significant gain: each series needs only the margin, and a series without
+    # a tail follows the panel
+    panel = tails([50.0, 80.0, 99.0, 0.0], [100.0, 100.0, 100.0, 0.0], [25.0, 400.0, 400.0, 0.0])
+    panel.count[3] = 0
+    assert panel.falls_back()[:, 0].tolist() == [False, False, True, False]
+    # the same series where the panel shows no significant gain: each must show one alone; the series
+    # without a tail falls back with the panel
+    panel = tails([50.0, 80.0, 99.0, 0.0], [100.0, 100.0, 100.0, 0.0], [2500.0, 400.0, 400.0, 0.0])
+    panel.count[3] = 0
+    assert panel.falls_back()[:, 0].tolist() == [True, True, True, True]
+
+
 def test_held_out_errors_score_the_forecasts_from_the_whole_history():
     """An alternating series the network forecasts exactly, but for one jump the naive misses less."""
     torch.manual_seed(0)
@@ -65,10 +118,23 @@ def test_held_out_errors_score_the_forecasts_from_the_whole_history():
     # forecasts issued at steps 29..38 score the tail 30..39: the network misses only the jump (by 99),
     # the last value misses every step by 1 and the jump by 100
     for loss, expected in (("mae", (99.0, 109.0)), ("mse", (99.0**2, 9 + 100.0**2))):
-        error, naive_error, count = held_out_errors(net, [series, series[:30]], [30, 30], "cpu", loss=loss)
+        tails = held_out_errors(net, [series, series[:30]], [30, 30], "cpu", loss=loss)
+        error, naive_error, count = tails.error, tails.naive_error, tails.count
         np.testing.assert_allclose([error[0, 0], naive_error[0, 0]], expected, rtol=1e-6)
         assert count.tolist() == [[10], [0]]  # the second series has no tail
-        assert error[1, 0] == naive_error[1, 0] == 0.0
+        assert error[1, 0] == naive_error[1, 0] == tails.variance[1, 0] == 0.0
+        # horizon 1: the differences of neighbouring origins share no target, so no lag enters
+        origins = np.arange(29, 39)
+        power = {"mae": 1, "mse": 2}[loss]
+        target = series[origins + 1, 0]
+        d = np.abs(series[origins - 1, 0] - target) ** power - np.abs(series[origins, 0] - target) ** power
+        assert tails.variance[0, 0] == pytest.approx(_newey_west(d, lags=0), rel=1e-6)
+        if loss == "mae":  # the network gains exactly 1 at every origin: a certain gain
+            assert np.all(d == -1.0) and tails.improvement_t()[0, 0] == np.inf
+        else:
+            t = -d.sum() / np.sqrt(_newey_west(d, lags=0))
+            assert tails.improvement_t()[0, 0] == pytest.approx(t, rel=1e-6)
+        assert tails.improvement_t()[1, 0] == 0.0  # nothing scored
     assert net.training  # left as it was
 
 
