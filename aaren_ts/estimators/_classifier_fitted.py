@@ -53,6 +53,9 @@ class FittedClassifierMixin:
         self.fit_time_ = attributes["fit_time"]
         self.random_kernels_ = attributes.get("random_kernels")
         self.net_ = self._build_classifier_net(with_callbacks=False).initialize()
+        if self.random_kernels_ is not None and "head_gain" not in state_dict:
+            # saved before the network's scores had a factor per prefix length: they had none (1)
+            state_dict = {**state_dict, "head_gain": self.net_.module_.head_gain}
         self.net_.module_.load_state_dict(state_dict)
         self.net_.module_.eval()
         self.streams_ = ClassifierStreams(self.net_.module_, self._device())

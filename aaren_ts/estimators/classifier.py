@@ -22,7 +22,7 @@ from aaren_ts.engine.classify import ClassifierStreams
 from aaren_ts.estimators._base import AarenEstimatorMixin, standardization
 from aaren_ts.estimators._classifier_early import EarlyClassifierMixin
 from aaren_ts.estimators._classifier_fitted import FittedClassifierMixin
-from aaren_ts.estimators._classifier_kernels import fit_kernel_head, kernel_config
+from aaren_ts.estimators._classifier_kernels import fit_head_gains, fit_kernel_head, kernel_config
 from aaren_ts.estimators._classifier_streaming import StreamingClassifierMixin
 from aaren_ts.estimators._docs import document_shared_parameters
 from aaren_ts.estimators._inputs import SKLEARN_EXPECTED_FAILED_CHECKS, Panel, coerce_labels, to_panel
@@ -83,7 +83,10 @@ class AarenClassifier(
         and thresholds, :mod:`aaren_ts.nn.rocket`): at each step, which of the kernels' responses lie
         above their thresholds. Ridge classifiers on their running means, one per prefix length
         (fitted before the network trains), give a second class distribution; the answer is the
-        mean of the network's and theirs. A stream keeps one running sum per class and prefix length
+        mean of the network's and theirs. Before a stream reaches the median training length, the
+        network's class scores are tempered by a factor (at most 1) fitted per prefix length on the
+        training series: a network trained on whole series is overconfident after a few steps. A
+        stream keeps one running sum per class and prefix length
         and the last ``8 * max dilation`` inputs (dilations up to an eighth of the median training
         length). ``0`` turns them off.
     normalization : {"standard", None}, default="standard"
@@ -417,6 +420,8 @@ class AarenClassifier(
                 network = getattr(self.net_.module_, "module", self.net_.module_)
                 fit_kernel_head(network, values, lengths, codes, seed)
             self.net_.partial_fit({"x": values, "lengths": lengths}, codes)
+            if self.random_kernels_ is not None:
+                fit_head_gains(network, values, lengths, codes)
         self.net_.module_.eval()
         self.streams_ = ClassifierStreams(self.net_.module_, self._device())
         return self

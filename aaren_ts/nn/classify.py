@@ -23,8 +23,9 @@ classifiers on their running means, one per prefix length, set with
 ``t`` scores the running means. Since each map is linear, the running mean of its per-step scores is
 its score of the running means, so a stream keeps one running sum per class and prefix length. In
 eval mode the class distribution is the mean of the head's and of those scores' (times a factor
-fitted with them, a temperature); in training mode the head's alone, so the network trains as it
-would without them.
+fitted with them, a temperature), the head's scores also times a factor per prefix length
+(:meth:`ClassifierModule.set_head_gains`: a network trained on whole series is overconfident after a
+few steps); in training mode the head's alone, so the network trains as it would without them.
 """
 
 from __future__ import annotations
@@ -154,6 +155,8 @@ class ClassifierModule(nn.Module):
             self.register_buffer("kernel_weight", weight)
             self.register_buffer("kernel_bias", torch.zeros(len(prefixes), n_classes))
             self.register_buffer("kernel_gain", torch.tensor(1.0))
+            # the factor on the network's class scores at each prefix length (set_head_gains)
+            self.register_buffer("head_gain", torch.ones(len(prefixes), dtype=torch.float64))
         self.encoder = make_encoder(encoder)
         if readout == "attention":
             self.pool_score = nn.Linear(d_model, 1)
@@ -190,20 +193,22 @@ class ClassifierModule(nn.Module):
 
     def step_features(self, readout: Any, kernel_scores: torch.Tensor, seen: torch.Tensor) -> torch.Tensor:
         """What :meth:`logits` reads after a step: the readout's features ``(batch, d_model)``, followed
-        with ``random_kernels`` by the kernels' class scores of the running means (``n_classes``)."""
+        with ``random_kernels`` by :meth:`_kernel_features` (``n_classes + 1``)."""
         z = self.readout_features(readout)
         if self.kernels is None:
             return z
-        return torch.cat([z, self._kernel_means(kernel_scores, seen).to(z.dtype)], dim=-1)
+        return torch.cat([z, self._kernel_features(kernel_scores, seen).to(z.dtype)], dim=-1)
 
-    def _kernel_means(self, sums: torch.Tensor, counts: torch.Tensor) -> torch.Tensor:
-        """Class scores ``(..., n_classes)`` of the running means after ``counts`` steps, from the sums
-        ``(..., n_prefixes * n_classes)``: the map of the longest prefix length up to ``counts``."""
+    def _kernel_features(self, sums: torch.Tensor, counts: torch.Tensor) -> torch.Tensor:
+        """``(..., n_classes + 1)`` after ``counts`` steps: the class scores of the kernels' running
+        means, from the sums ``(..., n_prefixes * n_classes)``, and the factor on the network's scores,
+        both those of the longest prefix length up to ``counts``."""
         per_map = sums.unflatten(-1, (len(self.kernel_prefixes), self.n_classes))
         which = ((counts.unsqueeze(-1) >= self.kernel_prefixes).sum(dim=-1) - 1).clamp_min(0)
         picked = per_map.gather(-2, which[..., None, None].expand(*which.shape, 1, self.n_classes))[..., 0, :]
         mean = picked / counts.to(sums.dtype).clamp_min(1.0).unsqueeze(-1)
-        return mean + self.kernel_bias.to(sums.dtype)[which]
+        gain = self.head_gain.to(sums.dtype)[which].unsqueeze(-1)
+        return torch.cat([mean + self.kernel_bias.to(sums.dtype)[which], gain], dim=-1)
 
     def set_kernel_head(self, weight: torch.Tensor, bias: torch.Tensor, gain: float) -> None:
         """Set the linear maps ``(n_prefixes, n_classes, n_features)``, ``(n_prefixes, n_classes)`` of
@@ -212,6 +217,11 @@ class ClassifierModule(nn.Module):
         self.kernel_weight.copy_(torch.as_tensor(weight, dtype=self.kernel_weight.dtype).flatten(0, 1))
         self.kernel_bias.copy_(torch.as_tensor(bias, dtype=self.kernel_bias.dtype))
         self.kernel_gain.fill_(float(gain))
+
+    def set_head_gains(self, gains: Any) -> None:
+        """Set the factor on the network's class scores ``(n_prefixes,)`` at each prefix length of
+        the kernels' maps (the longest up to the steps seen applies)."""
+        self.head_gain.copy_(torch.as_tensor(gains, dtype=self.head_gain.dtype))
 
     def kernel_step_scores(self, window: torch.Tensor) -> torch.Tensor:
         """The random kernels' class scores ``(batch, n, n_prefixes * n_classes)`` (every prefix
@@ -312,7 +322,7 @@ class ClassifierModule(nn.Module):
             per_step = self.kernel_step_scores(full).to(torch.float64) * mask.unsqueeze(-1)
             sums = kernel_scores.unsqueeze(1) + per_step.cumsum(dim=1)
             counts = state.seen.unsqueeze(1) + mask.cumsum(dim=1)
-            z = torch.cat([z, self._kernel_means(sums, counts).to(z.dtype)], dim=-1)
+            z = torch.cat([z, self._kernel_features(sums, counts).to(z.dtype)], dim=-1)
             kernel_scores = sums[:, -1] if sums.shape[1] else kernel_scores
         return z, StreamState(enc_state, readout_state, seen, context, kernel_scores)
 
@@ -339,8 +349,9 @@ class ClassifierModule(nn.Module):
 
     def logits(self, z: torch.Tensor) -> torch.Tensor:
         """Class scores from features (any leading shape). With ``random_kernels``, in eval mode, the
-        last ``n_classes`` features are the kernels' scores, and the result is the log of the mean of
-        the head's class distribution and theirs (times their factor), in float64; in training mode
+        last ``n_classes + 1`` features are the kernels' scores and the factor on the head's
+        (:meth:`_kernel_features`), and the result is the log of the mean of the head's class
+        distribution and the kernels' (each's scores times its factor), in float64; in training mode
         the features are the readout's alone (:meth:`encode` skips the kernels) and so are the
         scores."""
         if self.kernels is None or self.training:
@@ -351,8 +362,9 @@ class ClassifierModule(nn.Module):
         own = nn.functional.linear(
             z[..., : self.d_model].contiguous().double(), linear.weight.double(), linear.bias.double()
         )
-        own = torch.log_softmax(own, dim=-1)
-        kernels = torch.log_softmax(self.kernel_gain.double() * z[..., self.d_model :].double(), dim=-1)
+        own = torch.log_softmax(z[..., -1:].double() * own, dim=-1)
+        kernels = z[..., self.d_model : self.d_model + self.n_classes].double()
+        kernels = torch.log_softmax(self.kernel_gain.double() * kernels, dim=-1)
         return torch.logaddexp(own, kernels) - math.log(2.0)
 
     def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor | StepLogits:

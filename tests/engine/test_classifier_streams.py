@@ -40,3 +40,22 @@ def test_non_finite_kernel_scores_are_refused_and_change_nothing() -> None:
     with pytest.raises(ValueError, match="kernel scores"):
         other.restore(tensors, 2)
     assert len(other) == 0
+
+
+def test_the_heads_factor_of_each_prefix_length_applies_in_streams_and_batch_alike() -> None:
+    streams = _streams()
+    module = streams.module.eval()
+    module.set_head_gains([0.3, 1.0])  # prefix lengths 3 and 6: the first map serves until step 6
+    values = np.random.default_rng(1).normal(size=(4, 9, 2)).astype(np.float32)
+    x = torch.as_tensor(values)
+    with torch.no_grad():
+        z, _ = module.encode(x, torch.ones(4, 9, dtype=torch.bool))
+        linear = module.head[1]
+        own = z[..., : module.d_model].double() @ linear.weight.double().T + linear.bias.double()
+        kernels = module.kernel_gain.double() * z[..., module.d_model : module.d_model + 3].double()
+    for step in range(9):
+        factor = 0.3 if step + 1 < 6 else 1.0
+        assert z[0, step, -1] == pytest.approx(factor)
+        expected = 0.5 * torch.softmax(factor * own[:, step], -1) + 0.5 * torch.softmax(kernels[:, step], -1)
+        streams.advance(values[:, step : step + 1], np.ones(4, dtype=np.int64))
+        np.testing.assert_allclose(streams.predict_proba(), expected.numpy(), rtol=1e-5, atol=1e-6)

@@ -320,6 +320,30 @@ def test_save_load_without_pickle(fitted, tmp_path):
     np.testing.assert_array_equal(load(str(tmp_path / "model")).predict_proba(X), clf.predict_proba(X))
 
 
+def test_a_file_saved_before_the_heads_prefix_factors_loads_with_factors_of_one(fitted, tmp_path):
+    import zipfile
+
+    clf, X, _ = fitted
+    assert clf.random_kernels_ is not None
+    path = clf.save(tmp_path / "model")
+    with zipfile.ZipFile(path) as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+    payload = torch.load(io.BytesIO(members["aaren_ts_payload.pt"]), weights_only=True)
+    del payload["state_dict"]["head_gain"]  # as the files written before the factors existed
+    buffer = io.BytesIO()
+    torch.save(payload, buffer)
+    members["aaren_ts_payload.pt"] = buffer.getvalue()
+    with zipfile.ZipFile(tmp_path / "old.zip", "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    loaded = AarenClassifier.load(tmp_path / "old.zip")
+    ones = torch.ones_like(clf.module_.head_gain)
+    assert torch.equal(loaded.module_.head_gain, ones)
+    reference = pickle.loads(pickle.dumps(clf))
+    reference.module_.set_head_gains(ones)
+    np.testing.assert_array_equal(loaded.predict_proba(X), reference.predict_proba(X))
+
+
 def test_load_rejects_other_files(tmp_path):
     bad = tmp_path / "bad.zip"
     bad.write_bytes(b"not a zip")
