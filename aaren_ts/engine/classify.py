@@ -80,8 +80,9 @@ class ClassifierStreams(Streams):
             steps = torch.arange(values.shape[1], device=self.device)
             mask = steps[None, :] < torch.as_tensor(lengths, device=self.device)[:, None]
             with torch.no_grad():
-                z, new_state = self.module.encode(x, mask, state)
-                if rule is not None and bool((early.decided_at == 0).any()):
+                deciding = rule is not None and bool((early.decided_at == 0).any())
+                z, new_state = self.module.encode(x, mask, state, every_step=deciding)
+                if deciding:
                     early = early.copy()  # changed below; the streams change only if all goes well
                     self._decide(early, z, mask, state.seen, rule)
             self.state, self.early = new_state, early

@@ -172,6 +172,9 @@ def fit_head_gains(
     network has seen them, whole), so it only ever tempers: at most 1.
     """
     prefixes = module.kernel_prefixes.cpu().numpy()
+    if len(prefixes) == 1:  # (series of one step: the whole series is the only prefix)
+        module.set_head_gains([1.0])
+        return
     steps = np.minimum(prefixes[:-1, None], lengths[None, :])
     scores = _head_scores(module, values, steps)
     gains = [_gain(scores[p], codes, _HEAD_GAINS) for p in range(len(steps))]

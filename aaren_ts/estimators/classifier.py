@@ -494,7 +494,7 @@ class AarenClassifier(
         out = np.empty((panel.n_instances, self.n_classes_))
         with self._torch_context():
             for sl, x, mask in self._batches(values, lengths):
-                _, state = module.encode(x, mask)
+                _, state = module.encode(x, mask, every_step=False)
                 probs = torch.softmax(module.logits(module.current_features(state)), dim=-1)
                 out[sl] = probs.double().cpu().numpy()
         return out

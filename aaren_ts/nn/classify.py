@@ -240,6 +240,62 @@ class ClassifierModule(nn.Module):
             return window.new_zeros(window.shape[0], 0, self.kernel_weight.shape[0], dtype=torch.float64)
         return torch.cat(out, dim=1)
 
+    def _kernel_step_features(
+        self, window: torch.Tensor, mask: torch.Tensor, seen: torch.Tensor, sums: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`_kernel_features` after every step of a chunk, and the sums after it.
+
+        ``window`` ``(batch, receptive_field - 1 + n, n_channels)`` ends with the chunk's ``n`` steps,
+        ``mask`` ``(batch, n)`` marks the real ones, ``seen`` ``(batch,)`` counts the steps before
+        it and ``sums`` ``(batch, n_prefixes * n_classes)`` are the maps' sums there. A step needs
+        the sums of the map in use only: a block of steps is mapped by the maps its steps use (one
+        or two, not every map), on top of the chunk's indicator counts before the block mapped
+        once, and every map's sums are advanced once, at the end, from the chunk's counts. Returns
+        ``(batch, n, n_classes + 1)`` and the new sums.
+        """
+        r = self.receptive_field - 1
+        n = window.shape[1] - r
+        n_maps = len(self.kernel_prefixes)
+        weight = self.kernel_weight.unflatten(0, (n_maps, self.n_classes))  # (P, n_classes, F)
+        previous = sums.unflatten(-1, (n_maps, self.n_classes))
+        after = seen[:, None] + mask.cumsum(dim=1)  # steps seen after each step of the chunk
+        which = ((after[..., None] >= self.kernel_prefixes).sum(dim=-1) - 1).clamp_min(0)  # (B, n)
+        scores = sums.new_zeros(window.shape[0], n, self.n_classes)
+        counts = sums.new_zeros(window.shape[0], self.kernels.n_features)  # of the chunk so far
+        block = max(1, 2**24 // max(1, window.shape[0] * self.kernels.n_features))
+        for start in range(0, n, block):
+            stop = min(n, start + block)
+            part = window[:, start + r - (self.kernels.receptive_field - 1) : r + stop]
+            indicators = (self.kernels(part) * mask[:, start:stop, None].to(part.dtype)).double()
+            in_use = which[:, start:stop]
+            for p in in_use.unique().tolist():  # (a block's steps mostly use one or two maps)
+                before = previous[:, p] + counts @ weight[p].T  # (B, n_classes): up to the block
+                running = before[:, None] + (indicators @ weight[p].T).cumsum(dim=1)
+                chosen = (in_use == p).unsqueeze(-1)
+                scores[:, start:stop] = torch.where(chosen, running, scores[:, start:stop])
+            counts += indicators.sum(dim=1)
+        features = (
+            scores / after.to(scores.dtype).clamp_min(1.0).unsqueeze(-1)
+            + self.kernel_bias.to(scores.dtype)[which]
+        )
+        gain = self.head_gain.to(scores.dtype)[which].unsqueeze(-1)
+        return torch.cat([features, gain], dim=-1), sums + counts @ self.kernel_weight.T
+
+    def kernel_chunk_scores(self, window: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """The sums over the real steps (``mask`` ``(batch, n)``) of the last ``n`` steps of ``window``
+        ``(batch, receptive_field - 1 + n, n_channels)`` of the random kernels' class scores, every
+        prefix length's map: ``(batch, n_prefixes * n_classes)`` float64. The indicators are counted
+        first (:meth:`~aaren_ts.nn.rocket.RandomKernelFeatures.counts`), then mapped once."""
+        r = self.receptive_field - 1
+        n = window.shape[1] - r
+        counts = window.new_zeros(window.shape[0], self.kernels.n_features, dtype=torch.float64)
+        block = max(1, 2**24 // max(1, window.shape[0] * self.kernels.n_features))
+        for start in range(0, n, block):
+            stop = min(n, start + block)
+            part = window[:, start + r - (self.kernels.receptive_field - 1) : r + stop]
+            counts += self.kernels.counts(part, mask[:, start:stop])
+        return counts @ self.kernel_weight.T
+
     def readout_features(self, readout: Any) -> torch.Tensor:
         """Feature vector ``(batch, d_model)`` of a readout state."""
         if self.readout == "last":
@@ -286,7 +342,11 @@ class ClassifierModule(nn.Module):
         return z, st
 
     def encode(
-        self, x: torch.Tensor, mask: torch.Tensor, state: StreamState | None = None
+        self,
+        x: torch.Tensor,
+        mask: torch.Tensor,
+        state: StreamState | None = None,
+        every_step: bool = True,
     ) -> tuple[torch.Tensor, StreamState]:
         """Features at every step of a chunk, continuing ``state``.
 
@@ -298,11 +358,17 @@ class ClassifierModule(nn.Module):
             Bool ``(batch, n)``, True at real steps.
         state : StreamState, optional
             Where each stream stands; a fresh state when omitted.
+        every_step : bool, default=True
+            With ``random_kernels`` in eval mode: ``False`` leaves the kernels' features out of ``z``
+            and only advances their sums in the state (one product with the maps per chunk instead
+            of one per step), for callers that read the answer after the chunk
+            (:meth:`current_features`).
 
         Returns
         -------
         z : torch.Tensor
-            ``(batch, n, d_model)``; at a padded step it repeats the previous real step's features.
+            ``(batch, n, d_model)`` (and the kernels' features after them, see :meth:`step_features`);
+            at a padded step it repeats the previous real step's features.
         state : StreamState
             The state after the chunk.
         """
@@ -318,12 +384,11 @@ class ClassifierModule(nn.Module):
         z, readout_state = self._readout(y, mask, state.readout)
         seen = state.seen + mask.sum(dim=1)
         kernel_scores = state.kernel_scores
-        if self.kernels is not None and not self.training:  # (training: the head alone, see logits)
-            per_step = self.kernel_step_scores(full).to(torch.float64) * mask.unsqueeze(-1)
-            sums = kernel_scores.unsqueeze(1) + per_step.cumsum(dim=1)
-            counts = state.seen.unsqueeze(1) + mask.cumsum(dim=1)
-            z = torch.cat([z, self._kernel_features(sums, counts).to(z.dtype)], dim=-1)
-            kernel_scores = sums[:, -1] if sums.shape[1] else kernel_scores
+        if self.kernels is not None and not self.training and not every_step:
+            kernel_scores = kernel_scores + self.kernel_chunk_scores(full, mask)
+        elif self.kernels is not None and not self.training:  # (training: the head alone, see logits)
+            features, kernel_scores = self._kernel_step_features(full, mask, state.seen, kernel_scores)
+            z = torch.cat([z, features.to(z.dtype)], dim=-1)
         return z, StreamState(enc_state, readout_state, seen, context, kernel_scores)
 
     def embed_window(self, full: torch.Tensor) -> torch.Tensor:
@@ -378,8 +443,10 @@ class ClassifierModule(nn.Module):
         t_max = int(lengths.max())
         x = x[:, :t_max]
         mask = torch.arange(t_max, device=x.device).unsqueeze(0) < lengths.unsqueeze(1)
-        z, _ = self.encode(x, mask)
+        z, state = self.encode(x, mask, every_step=self.step_outputs)
         if not self.step_outputs:
+            if self.kernels is not None and not self.training:  # (z holds no kernel features)
+                return self.logits(self.current_features(state))
             last = z[torch.arange(x.shape[0], device=x.device), (lengths - 1).clamp_min(0)]
             return self.logits(last)
         steps = self.logits(z)

@@ -102,6 +102,18 @@ class RandomKernelFeatures(nn.Module):
             feats.append(above.flatten(1, 2))  # (B, K * n_biases, n)
         return torch.cat(feats, dim=1).transpose(1, 2).to(window.dtype)
 
+    def counts(self, window: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """How many of the last ``n`` steps of ``window`` ``(B, receptive_field - 1 + n, C)`` where
+        ``mask`` ``(B, n)`` is True have each indicator of :meth:`forward` at 1: ``(B, n_features)``
+        float64 (the sums of :meth:`forward` over those steps, without its ``(B, n, n_features)``
+        tensor)."""
+        real = mask[:, None, None, :]
+        counts = []
+        for i, response in enumerate(self.responses(window)):
+            above = response[:, :, None, :] > self.biases[i].to(response.dtype)[None, :, :, None]
+            counts.append((above & real).sum(dim=-1).flatten(1, 2))  # (B, K * n_biases)
+        return torch.cat(counts, dim=1).double()
+
     @torch.no_grad()
     def fit_biases(self, x: torch.Tensor, lengths: torch.Tensor, generator: torch.Generator) -> None:
         """Set the biases from training series ``x`` ``(N, T, C)`` (standardised, ``lengths`` real
