@@ -54,8 +54,11 @@ class FittedClassifierMixin:
         self.random_kernels_ = attributes.get("random_kernels")
         self.net_ = self._build_classifier_net(with_callbacks=False).initialize()
         if self.random_kernels_ is not None and "head_gain" not in state_dict:
-            # saved before the network's scores had a factor per prefix length: they had none (1)
-            state_dict = {**state_dict, "head_gain": self.net_.module_.head_gain}
+            # saved before the network's scores had a factor per prefix length: they had none (1),
+            # and the kernels' maps shared one factor
+            module = self.net_.module_
+            shared = state_dict["kernel_gain"].expand_as(module.kernel_gain)
+            state_dict = {**state_dict, "head_gain": module.head_gain, "kernel_gain": shared}
         self.net_.module_.load_state_dict(state_dict)
         self.net_.module_.eval()
         self.streams_ = ClassifierStreams(self.net_.module_, self._device())

@@ -13,8 +13,9 @@ the map of 20 %, 61.1 / 61.1 / 63.9 % with that of 25 %; the classifier, with th
 the longest prefix length it has reached, so its answer after a few steps comes from a classifier
 trained on prefixes that long, as per-prefix classifiers do (TEASER, MiniRocket trained per prefix),
 while its state stays one running sum per class and prefix length. They are fitted once, before the
-network trains, with the factor that turns their scores into logits: the one that minimises the
-cross-entropy of the whole-series classifier's out-of-fold scores (5-fold, stratified). The network
+network trains, each with the factor that turns its scores into logits: the one that minimises the
+cross-entropy of its out-of-fold scores (5-fold, stratified), so that an early answer is as confident
+as a classifier of that prefix length can be. The network
 trains on its own; the classifier's answer is the mean of the two class distributions, the network's
 tempered after a prefix (:func:`fit_head_gains`).
 """
@@ -130,9 +131,11 @@ def fit_kernel_head(
     fits = [_ridge(features[p], codes) for p in range(len(prefixes))]
     weight = np.stack([coef for coef, _, _ in fits])  # (P, n_classes, F)
     bias = np.stack([intercept for _, intercept, _ in fits])  # (P, n_classes)
-    held_out = _held_out_scores(features[-1], codes, fits[-1][2], seed)
-    gain = 1.0 if held_out is None else _gain(held_out, codes)
-    module.set_kernel_head(torch.as_tensor(weight), torch.as_tensor(bias), gain)
+    gains = []
+    for p, (_, _, alpha) in enumerate(fits):
+        held_out = _held_out_scores(features[p], codes, alpha, seed)
+        gains.append(1.0 if held_out is None else _gain(held_out, codes))
+    module.set_kernel_head(torch.as_tensor(weight), torch.as_tensor(bias), gains)
 
 
 @torch.no_grad()

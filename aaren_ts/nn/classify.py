@@ -23,7 +23,8 @@ classifiers on their running means, one per prefix length, set with
 ``t`` scores the running means. Since each map is linear, the running mean of its per-step scores is
 its score of the running means, so a stream keeps one running sum per class and prefix length. In
 eval mode the class distribution is the mean of the head's and of those scores' (times a factor
-fitted with them, a temperature), the head's scores also times a factor per prefix length
+per prefix length fitted with them, a temperature), the head's scores also times a factor per prefix
+length
 (:meth:`ClassifierModule.set_head_gains`: a network trained on whole series is overconfident after a
 few steps); in training mode the head's alone, so the network trains as it would without them.
 """
@@ -154,7 +155,7 @@ class ClassifierModule(nn.Module):
             weight = torch.zeros(n_maps, self.kernels.n_features, dtype=torch.float64)
             self.register_buffer("kernel_weight", weight)
             self.register_buffer("kernel_bias", torch.zeros(len(prefixes), n_classes))
-            self.register_buffer("kernel_gain", torch.tensor(1.0))
+            self.register_buffer("kernel_gain", torch.ones(len(prefixes), dtype=torch.float64))
             # the factor on the network's class scores at each prefix length (set_head_gains)
             self.register_buffer("head_gain", torch.ones(len(prefixes), dtype=torch.float64))
         self.encoder = make_encoder(encoder)
@@ -200,23 +201,30 @@ class ClassifierModule(nn.Module):
         return torch.cat([z, self._kernel_features(kernel_scores, seen).to(z.dtype)], dim=-1)
 
     def _kernel_features(self, sums: torch.Tensor, counts: torch.Tensor) -> torch.Tensor:
-        """``(..., n_classes + 1)`` after ``counts`` steps: the class scores of the kernels' running
-        means, from the sums ``(..., n_prefixes * n_classes)``, and the factor on the network's scores,
-        both those of the longest prefix length up to ``counts``."""
+        """``(..., n_classes + 1)`` after ``counts`` steps: the kernels' class logits (the scores of
+        their running means, from the sums ``(..., n_prefixes * n_classes)``, times their factor) and
+        the factor on the network's scores, all those of the longest prefix length up to
+        ``counts``."""
         per_map = sums.unflatten(-1, (len(self.kernel_prefixes), self.n_classes))
         which = ((counts.unsqueeze(-1) >= self.kernel_prefixes).sum(dim=-1) - 1).clamp_min(0)
         picked = per_map.gather(-2, which[..., None, None].expand(*which.shape, 1, self.n_classes))[..., 0, :]
         mean = picked / counts.to(sums.dtype).clamp_min(1.0).unsqueeze(-1)
+        logits = self.kernel_gain.to(sums.dtype)[which].unsqueeze(-1) * (
+            mean + self.kernel_bias.to(sums.dtype)[which]
+        )
         gain = self.head_gain.to(sums.dtype)[which].unsqueeze(-1)
-        return torch.cat([mean + self.kernel_bias.to(sums.dtype)[which], gain], dim=-1)
+        return torch.cat([logits, gain], dim=-1)
 
-    def set_kernel_head(self, weight: torch.Tensor, bias: torch.Tensor, gain: float) -> None:
+    def set_kernel_head(self, weight: torch.Tensor, bias: torch.Tensor, gain: Any) -> None:
         """Set the linear maps ``(n_prefixes, n_classes, n_features)``, ``(n_prefixes, n_classes)`` of
         the random kernels' running means to class scores (ridge classifiers' ``coef_`` and
-        ``intercept_``), one per prefix length, and the factor ``gain`` that makes their scores logits."""
+        ``intercept_``), one per prefix length, and the factors ``gain`` (one, or one per prefix
+        length) that make their scores logits."""
         self.kernel_weight.copy_(torch.as_tensor(weight, dtype=self.kernel_weight.dtype).flatten(0, 1))
         self.kernel_bias.copy_(torch.as_tensor(bias, dtype=self.kernel_bias.dtype))
-        self.kernel_gain.fill_(float(gain))
+        self.kernel_gain.copy_(
+            torch.as_tensor(gain, dtype=self.kernel_gain.dtype).expand_as(self.kernel_gain)
+        )
 
     def set_head_gains(self, gains: Any) -> None:
         """Set the factor on the network's class scores ``(n_prefixes,)`` at each prefix length of
@@ -277,7 +285,7 @@ class ClassifierModule(nn.Module):
         features = (
             scores / after.to(scores.dtype).clamp_min(1.0).unsqueeze(-1)
             + self.kernel_bias.to(scores.dtype)[which]
-        )
+        ) * self.kernel_gain.to(scores.dtype)[which].unsqueeze(-1)
         gain = self.head_gain.to(scores.dtype)[which].unsqueeze(-1)
         return torch.cat([features, gain], dim=-1), sums + counts @ self.kernel_weight.T
 
@@ -414,9 +422,9 @@ class ClassifierModule(nn.Module):
 
     def logits(self, z: torch.Tensor) -> torch.Tensor:
         """Class scores from features (any leading shape). With ``random_kernels``, in eval mode, the
-        last ``n_classes + 1`` features are the kernels' scores and the factor on the head's
+        last ``n_classes + 1`` features are the kernels' logits and the factor on the head's scores
         (:meth:`_kernel_features`), and the result is the log of the mean of the head's class
-        distribution and the kernels' (each's scores times its factor), in float64; in training mode
+        distribution and the kernels', in float64; in training mode
         the features are the readout's alone (:meth:`encode` skips the kernels) and so are the
         scores."""
         if self.kernels is None or self.training:
@@ -429,7 +437,7 @@ class ClassifierModule(nn.Module):
         )
         own = torch.log_softmax(z[..., -1:].double() * own, dim=-1)
         kernels = z[..., self.d_model : self.d_model + self.n_classes].double()
-        kernels = torch.log_softmax(self.kernel_gain.double() * kernels, dim=-1)
+        kernels = torch.log_softmax(kernels, dim=-1)
         return torch.logaddexp(own, kernels) - math.log(2.0)
 
     def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor | StepLogits:

@@ -52,7 +52,7 @@ def test_the_heads_factor_of_each_prefix_length_applies_in_streams_and_batch_ali
         z, _ = module.encode(x, torch.ones(4, 9, dtype=torch.bool))
         linear = module.head[1]
         own = z[..., : module.d_model].double() @ linear.weight.double().T + linear.bias.double()
-        kernels = module.kernel_gain.double() * z[..., module.d_model : module.d_model + 3].double()
+        kernels = z[..., module.d_model : module.d_model + 3].double()  # (their factor applied)
     for step in range(9):
         factor = 0.3 if step + 1 < 6 else 1.0
         assert z[0, step, -1] == pytest.approx(factor)

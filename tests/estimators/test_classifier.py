@@ -329,7 +329,8 @@ def test_a_file_saved_before_the_heads_prefix_factors_loads_with_factors_of_one(
     with zipfile.ZipFile(path) as archive:
         members = {name: archive.read(name) for name in archive.namelist()}
     payload = torch.load(io.BytesIO(members["aaren_ts_payload.pt"]), weights_only=True)
-    del payload["state_dict"]["head_gain"]  # as the files written before the factors existed
+    del payload["state_dict"]["head_gain"]  # as the files written before the factors existed,
+    payload["state_dict"]["kernel_gain"] = payload["state_dict"]["kernel_gain"][-1]  # with one shared
     buffer = io.BytesIO()
     torch.save(payload, buffer)
     members["aaren_ts_payload.pt"] = buffer.getvalue()
@@ -339,8 +340,11 @@ def test_a_file_saved_before_the_heads_prefix_factors_loads_with_factors_of_one(
     loaded = AarenClassifier.load(tmp_path / "old.zip")
     ones = torch.ones_like(clf.module_.head_gain)
     assert torch.equal(loaded.module_.head_gain, ones)
+    shared = clf.module_.kernel_gain[-1].expand_as(clf.module_.kernel_gain)
+    assert torch.equal(loaded.module_.kernel_gain, shared)
     reference = pickle.loads(pickle.dumps(clf))
     reference.module_.set_head_gains(ones)
+    reference.module_.kernel_gain.copy_(shared)
     np.testing.assert_array_equal(loaded.predict_proba(X), reference.predict_proba(X))
 
 
