@@ -24,15 +24,15 @@ classifiers on their running means, one per prefix length, set with
 its score of the running means, so a stream keeps one running sum per class and prefix length. In
 eval mode the class distribution is the mean of the head's and of those scores' (times a factor
 per prefix length fitted with them, a temperature), the head's scores also times a factor per prefix
-length
-(:meth:`ClassifierModule.set_head_gains`: a network trained on whole series is overconfident after a
-few steps); in training mode the head's alone, so the network trains as it would without them.
+length (:meth:`ClassifierModule.set_head_gains`: a network trained on whole series is overconfident
+after a few steps); in training mode the head's alone, so the network trains as it would without
+them.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
 import torch
@@ -206,14 +206,32 @@ class ClassifierModule(nn.Module):
         the factor on the network's scores, all those of the longest prefix length up to
         ``counts``."""
         per_map = sums.unflatten(-1, (len(self.kernel_prefixes), self.n_classes))
-        which = ((counts.unsqueeze(-1) >= self.kernel_prefixes).sum(dim=-1) - 1).clamp_min(0)
+        which = self._map_in_use(counts)
         picked = per_map.gather(-2, which[..., None, None].expand(*which.shape, 1, self.n_classes))[..., 0, :]
-        mean = picked / counts.to(sums.dtype).clamp_min(1.0).unsqueeze(-1)
+        return self._features_of_map(picked, counts, which)
+
+    def _map_in_use(self, counts: torch.Tensor) -> torch.Tensor:
+        """Index of the kernels' map after ``counts`` steps: the longest prefix length up to it."""
+        return ((counts.unsqueeze(-1) >= self.kernel_prefixes).sum(dim=-1) - 1).clamp_min(0)
+
+    def _features_of_map(self, sums: torch.Tensor, counts: torch.Tensor, which: torch.Tensor) -> torch.Tensor:
+        """:meth:`_kernel_features` from the sums ``(..., n_classes)`` of the map in use, ``which``."""
+        mean = sums / counts.to(sums.dtype).clamp_min(1.0).unsqueeze(-1)
         logits = self.kernel_gain.to(sums.dtype)[which].unsqueeze(-1) * (
             mean + self.kernel_bias.to(sums.dtype)[which]
         )
         gain = self.head_gain.to(sums.dtype)[which].unsqueeze(-1)
         return torch.cat([logits, gain], dim=-1)
+
+    def _kernel_blocks(self, window: torch.Tensor) -> Iterator[tuple[int, int, torch.Tensor]]:
+        """``(start, stop, part)`` over the last ``n`` steps of ``window`` ``(batch, receptive_field -
+        1 + n, n_channels)``: blocks of steps small enough that their indicators take about 64 MiB,
+        ``part`` the window the kernels read for steps ``start`` to ``stop``."""
+        r = self.receptive_field - 1
+        block = max(1, 2**24 // max(1, window.shape[0] * self.kernels.n_features))
+        for start in range(0, window.shape[1] - r, block):
+            stop = min(window.shape[1] - r, start + block)
+            yield start, stop, window[:, start + r - (self.kernels.receptive_field - 1) : r + stop]
 
     def set_kernel_head(self, weight: torch.Tensor, bias: torch.Tensor, gain: Any) -> None:
         """Set the linear maps ``(n_prefixes, n_classes, n_features)``, ``(n_prefixes, n_classes)`` of
@@ -236,14 +254,9 @@ class ClassifierModule(nn.Module):
         length's map) of each of the last ``n`` steps of
         ``window`` ``(batch, receptive_field - 1 + n, n_channels)``, computed ``n``-step blocks at a
         time small enough that the indicators of a block take about 64 MiB."""
-        r = self.receptive_field - 1
-        n = window.shape[1] - r
-        block = max(1, 2**24 // max(1, window.shape[0] * self.kernels.n_features))
-        out = []
-        for start in range(0, n, block):
-            stop = min(n, start + block)
-            part = window[:, start + r - (self.kernels.receptive_field - 1) : r + stop]
-            out.append(self.kernels(part).double() @ self.kernel_weight.T)
+        out = [
+            self.kernels(part).double() @ self.kernel_weight.T for _, _, part in self._kernel_blocks(window)
+        ]
         if not out:
             return window.new_zeros(window.shape[0], 0, self.kernel_weight.shape[0], dtype=torch.float64)
         return torch.cat(out, dim=1)
@@ -261,19 +274,14 @@ class ClassifierModule(nn.Module):
         once, and every map's sums are advanced once, at the end, from the chunk's counts. Returns
         ``(batch, n, n_classes + 1)`` and the new sums.
         """
-        r = self.receptive_field - 1
-        n = window.shape[1] - r
         n_maps = len(self.kernel_prefixes)
         weight = self.kernel_weight.unflatten(0, (n_maps, self.n_classes))  # (P, n_classes, F)
         previous = sums.unflatten(-1, (n_maps, self.n_classes))
         after = seen[:, None] + mask.cumsum(dim=1)  # steps seen after each step of the chunk
-        which = ((after[..., None] >= self.kernel_prefixes).sum(dim=-1) - 1).clamp_min(0)  # (B, n)
-        scores = sums.new_zeros(window.shape[0], n, self.n_classes)
+        which = self._map_in_use(after)  # (B, n)
+        scores = sums.new_zeros(*mask.shape, self.n_classes)
         counts = sums.new_zeros(window.shape[0], self.kernels.n_features)  # of the chunk so far
-        block = max(1, 2**24 // max(1, window.shape[0] * self.kernels.n_features))
-        for start in range(0, n, block):
-            stop = min(n, start + block)
-            part = window[:, start + r - (self.kernels.receptive_field - 1) : r + stop]
+        for start, stop, part in self._kernel_blocks(window):
             indicators = (self.kernels(part) * mask[:, start:stop, None].to(part.dtype)).double()
             in_use = which[:, start:stop]
             for p in in_use.unique().tolist():  # (a block's steps mostly use one or two maps)
@@ -282,25 +290,15 @@ class ClassifierModule(nn.Module):
                 chosen = (in_use == p).unsqueeze(-1)
                 scores[:, start:stop] = torch.where(chosen, running, scores[:, start:stop])
             counts += indicators.sum(dim=1)
-        features = (
-            scores / after.to(scores.dtype).clamp_min(1.0).unsqueeze(-1)
-            + self.kernel_bias.to(scores.dtype)[which]
-        ) * self.kernel_gain.to(scores.dtype)[which].unsqueeze(-1)
-        gain = self.head_gain.to(scores.dtype)[which].unsqueeze(-1)
-        return torch.cat([features, gain], dim=-1), sums + counts @ self.kernel_weight.T
+        return self._features_of_map(scores, after, which), sums + counts @ self.kernel_weight.T
 
     def kernel_chunk_scores(self, window: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """The sums over the real steps (``mask`` ``(batch, n)``) of the last ``n`` steps of ``window``
         ``(batch, receptive_field - 1 + n, n_channels)`` of the random kernels' class scores, every
         prefix length's map: ``(batch, n_prefixes * n_classes)`` float64. The indicators are counted
         first (:meth:`~aaren_ts.nn.rocket.RandomKernelFeatures.counts`), then mapped once."""
-        r = self.receptive_field - 1
-        n = window.shape[1] - r
         counts = window.new_zeros(window.shape[0], self.kernels.n_features, dtype=torch.float64)
-        block = max(1, 2**24 // max(1, window.shape[0] * self.kernels.n_features))
-        for start in range(0, n, block):
-            stop = min(n, start + block)
-            part = window[:, start + r - (self.kernels.receptive_field - 1) : r + stop]
+        for start, stop, part in self._kernel_blocks(window):
             counts += self.kernels.counts(part, mask[:, start:stop])
         return counts @ self.kernel_weight.T
 
