@@ -46,9 +46,12 @@ import pandas as pd
 import torch
 
 from aaren_ts.datasets import DEFAULT_HORIZONS, DEFAULT_INPUT_LENGTH, load_series, sliding_windows
-from aaren_ts.datasets.reference import PAPER_MSE, paper_mse
+from aaren_ts.datasets.reference import ITRANSFORMER_MSE, PAPER_MSE, paper_mse
 from aaren_ts.estimators._skorch import resolve_device
 from aaren_ts.jobs.forecast import LAST_VALUE, evaluate_protocol, plot_protocol_example
+
+#: The seasonal naive forecast's row (its period, the dataset's daily or yearly cycle, in the notes).
+SEASONAL_NAIVE_ROW = "seasonal naive"
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -144,13 +147,17 @@ def _table(rows: list[tuple], stream_rows: list[str], device: str, window_stride
         "",
         f"AarenForecaster device: {device}.",
         "",
-        "| dataset | T | model | MSE | MAE | paper Aaren MSE | notes |",
-        "|---|---|---|---|---|---|---|",
+        "| dataset | T | model | MSE | MAE | paper Aaren MSE | iTransformer MSE (published) | notes |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for name, horizon, model, mse, mae, notes in rows:
         paper = paper_mse(name, horizon)
         paper_s = f"{paper:.2f}" if paper is not None else "–"
-        lines.append(f"| {name} | {horizon} | {model} | {mse:.4f} | {mae:.4f} | {paper_s} | {notes} |")
+        itransformer = ITRANSFORMER_MSE.get(name, {}).get(horizon)
+        it_s = f"{itransformer:.3f}" if itransformer is not None else "–"
+        lines.append(
+            f"| {name} | {horizon} | {model} | {mse:.4f} | {mae:.4f} | {paper_s} | {it_s} | {notes} |"
+        )
     if not stream_rows:  # nothing streamed (a screening run with --window-stride)
         return lines
     lines += [
@@ -210,7 +217,7 @@ def merge_tables(paths: list[Path], out: Path) -> list[str]:
     lines = _table([], stream, ", ".join(sorted(devices)) or "unknown")
     if len(titles) == 1:  # the cells' common title (it names the windows scored)
         lines[0] = titles.pop()
-    quality_end = lines.index("|---|---|---|---|---|---|---|") + 1
+    quality_end = next(i for i, line in enumerate(lines) if line.startswith("|---")) + 1
     lines[quality_end:quality_end] = quality
     out.write_text("\n".join(lines) + "\n")
     _plot_grid(quality, out.with_suffix(".png"))
@@ -235,16 +242,21 @@ def _plot_grid(rows: list[str], path: Path) -> None:
         "AarenForecaster(transformer)": dict(color="tab:purple", marker="s", ls="--"),
         "LTSFDLinearForecaster": dict(color="tab:blue", marker="^", ls="-."),
         LAST_VALUE: dict(color="0.6", marker=".", ls=":"),
+        SEASONAL_NAIVE_ROW: dict(color="0.3", marker="+", ls=":"),
         "NaiveForecaster(last)": dict(color="0.6", marker=".", ls=":"),  # its name in older tables
     }
     for ax, name in zip(axes[0], names, strict=True):
         for model, points in table[name].items():
             hs = sorted(points)
             ax.plot(hs, [points[h] for h in hs], label=model, **styles.get(model, {}))
-        paper = PAPER_MSE.get(name, {})
-        if paper:
-            hs = sorted(paper)
-            ax.plot(hs, [paper[h] for h in hs], color="black", marker="x", ls="none", label="paper (Aaren)")
+        for published, label, marker in (
+            (PAPER_MSE, "paper (Aaren)", "x"),
+            (ITRANSFORMER_MSE, "iTransformer (published)", "*"),
+        ):
+            figures = published.get(name, {})
+            hs = sorted(figures)
+            if hs:
+                ax.plot(hs, [figures[h] for h in hs], color="black", marker=marker, ls="none", label=label)
         ax.set_title(name)
         ax.set_xlabel("horizon T")
         ax.set_xticks(DEFAULT_HORIZONS)
@@ -439,6 +451,16 @@ def main(argv: list[str] | None = None) -> int:
                 print(rows[-1], flush=True)
                 if backbone == "aaren":
                     rows.append((name, horizon, LAST_VALUE, result.naive_mse, result.naive_mae, ""))
+                    rows.append(
+                        (
+                            name,
+                            horizon,
+                            SEASONAL_NAIVE_ROW,
+                            result.seasonal_naive_mse,
+                            result.seasonal_naive_mae,
+                            f"sp={result.sp}",
+                        )
+                    )
                     if all(r.stream_mse is not None for r in results):
                         stream_mse = float(np.mean([r.stream_mse for r in results]))
                         stream_rows.append(

@@ -87,6 +87,7 @@ def _forecasting_card(info: ForecastingDataset) -> list[str]:
         "",
         f"- {info.n_rows} rows (time steps) x {info.n_columns} value columns, plus the `date` column.",
         f"- Frequency: `{info.freq}` (pandas alias); first timestamp {info.start}, last {info.end}.",
+        f"- Seasonal period: {info.sp} steps (the seasonal naive forecast's).",
         f"- Target: `{info.target}`, the last column.",
         f"- Columns: {columns}.",
         "",

@@ -64,6 +64,10 @@ class ForecastingDataset:
         (``target``) are checked.
     freq : str
         pandas frequency alias of the time steps.
+    sp : int
+        Seasonal period in steps: the daily cycle of sub-daily data (24 hourly, 96 every 15 minutes,
+        144 every 10 minutes), the yearly one of weekly data (52). The seasonal naive forecast beside
+        the models uses it.
     start, end : str
         First and last timestamp in the file.
     protocol : {"ett_hourly", "ett_15min", "ratio"}
@@ -93,6 +97,7 @@ class ForecastingDataset:
     n_columns: int
     columns: tuple[str, ...] | None
     freq: str
+    sp: int
     start: str
     end: str
     protocol: Literal["ett_hourly", "ett_15min", "ratio"]

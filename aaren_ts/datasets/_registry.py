@@ -61,6 +61,7 @@ def _ett(name: str, sha256: str | None, size: int | None, hourly: bool) -> Forec
         n_columns=7,
         columns=_ETT_COLUMNS,
         freq="h" if hourly else "15min",
+        sp=24 if hourly else 96,
         start="2016-07-01 00:00:00",
         end="2018-06-26 19:00:00" if hourly else "2018-06-26 19:45:00",
         protocol="ett_hourly" if hourly else "ett_15min",
@@ -79,6 +80,7 @@ def _autoformer(
     shape: tuple[int, int],
     columns: tuple[str, ...] | None,
     freq: str,
+    sp: int,
     span: tuple[str, str],
     source: str,
     licence: str,
@@ -94,6 +96,7 @@ def _autoformer(
         n_columns=shape[1],
         columns=columns,
         freq=freq,
+        sp=sp,
         start=span[0],
         end=span[1],
         protocol="ratio",
@@ -148,6 +151,7 @@ FORECASTING_DATASETS: dict[str, ForecastingDataset] = {
             shape=(52696, 21),
             columns=_WEATHER_COLUMNS,
             freq="10min",
+            sp=144,
             span=("2020-01-01 00:10:00", "2021-01-01 00:00:00"),
             source=(
                 "Autoformer / Time-Series-Library 'Weather' (Wu et al., NeurIPS 2021), from the weather "
@@ -175,6 +179,7 @@ FORECASTING_DATASETS: dict[str, ForecastingDataset] = {
             shape=(26304, 321),
             columns=None,
             freq="h",
+            sp=24,
             span=("2016-07-01 02:00:00", "2019-07-02 01:00:00"),
             source=(
                 "Autoformer / Time-Series-Library 'ECL' (electricity.csv), built from the UCI data set "
@@ -202,6 +207,7 @@ FORECASTING_DATASETS: dict[str, ForecastingDataset] = {
                 "OT",
             ),
             freq="W-TUE",
+            sp=52,
             span=("2002-01-01 00:00:00", "2020-06-30 00:00:00"),
             source="Autoformer 'ILI' set (national_illness.csv), from US CDC ILINet",
             licence="none stated (US CDC public data)",

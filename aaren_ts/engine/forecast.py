@@ -74,10 +74,15 @@ class ForecastEngine(Streams):
         :meth:`~aaren_ts.nn.forecast.ForecastNet.reset_to_naive`) instead of the network's: set with
         :meth:`use_naive`, where the network did not beat the naive forecast on the series' held-out
         data. Their intervals are the network's distribution with its scale multiplied by :attr:`spread`,
-        re-calibrated online.
+        or the naive method's own (:attr:`naive_std`), re-calibrated online.
     spread : ndarray of shape (n_series, n_channels)
         Factor on the scale of each series' forecast distribution (1: the network's), set with
         :meth:`use_naive`.
+    naive_std : ndarray of shape (n_series, n_channels)
+        Where positive, the standard deviation (standardised) of a channel's one-step naive errors: its
+        forecast distribution is then the naive method's own
+        (:meth:`~aaren_ts.nn.forecast.ForecastNet.naive_distribution`) instead of the network's; 0 keeps
+        the network's. Set with :meth:`use_naive`.
     n_seen : ndarray of shape (n_series,)
         Steps each stream has consumed (observed or missing).
     n_observed : ndarray of shape (n_series,)
@@ -109,6 +114,7 @@ class ForecastEngine(Streams):
         self.scale = np.ones((0, c + module.n_exog))
         self.naive = np.zeros((0, c), dtype=bool)
         self.spread = np.ones((0, c))
+        self.naive_std = np.zeros((0, c))
         self.n_seen = np.zeros(0, dtype=np.int64)
         self.n_observed = np.zeros(0, dtype=np.int64)
         self.state = module.init_state(0, self.device)
@@ -193,15 +199,17 @@ class ForecastEngine(Streams):
             self.scale = np.concatenate([self.scale, scale])
             self.naive = np.concatenate([self.naive, np.zeros((n, self.n_channels), dtype=bool)])
             self.spread = np.concatenate([self.spread, np.ones((n, self.n_channels))])
+            self.naive_std = np.concatenate([self.naive_std, np.zeros((n, self.n_channels))])
             self.n_seen = np.concatenate([self.n_seen, np.zeros(n, dtype=np.int64)])
             self.n_observed = np.concatenate([self.n_observed, np.zeros(n, dtype=np.int64)])
             self.row_of.update({series_id: start + i for i, series_id in enumerate(ids)})
             return np.arange(start, start + n)
 
-    def use_naive(self, naive: Any, spread: Any = None) -> None:
+    def use_naive(self, naive: Any, spread: Any = None, naive_std: Any = None) -> None:
         """Set which series (channels) forecast with the (seasonal) naive method, ``naive`` ``(n_series,
-        n_channels)`` bool, and the factor on each one's forecast spread, ``spread`` (same shape,
-        positive; ``None``: 1).
+        n_channels)`` bool, the factor on each one's forecast spread, ``spread`` (same shape, positive;
+        ``None``: 1), and which take the naive method's own distribution, ``naive_std`` (same shape,
+        non-negative, standardised; ``None``: 0, none).
 
         Takes effect from each stream's next step (the current forecasts are left as they are).
         """
@@ -214,17 +222,24 @@ class ForecastEngine(Streams):
         spread = np.ones(expected) if spread is None else np.asarray(spread, dtype=np.float64)
         if spread.shape != expected or not (np.isfinite(spread) & (spread > 0)).all():
             raise ValueError(f"use_naive: spread must hold {expected} finite positive factors")
+        naive_std = np.zeros(expected) if naive_std is None else np.asarray(naive_std, dtype=np.float64)
+        if naive_std.shape != expected or not (np.isfinite(naive_std) & (naive_std >= 0)).all():
+            raise ValueError(
+                f"use_naive: naive_std must hold {expected} finite non-negative standard deviations"
+            )
         with self.lock:
-            self.naive, self.spread = naive.copy(), spread.copy()
+            self.naive, self.spread, self.naive_std = naive.copy(), spread.copy(), naive_std.copy()
 
     def _fallback(self, rows: np.ndarray) -> dict[str, torch.Tensor]:
-        """The network's ``naive`` and ``spread`` arguments for the streams at ``rows`` (none when none
-        falls back and every spread is 1)."""
+        """The network's ``naive``, ``spread`` and ``naive_std`` arguments for the streams at ``rows``
+        (each left out where it changes nothing)."""
         out = {}
         if self.naive[rows].any():
             out["naive"] = torch.as_tensor(self.naive[rows], device=self.device)
         if (self.spread[rows] != 1.0).any():
             out["spread"] = torch.as_tensor(self.spread[rows], dtype=torch.float32, device=self.device)
+        if (self.naive_std[rows] > 0).any():
+            out["naive_std"] = torch.as_tensor(self.naive_std[rows], dtype=torch.float32, device=self.device)
         return out
 
     def _check_scaling(self, n: int, mean: Any, scale: Any) -> tuple[np.ndarray, np.ndarray]:

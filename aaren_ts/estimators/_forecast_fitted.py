@@ -90,6 +90,7 @@ class FittedForecasterMixin:
                 "scale": engine.scale,
                 "naive": engine.naive,
                 "spread": engine.spread,
+                "naive_std": engine.naive_std,
                 "static_mean": np.asarray(getattr(self, "static_mean_", np.zeros(0)), dtype=np.float64),
                 "static_scale": np.asarray(getattr(self, "static_scale_", np.ones(0)), dtype=np.float64),
                 "n_seen": engine.n_seen,
@@ -138,8 +139,11 @@ class FittedForecasterMixin:
             )
         self._add_series(ids, mean, scale)
         if "naive" in attributes:  # (archives written before the per-series fallback: none falls back)
-            spread = _saved(attributes, "spread", torch.float64) if "spread" in attributes else None
-            self.engine_.use_naive(_saved(attributes, "naive", torch.bool), spread)
+            spread, naive_std = (
+                _saved(attributes, name, torch.float64) if name in attributes else None
+                for name in ("spread", "naive_std")  # (older archives: factors of 1, the head's intervals)
+            )
+            self.engine_.use_naive(_saved(attributes, "naive", torch.bool), spread, naive_std)
         n_seen, n_observed = (_saved(attributes, name, torch.int64) for name in ("n_seen", "n_observed"))
         self.engine_.restore(attributes["streams"], n_seen, n_observed)
         self._cutoffs = SeriesCutoffs.from_plain(attributes["series_cutoffs"])

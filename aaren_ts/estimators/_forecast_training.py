@@ -22,7 +22,7 @@ from sktime.forecasting.base import ForecastingHorizon
 from aaren_ts.estimators._base import standardization
 from aaren_ts.estimators._cutoffs import relative_steps
 from aaren_ts.estimators._forecast_data import SegmentDataset, pad_segments
-from aaren_ts.estimators._interval_spread import tail_spreads
+from aaren_ts.estimators._interval_spread import tail_intervals
 from aaren_ts.estimators._panel import SeriesPanel
 from aaren_ts.estimators._seasonality import detect_sp
 from aaren_ts.nn.forecast import ForecastNet
@@ -143,12 +143,14 @@ class ForecasterTrainingMixin:
                 "memory). Use a shorter horizon, fewer series per forecaster, or interval_calibration=None"
             )
 
-    def _train(self, panel: SeriesPanel, epochs: int | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+    def _train(
+        self, panel: SeriesPanel, epochs: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """Train the network on ``panel`` (each series scaled by its own training statistics).
 
         ``epochs=None`` builds and trains a new network with early stopping on the series' tails and
-        returns which series should fall back to the naive forecast and their spread factors
-        (:meth:`_judge_against_naive`);
+        returns which series should fall back to the naive forecast, their spread factors and which take
+        the naive method's intervals (:meth:`_judge_against_naive`);
         an int continues training the current one for that many epochs on whole series (returns
         ``None``).
         """
@@ -192,7 +194,7 @@ class ForecasterTrainingMixin:
 
     def _judge_against_naive(
         self, series: list[np.ndarray], n_train: list[int]
-    ) -> tuple[np.ndarray, np.ndarray]:
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Which series forecast better with the (seasonal) naive method than with the trained network.
 
         Each series is streamed through its validation tail
@@ -205,10 +207,13 @@ class ForecasterTrainingMixin:
 
         Each channel of a series is judged on its own. Then every channel's spread factor is chosen on
         its tail, around the point forecast it will use, by the interval score
-        (:func:`~aaren_ts.estimators._interval_spread.tail_spreads`): the head's spread is shared by
+        (:func:`~aaren_ts.estimators._interval_spread.tail_intervals`): the head's spread is shared by
         all series and fits none exactly (on M4 Hourly's test, seed 1, the longest series' intervals were
         twice as wide as the seasonal naive's, and the fallen-back ones among them, rescaled by the naive
-        forecast's error relative to the network's, still three to six times).
+        forecast's error relative to the network's, still three to six times). A channel whose point
+        forecast is the naive one takes the naive method's own intervals where they score better on its
+        tail (the head's spread follows each window's swings: on a random walk that trended in its last
+        window, the head's interval was up to five times the naive method's).
 
         Returns
         -------
@@ -216,17 +221,23 @@ class ForecasterTrainingMixin:
             True for the channels of series that fall back to the naive forecast.
         spread : ndarray of shape (n_series, n_channels)
             The factor on each channel's spread (1 where no series has a tail).
+        naive_std : ndarray of shape (n_series, n_channels)
+            Where positive, the channel takes the naive method's distribution with this one-step
+            standard deviation (:attr:`~aaren_ts.engine.ForecastEngine.naive_std`).
         """
         module = self.net_.module_
         device = self._resolved_device()
         tails = held_out_errors(module, series, n_train, device, loss=self.loss)
         if not (tails.count > 0).any():
-            return np.zeros(tails.error.shape, dtype=bool), np.ones(tails.error.shape)
+            shape = tails.error.shape
+            return np.zeros(shape, dtype=bool), np.ones(shape), np.zeros(shape)
         naive = tails.falls_back()
+        naive_point = naive.copy()
         if naive.all():
             module.reset_to_naive()  # no clear gain over the naive forecast anywhere: become it
             naive[:] = False
-        return naive, tail_spreads(module, series, n_train, naive, device)
+        intervals = tail_intervals(module, series, n_train, naive, device, naive_point=naive_point)
+        return naive, intervals.spread, intervals.naive_std
 
 
 def memory_budget() -> int:

@@ -361,6 +361,7 @@ class ForecastNet(nn.Module):
         batch: int,
         naive: torch.Tensor | None = None,
         spread: torch.Tensor | None = None,
+        naive_std: torch.Tensor | None = None,
     ) -> Forecast:
         """The forecast distributions (``loc`` ``(B, N, T, C)``, ``params`` ``(B, N, T, C, K)``) from the
         encoder's output ``h`` ``(B', N, d_model)``.
@@ -370,6 +371,8 @@ class ForecastNet(nn.Module):
         (bool) marks the channels of series whose mean is the (seasonal) naive forecast instead of the
         network's, and ``spread`` ``(B, C)`` multiplies the head's scale parameters (its
         :attr:`~aaren_ts.nn.heads.DistributionHead.scaled` ones) of each series' channels.
+        ``naive_std`` ``(B, C)``, where positive, replaces a channel's distribution by the naive
+        method's own (:meth:`naive_distribution`; ignored by a head without a Gaussian member).
         """
         n, c = h.shape[1], self.n_channels
         out = self.head(h).unflatten(-1, (self.c_in, self.horizon)) + self.skip(z)  # (B', n, c_in, T)
@@ -386,7 +389,27 @@ class ForecastNet(nn.Module):
         if spread is not None:
             scaled = torch.tensor(self.distribution_head.scaled, device=params.device)
             params = params * torch.where(scaled, spread[:, None, None, :, None].to(params.dtype), 1.0)
+        if naive_std is not None and self.distribution_head.has_normal:
+            own = (naive_std > 0)[:, None, None, :, None]
+            params = torch.where(own, self.naive_distribution(naive_std, n).to(params.dtype), params)
         return Forecast(self._to_output(out, batch, c, n), params)
+
+    def naive_distribution(self, naive_std: torch.Tensor, n: int = 1) -> torch.Tensor:
+        """The (seasonal) naive method's forecast distribution, as the head's parameters ``(B, n, T, C,
+        K)``: Gaussian, with the standard deviation ``naive_std`` ``(B, C)`` of its one-step errors
+        growing as the square root of the cycles ahead, ``sqrt(ceil(t / sp))`` at step ``t`` (the
+        errors of successive cycles adding up as a random walk's)."""
+        growth = self.naive_growth(naive_std.dtype, naive_std.device)
+        std = naive_std[:, None, None, :] * growth[None, None, :, None]  # (B, 1, T, C)
+        return self.distribution_head.from_normal(std.expand(-1, n, -1, -1))
+
+    def naive_growth(
+        self, dtype: torch.dtype = torch.float32, device: torch.device | str | None = None
+    ) -> torch.Tensor:
+        """``(T,)``: the naive method's error standard deviation at each forecast step in units of its
+        one-step one, ``sqrt(ceil(t / sp))``."""
+        steps = torch.arange(1, self.horizon + 1, device=device, dtype=dtype)
+        return torch.ceil(steps / self.sp).sqrt()
 
     def forward(
         self,
@@ -399,6 +422,7 @@ class ForecastNet(nn.Module):
         future: torch.Tensor | None = None,
         naive: torch.Tensor | None = None,
         spread: torch.Tensor | None = None,
+        naive_std: torch.Tensor | None = None,
     ) -> Forecast | tuple[Forecast, list[Any], WindowHistory]:
         """Forecast distributions at every step of ``x`` ``(B, N, C)``: ``loc`` and ``scale`` of shape
         ``(B, N, T, C)`` (``(B, 1, T, C)`` if ``last_only``).
@@ -419,8 +443,9 @@ class ForecastNet(nn.Module):
 
         ``naive`` ``(B, C)`` (bool) marks the channels of series whose mean forecast is the (seasonal)
         naive one (the network did not beat it on their held-out data), and ``spread`` ``(B, C)``
-        multiplies the scale parameters of the distribution head for each series' channels (the
-        naive forecast's errors measured against the network's on the same data).
+        multiplies the scale parameters of the distribution head for each series' channels (chosen on
+        their held-out data), and ``naive_std`` ``(B, C)``, where positive, gives a channel the naive
+        method's own distribution instead (:meth:`naive_distribution`).
         """
         exog = None
         if self.n_exog:
@@ -458,7 +483,7 @@ class ForecastNet(nn.Module):
             level = level[pick, last][:, None] if level is not None else None
             scale = scale[pick, last][:, None] if scale is not None else None
             window_std = window_std[pick, last][:, None]
-        forecast = self.distribution(h, z, level, scale, window_std, batch, naive, spread)
+        forecast = self.distribution(h, z, level, scale, window_std, batch, naive, spread, naive_std)
         if future is not None and self.future_weight is not None:
             forecast = Forecast(forecast.loc + self.future_effect(future), forecast.params)
         if return_state:

@@ -10,7 +10,10 @@ A head defines, for its family:
 * its quantile function on the normal scale (:meth:`~DistributionHead.quantile`: the quantile at
   probability ``Phi(z)``), from which every interval and quantile is read;
 * the two-sided tail probability of an observation (:meth:`~DistributionHead.p_value`), which the
-  online interval calibration of :mod:`aaren_ts.engine.calibration` judges forecasts by.
+  online interval calibration of :mod:`aaren_ts.engine.calibration` judges forecasts by;
+* optionally, its member closest to a Gaussian of a given standard deviation
+  (:meth:`~DistributionHead.from_normal`): a series forecast by the naive method can then take the
+  naive method's own intervals.
 
 The network, its training loss, the streams' calibration, the ONNX export and the torch-free
 streamer all go through this interface: adding a family is one subclass registered with
@@ -143,6 +146,18 @@ class DistributionHead(nn.Module):
         below ``a``): ``2 min(F(y), 1 - F(y))`` with ``F`` the distribution function."""
         raise NotImplementedError
 
+    @property
+    def has_normal(self) -> bool:
+        """Whether the family has a Gaussian member (overrides :meth:`from_normal`)."""
+        return type(self).from_normal is not DistributionHead.from_normal
+
+    def from_normal(self, std: torch.Tensor) -> torch.Tensor:
+        """Parameters ``(..., n_params)`` of the family's member whose quantiles around the location are
+        those of a Gaussian of standard deviation ``std`` ``(...)`` (exactly, or at the family's own
+        levels). A family that has no such member raises ``NotImplementedError`` (the default); its
+        series keep the head's own intervals."""
+        raise NotImplementedError(f"the {self.name!r} head has no Gaussian member")
+
     def valid_params(self, params: torch.Tensor) -> torch.Tensor:
         """Whether each ``(..., n_params)`` of ``params`` describes a distribution of the family:
         bool ``(...)``. Restored streams are checked with it. By default, finite parameters are valid;
@@ -185,6 +200,9 @@ class NormalHead(DistributionHead):
 
     def quantile(self, loc: torch.Tensor, params: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
         return loc + z * params[..., 0]
+
+    def from_normal(self, std: torch.Tensor) -> torch.Tensor:
+        return std[..., None]
 
     def valid_params(self, params: torch.Tensor) -> torch.Tensor:
         """A finite, positive standard deviation."""
@@ -238,6 +256,13 @@ class QuantileHead(DistributionHead):
         steps = softplus(raw + self.initial_steps) * window_std[..., None, None] + self._FLOOR / k
         distance = steps.cumsum(-1)  # of each level from the median, inner level first
         return torch.cat([-distance[..., 0, :].flip(-1), distance[..., 1, :]], dim=-1)  # increasing
+
+    def from_normal(self, std: torch.Tensor) -> torch.Tensor:
+        """The Gaussian's quantiles at the levels (their normal scores times ``std``): exact at every
+        probability, as the interpolation between the levels is linear in the normal score."""
+        k = len(self.LEVELS)
+        z = torch.cat([self.knots[:k], self.knots[k + 1 :]]).to(std.dtype)
+        return std[..., None] * z
 
     def _values(self, loc: torch.Tensor, params: torch.Tensor) -> torch.Tensor:
         """The quantiles at the knots, the median in the middle: ``(..., 2 k + 1)``."""

@@ -51,6 +51,15 @@ def test_the_random_walk_falls_back_and_the_seasonal_series_keep_the_network(fit
     # every series' spread factor is chosen on its tail, around the forecast it uses
     spread = forecaster.engine_.spread[:, 0]
     assert ((spread >= 0.05) & (spread <= 20.0)).all() and len(set(spread.tolist())) == 3
+    # the walk's intervals are the naive method's own: its one-step error spread growing as sqrt(k)
+    naive_std = forecaster.engine_.naive_std[:, 0]
+    assert naive_std[1] > 0 and naive_std[0] == naive_std[2] == 0
+    walk = y.xs("walk", level=0)["y"].to_numpy()[:160]  # (the training part: the tail is held out)
+    np.testing.assert_allclose(
+        naive_std[1] * forecaster.engine_.scale[1, 0], np.sqrt(np.mean(np.diff(walk) ** 2))
+    )
+    params = forecaster.engine_.predict_params()[1, :, 0, 0]
+    np.testing.assert_allclose(params, params[0] * np.sqrt(np.arange(1, 7)), rtol=1e-5)
     pred = forecaster.predict(fh=range(1, 7))
     last = y.xs("walk", level=0)["y"].iloc[199]
     np.testing.assert_allclose(pred.xs("walk", level=0)["y"].to_numpy(), last, rtol=1e-6)

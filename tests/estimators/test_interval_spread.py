@@ -5,9 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 from aaren_ts.estimators import _interval_spread
-from aaren_ts.estimators._interval_spread import POOLED_VALUES, WIDENING, best_spread, tail_spreads
+from aaren_ts.estimators._interval_spread import (
+    POOLED_VALUES,
+    WIDENING,
+    best_spread,
+    naive_error_std,
+    tail_intervals,
+)
 from aaren_ts.nn import EncoderConfig
 from aaren_ts.nn.forecast import ForecastNet
 
@@ -42,10 +49,66 @@ def test_each_series_gets_its_own_factor_pooled_with_the_panels(monkeypatch):
     series = [np.cumsum(rng.normal(0, sd, 200))[:, None].astype(np.float32) for sd in (0.1, 3.0, 1.0)]
     n_train = [160, 160, 200]
     naive = np.zeros((3, 1), dtype=bool)
-    spread = tail_spreads(net, series, n_train, naive, "cpu")[:, 0]
+    spread = tail_intervals(net, series, n_train, naive, "cpu").spread[:, 0]
     assert spread[0] < spread[2] < spread[1]
     # the tailless series takes the panel's factor; the others lean towards it by the tail's length
     weight = 40 / (40 + POOLED_VALUES)
     own = np.exp((np.log(spread[:2]) - (1 - weight) * np.log(spread[2])) / weight)
     np.testing.assert_allclose(np.exp(np.log(own).mean()), spread[2], rtol=1e-9)
     assert WIDENING > 1.0  # (the default widens what the tail alone says)
+
+
+def test_the_naive_error_std_is_the_rms_of_the_seasonal_differences():
+    values = np.array([[1.0, 0.0], [2.0, np.nan], [4.0, 1.0], [3.0, 1.0], [np.nan, 5.0]])
+    # sp = 2: pairs (0, 2), (1, 3), (2, 4)
+    expected = [np.sqrt((3.0**2 + 1.0**2) / 2), np.sqrt((1.0**2 + 4.0**2) / 2)]
+    np.testing.assert_allclose(naive_error_std(values, 2), expected)
+    assert np.isnan(naive_error_std(values[:2], 2)).all()  # no pair
+
+
+def _walks(rng, train_sd, tail_sd, n=3, n_train=200, n_tail=120):
+    return [
+        np.cumsum(np.concatenate([rng.normal(0, train_sd, n_train), rng.normal(0, tail_sd, n_tail)]))[
+            :, None
+        ].astype(np.float32)
+        for _ in range(n)
+    ], [n_train] * n
+
+
+def test_naive_intervals_are_taken_where_they_score_better_on_the_tail():
+    net = ForecastNet(1, 4, 3, EncoderConfig("aaren", 8, 2, 1, 16, 0.0), True, "mean").eval()
+    rng = np.random.default_rng(0)
+    series, n_train = _walks(rng, 1.0, 1.0)
+    naive = np.zeros((3, 1), dtype=bool)
+    candidates = np.array([[True], [True], [False]])
+    head_forward = net.distribution_head.forward
+    noise = torch.Generator().manual_seed(0)
+
+    def erratic(h, window_std):  # widths that swing from one forecast to the next, whatever the errors
+        params = head_forward(h, window_std)
+        return params * torch.exp(2.0 * torch.randn(params.shape, generator=noise))
+
+    net.distribution_head.forward = erratic
+    chosen = tail_intervals(net, series, n_train, naive, "cpu", naive_point=candidates)
+    expected = [naive_error_std(s[:200].astype(np.float64), 1)[0] for s in series[:2]]
+    np.testing.assert_allclose(chosen.naive_std[:2, 0], expected, rtol=1e-6)
+    assert chosen.naive_std[2, 0] == 0.0  # not a candidate: its point forecast is the network's
+    net.distribution_head.forward = head_forward
+    # a naive method whose training errors understate the tail's misses and loses: the head is kept
+    series, n_train = _walks(rng, 0.01, 1.0)
+    kept = tail_intervals(net, series, n_train, naive, "cpu", naive_point=candidates)
+    assert (kept.naive_std == 0.0).all()
+    np.testing.assert_array_equal(kept.spread, tail_intervals(net, series, n_train, naive, "cpu").spread)
+
+
+def test_a_head_without_a_gaussian_member_keeps_its_intervals(monkeypatch):
+    net = ForecastNet(1, 4, 3, EncoderConfig("aaren", 8, 2, 1, 16, 0.0), True, "mean").eval()
+
+    from aaren_ts.nn.heads import DistributionHead
+
+    monkeypatch.setattr(type(net.distribution_head), "from_normal", DistributionHead.from_normal)
+    assert not net.distribution_head.has_normal
+    series, n_train = _walks(np.random.default_rng(0), 1.0, 1.0)
+    candidates = np.ones((3, 1), dtype=bool)
+    naive = np.zeros((3, 1), dtype=bool)
+    assert (tail_intervals(net, series, n_train, naive, "cpu", naive_point=candidates).naive_std == 0).all()

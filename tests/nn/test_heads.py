@@ -87,3 +87,29 @@ def test_an_unknown_head_is_refused_naming_the_registered_ones() -> None:
     with pytest.raises(ValueError, match="normal"):
         make_head("cauchy", 8, 2, 1)
     assert {"normal", "quantile"} <= set(HEADS)
+
+
+@pytest.mark.parametrize("name", ["normal", "quantile"])
+def test_the_gaussian_member_has_a_gaussians_quantiles_and_tail_probabilities(name: str) -> None:
+    head = make_head(name, 8, 3, 1).double()
+    std = torch.tensor([[0.5, 2.0], [1.0, 3.0]], dtype=torch.float64)
+    params = head.from_normal(std)
+    assert params.shape == (2, 2, head.n_params) and head.valid_params(params).all()
+    loc = torch.tensor([[1.0, -2.0], [0.0, 5.0]], dtype=torch.float64)
+    # between the quantile head's levels, at them and beyond the outermost
+    for z in (-3.5, -1.96, -0.3, 0.0, 0.8, 1.2816, 2.9):
+        expected = loc + z * std
+        torch.testing.assert_close(head.quantile(loc, params, torch.tensor(z)), expected)
+        p = head.p_value(loc, params, expected)
+        torch.testing.assert_close(p, torch.full_like(p, math.erfc(abs(z) / math.sqrt(2.0))))
+
+
+def test_a_head_without_a_gaussian_member_says_so() -> None:
+    from aaren_ts.nn.heads import DistributionHead
+
+    class Bare(DistributionHead):
+        name = "bare"
+
+    assert not Bare(8, 3, 1).has_normal and make_head("normal", 8, 3, 1).has_normal
+    with pytest.raises(NotImplementedError, match="bare"):
+        Bare(8, 3, 1).from_normal(torch.ones(2))
