@@ -155,8 +155,8 @@ def tail_intervals(
     naive method's distribution (Gaussian, standard deviation
     :func:`naive_error_std` of its training part, growing as
     :meth:`~aaren_ts.nn.forecast.ForecastNet.naive_distribution` says) where its interval score on the
-    tail is below that of the head's intervals with the channel's final factor, which was fitted on the
-    same tail (so the head is favoured). A head without a Gaussian member
+    tail is below that of the head's intervals with the channel's final factor (chosen, in part, on the
+    same tail: the comparison leans towards the head). A head without a Gaussian member
     (:meth:`~aaren_ts.nn.heads.DistributionHead.from_normal`) keeps its own intervals everywhere.
     """
     c = module.n_channels
