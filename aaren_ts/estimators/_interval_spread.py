@@ -44,6 +44,7 @@ import numpy as np
 import torch
 
 from aaren_ts._normal import gaussian_z
+from aaren_ts.metrics import mean_interval_score
 from aaren_ts.nn.forecast_training import tail_batches
 
 __all__ = [
@@ -55,7 +56,6 @@ __all__ = [
     "WIDENING",
     "TailIntervals",
     "best_spread",
-    "interval_score",
     "naive_error_std",
     "tail_intervals",
 ]
@@ -122,13 +122,6 @@ def naive_error_std(values: np.ndarray, sp: int) -> np.ndarray:
         squared = np.where(np.isfinite(errors), errors * errors, 0.0)
         count = np.isfinite(errors).sum(0)
         return np.where(count > 0, np.sqrt(squared.sum(0) / np.maximum(count, 1)), np.nan)
-
-
-def interval_score(lower: np.ndarray, upper: np.ndarray, error: np.ndarray, alpha: float) -> float:
-    """The mean interval score of level ``1 - alpha`` of ``[lower, upper]`` (offsets from the point
-    forecast) for ``error`` (observations minus the point forecast)."""
-    missed = np.maximum(lower - error, 0.0) + np.maximum(error - upper, 0.0)
-    return float(np.mean(upper - lower + (2.0 / alpha) * missed))
 
 
 def tail_intervals(
@@ -207,7 +200,7 @@ def tail_intervals(
     half_width = float(z) * module.naive_growth(torch.float64).numpy()
     chosen = np.zeros((n, c), dtype=bool)  # (a channel without a tail keeps the head's)
     for (k, j), (lower, upper, error, steps) in scored_tails.items():
-        head_score = interval_score(spread[k, j] * lower, spread[k, j] * upper, error, alpha)
+        head_score = mean_interval_score(error, spread[k, j] * lower, spread[k, j] * upper, alpha)
         half = naive_std[k, j] * half_width[steps]
-        chosen[k, j] = interval_score(-half, half, error, alpha) < head_score
+        chosen[k, j] = mean_interval_score(error, -half, half, alpha) < head_score
     return TailIntervals(spread, np.where(chosen, naive_std, 0.0))
