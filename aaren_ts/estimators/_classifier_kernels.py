@@ -41,12 +41,19 @@ _HEAD_BATCH = 256  # training series per forward pass when scoring the network's
 
 def kernel_config(lengths: np.ndarray, n_features: int, seed: int | None) -> dict[str, Any] | None:
     """The ``random_kernels`` of :class:`~aaren_ts.nn.classify.ClassifierModule` for training series of
-    ``lengths`` and about ``n_features`` features (``0``: none): dilations up to the median length, and
-    the prefix lengths of the ridge classifiers."""
+    ``lengths`` and about ``n_features`` features (``0``: none): dilations up to the longest training
+    series (as MiniRocket's on series padded to one length), and the prefix lengths of the ridge
+    classifiers, fractions of the median length.
+
+    (Dilations up to the median length instead lost accuracy on series of unequal lengths: on
+    validation cut from JapaneseVowels' training set, lengths 7 to 26 with median 15, 3-fold, seeds
+    0, 1, 2, the kernels alone were right in 94.4 / 94.4 / 94.1 % of the cases with them and 95.9 /
+    95.9 / 96.3 % with dilations up to the longest series; after half of each series 91.5 / 92.2 /
+    90.7 against 94.1 / 94.4 / 94.1 %.)"""
     if not n_features:
         return None
     median = float(np.median(lengths))
-    dilations = default_dilations(median)
+    dilations = default_dilations(float(np.max(lengths)))
     n_biases = max(1, int(n_features) // (N_KERNELS * len(dilations)))
     prefixes = tuple(sorted({max(1, int(np.ceil(f * median))) for f in _PREFIXES}))
     return {"dilations": dilations, "n_biases": n_biases, "seed": int(seed or 0), "prefix_lengths": prefixes}

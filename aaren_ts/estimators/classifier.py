@@ -87,8 +87,8 @@ class AarenClassifier(
         network's class scores are tempered by a factor (at most 1) fitted per prefix length on the
         training series: a network trained on whole series is overconfident after a few steps. A
         stream keeps one running sum per class and prefix length
-        and the last ``8 * max dilation`` inputs (dilations up to an eighth of the median training
-        length). ``0`` turns them off.
+        and the last ``8 * max dilation`` inputs (dilations up to an eighth of the longest training
+        series). ``0`` turns them off.
     normalization : {"standard", None}, default="standard"
         ``"standard"`` standardises each channel with the mean and standard deviation of all training
         time points (stored at fit, so streaming uses the same statistics); ``None`` feeds raw values.
