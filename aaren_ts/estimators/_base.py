@@ -204,7 +204,8 @@ class AarenEstimatorMixin:
 
     def _build_net(
         self, net_class: type, module: type[torch.nn.Module], module_params: dict[str, Any], criterion: Any,
-        train_split: Any = None, with_callbacks: bool = True, **net_params: Any,
+        train_split: Any = None, with_callbacks: bool = True, user_callbacks: bool = True,
+        **net_params: Any,
     ) -> Any:  # fmt: skip
         """The skorch net of this estimator (not yet initialised or trained).
 
@@ -223,6 +224,9 @@ class AarenEstimatorMixin:
             The validation hold-out; early stopping is used only with one.
         with_callbacks : bool, default=True
             ``False`` builds the net without callbacks (to load saved weights into).
+        user_callbacks : bool, default=True
+            ``False`` leaves out the user's ``callbacks`` (a network trained on part of the data for
+            the estimator's own use, whose epochs the user's callbacks should not see).
         **net_params
             Estimator-specific net parameters; they override the shared ones.
         """
@@ -233,7 +237,7 @@ class AarenEstimatorMixin:
                 early_stopping=bool(self.early_stopping) and train_split is not None,
                 patience=int(self.patience),
                 lr_scheduler=self._lr_scheduler(),
-                user_callbacks=self.callbacks,
+                user_callbacks=self.callbacks if user_callbacks else None,
             )
         params: dict[str, Any] = {
             "module": module,

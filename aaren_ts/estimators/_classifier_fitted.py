@@ -59,6 +59,9 @@ class FittedClassifierMixin:
             module = self.net_.module_
             shared = state_dict["kernel_gain"].expand_as(module.kernel_gain)
             state_dict = {**state_dict, "head_gain": module.head_gain, "kernel_gain": shared}
+        if self.random_kernels_ is not None and "head_weight" not in state_dict:
+            # saved before the mixture's weights were chosen on out-of-fold scores: an even mixture
+            state_dict = {**state_dict, "head_weight": self.net_.module_.head_weight}
         self.net_.module_.load_state_dict(state_dict)
         self.net_.module_.eval()
         self.streams_ = ClassifierStreams(self.net_.module_, self._device())

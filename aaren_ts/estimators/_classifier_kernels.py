@@ -22,6 +22,7 @@ tempered after a prefix (:func:`fit_head_gains`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -30,13 +31,23 @@ import torch
 from aaren_ts.nn.classify import ClassifierModule
 from aaren_ts.nn.rocket import N_KERNELS, default_dilations
 
-__all__ = ["fit_head_gains", "fit_kernel_head", "kernel_config"]
+__all__ = [
+    "fit_head_gains",
+    "fit_kernel_head",
+    "fit_mixture",
+    "fit_network_share",
+    "held_out_head_scores",
+    "kernel_config",
+    "mixture_split",
+    "prefix_steps",
+]
 
 _PREFIXES = np.arange(1, 21) / 20.0  # the prefix lengths, as fractions of the median training length
 _FEATURE_BYTES = 2**28  # indicators per batch when computing the training features (256 MiB)
 _GAINS = np.geomspace(0.1, 1000.0, 81)  # the factors tried on the out-of-fold scores
 _HEAD_GAINS = np.geomspace(0.01, 1.0, 41)  # the factors tried on the network's scores after a prefix
 _HEAD_BATCH = 256  # training series per forward pass when scoring the network's prefixes
+_WEIGHTS = np.linspace(0.0, 1.0, 11)  # the network's weights in the mixture tried (fit_mixture)
 
 
 def kernel_config(lengths: np.ndarray, n_features: int, seed: int | None) -> dict[str, Any] | None:
@@ -124,25 +135,50 @@ def _held_out_scores(
 
 def fit_kernel_head(
     module: ClassifierModule, values: np.ndarray, lengths: np.ndarray, codes: np.ndarray, seed: int | None
-) -> None:
+) -> tuple[np.ndarray, np.ndarray] | None:
     """Set ``module``'s kernel biases from the standardised training series ``values`` ``(n, T, C)``
     (``lengths`` real steps each), its kernel maps to ridge classifiers of the class ``codes`` (one per
-    prefix length) and their factor."""
+    prefix length) and their factor.
+
+    Returns each training series' out-of-fold class distribution of the kernels after each prefix
+    length on half of the training series (:func:`mixture_split`), from ridge classifiers fitted on
+    the other half, their scores times the factor that fits them best: the rows of that half and
+    ``(n_prefixes, n_rows, n_classes)``; ``None`` where a class has fewer than two series."""
     kernels = module.kernels
     generator = torch.Generator().manual_seed(int(seed or 0))
     kernels.fit_biases(torch.as_tensor(values), torch.as_tensor(lengths), generator)
-    prefixes = module.kernel_prefixes.cpu().numpy()
-    steps = np.minimum(prefixes[:, None], lengths[None, :])
-    steps[-1] = lengths  # the last map: whole series
-    features = _running_means(module, values, steps)
-    fits = [_ridge(features[p], codes) for p in range(len(prefixes))]
+    features = _running_means(module, values, prefix_steps(module, lengths))
+    fits = [_ridge(part, codes) for part in features]
     weight = np.stack([coef for coef, _, _ in fits])  # (P, n_classes, F)
     bias = np.stack([intercept for _, intercept, _ in fits])  # (P, n_classes)
-    gains = []
+    gains, halves = [], []
+    split = mixture_split(codes, seed)
     for p, (_, _, alpha) in enumerate(fits):
         held_out = _held_out_scores(features[p], codes, alpha, seed)
         gains.append(1.0 if held_out is None else _gain(held_out, codes))
+        if split is not None:
+            train, rows = split
+            coef, intercept, _ = _ridge(features[p][train], codes[train], alpha)
+            scores = features[p][rows] @ coef.T + intercept
+            halves.append(_softmax(_gain(scores, codes[rows]) * scores))
     module.set_kernel_head(torch.as_tensor(weight), torch.as_tensor(bias), gains)
+    return None if split is None else (split[1], np.stack(halves))
+
+
+def mixture_split(codes: np.ndarray, seed: int | None) -> tuple[np.ndarray, np.ndarray] | None:
+    """The training series the mixture's weights are chosen on and those the models it compares are
+    fitted on for that: a stratified half each; ``None`` where a class has fewer than two series."""
+    from sklearn.model_selection import StratifiedKFold
+
+    if np.bincount(codes).min() < 2:
+        return None
+    folds = StratifiedKFold(2, shuffle=True, random_state=int(seed or 0))
+    return next(folds.split(np.zeros(len(codes)), codes))
+
+
+def _softmax(logits: np.ndarray) -> np.ndarray:
+    shifted = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    return shifted / shifted.sum(axis=-1, keepdims=True)
 
 
 @torch.no_grad()
@@ -181,11 +217,85 @@ def fit_head_gains(
     for the kernels alone. Fitted on the training series themselves, the factor is optimistic (the
     network has seen them, whole), so it only ever tempers: at most 1.
     """
-    prefixes = module.kernel_prefixes.cpu().numpy()
-    if len(prefixes) == 1:  # (series of one step: the whole series is the only prefix)
+    steps = prefix_steps(module, lengths)[:-1]
+    if not len(steps):  # (series of one step: the whole series is the only prefix)
         module.set_head_gains([1.0])
         return
-    steps = np.minimum(prefixes[:-1, None], lengths[None, :])
     scores = _head_scores(module, values, steps)
     gains = [_gain(scores[p], codes, _HEAD_GAINS) for p in range(len(steps))]
     module.set_head_gains([*gains, 1.0])
+
+
+def prefix_steps(module: ClassifierModule, lengths: np.ndarray) -> np.ndarray:
+    """``(n_prefixes, n)``: the steps of each series at each prefix length of the kernels' maps (the
+    whole series for the last)."""
+    prefixes = module.kernel_prefixes.cpu().numpy()
+    steps = np.minimum(prefixes[:, None], lengths[None, :])
+    steps[-1] = lengths
+    return steps
+
+
+def held_out_head_scores(
+    fit_part: Callable[[np.ndarray], ClassifierModule],
+    values: np.ndarray,
+    codes: np.ndarray,
+    steps: np.ndarray,
+    rows: np.ndarray,
+) -> np.ndarray:
+    """The class scores ``(n_prefixes, n_rows, n_classes)`` of the training series ``rows`` after
+    ``steps[p, i]`` steps of series ``i``, from a network trained by ``fit_part(train)`` on the
+    others."""
+    train = np.setdiff1d(np.arange(len(codes)), rows)
+    return _head_scores(fit_part(train), values[rows], steps[:, rows])
+
+
+def fit_mixture(
+    module: ClassifierModule, head_scores: np.ndarray, kernel_probabilities: np.ndarray, codes: np.ndarray
+) -> None:
+    """Set the factor on the network's class scores and the weight of its class distribution in the
+    mixture, at each prefix length of the kernels' maps, from out-of-fold scores: the network's,
+    ``head_scores`` ``(n_prefixes, n, n_classes)`` (:func:`held_out_head_scores`), and the kernels'
+    distributions ``kernel_probabilities`` (same shape, :func:`fit_kernel_head`). At each prefix
+    length, the pair (factor at most 1, weight in 0, 0.1, ..., 1) of the mixture with the lowest Brier
+    score on them.
+
+    The factor tempers the network where it is confident and wrong (a network trained on whole series,
+    after a prefix); the weight gives each prefix length the share of the better-informed model (on
+    validation cut from the training sets, 3-fold, seeds 0, 1, 2, accuracy after a quarter / half /
+    all of each series, an even mixture with the factor fitted on the training series against the
+    pair chosen on half of the held-out series and scored on the other half: UWaveGestureLibrary 66.7
+    / 83.6 / 92.5 % against 68.3 / 86.7 / 91.9 %, JapaneseVowels 92.3 / 94.1 / 97.7 % against 92.5 /
+    95.2 / 97.8 %; the log loss as the criterion chose the kernels alone more often and lost 1.9
+    points on UWave's whole series).
+    """
+    onehot = np.eye(head_scores.shape[-1])[codes]  # (n, n_classes)
+    gains, weights = [], []
+    for own, kernels in zip(head_scores, kernel_probabilities, strict=True):
+        network = _softmax(_HEAD_GAINS[:, None, None] * own[None])  # (G, n, n_classes)
+        mixed = _WEIGHTS[:, None, None, None] * network[None] + (1 - _WEIGHTS)[:, None, None, None] * kernels
+        brier = ((mixed - onehot) ** 2).sum(axis=-1).mean(axis=-1)  # (W, G)
+        w, g = np.unravel_index(np.argmin(brier), brier.shape)
+        gains.append(float(_HEAD_GAINS[g]))
+        weights.append(float(_WEIGHTS[w]))
+    module.set_head_gains(gains, weights)
+
+
+def fit_network_share(
+    network: ClassifierModule,
+    fit_part: Callable[[np.ndarray], ClassifierModule],
+    values: np.ndarray,
+    lengths: np.ndarray,
+    codes: np.ndarray,
+    kernel_half: tuple[np.ndarray, np.ndarray] | None,
+) -> None:
+    """Set the trained ``network``'s factor and weight at each prefix length of the kernels' maps, from
+    half of the training series ``kernel_half = (rows, kernel distributions)`` (:func:`fit_kernel_head`)
+    and the scores there of a network trained by ``fit_part`` on the other half (:func:`fit_mixture`);
+    where a class has fewer than two series, the factor fitted on the training series and an even
+    mixture (:func:`fit_head_gains`)."""
+    if kernel_half is None:
+        fit_head_gains(network, values, lengths, codes)
+        return
+    rows, kernel_probabilities = kernel_half
+    head_scores = held_out_head_scores(fit_part, values, codes, prefix_steps(network, lengths), rows)
+    fit_mixture(network, head_scores, kernel_probabilities, codes[rows])

@@ -22,7 +22,7 @@ from aaren_ts.engine.classify import ClassifierStreams
 from aaren_ts.estimators._base import AarenEstimatorMixin, standardization
 from aaren_ts.estimators._classifier_early import EarlyClassifierMixin
 from aaren_ts.estimators._classifier_fitted import FittedClassifierMixin
-from aaren_ts.estimators._classifier_kernels import fit_head_gains, fit_kernel_head, kernel_config
+from aaren_ts.estimators._classifier_kernels import fit_kernel_head, fit_network_share, kernel_config
 from aaren_ts.estimators._classifier_streaming import StreamingClassifierMixin
 from aaren_ts.estimators._docs import document_shared_parameters
 from aaren_ts.estimators._inputs import SKLEARN_EXPECTED_FAILED_CHECKS, Panel, coerce_labels, to_panel
@@ -418,17 +418,28 @@ class AarenClassifier(
             if self.random_kernels_ is not None:
                 # (data-parallel training has wrapped the network already: the kernels are its own)
                 network = getattr(self.net_.module_, "module", self.net_.module_)
-                fit_kernel_head(network, values, lengths, codes, seed)
+                kernel_half = fit_kernel_head(network, values, lengths, codes, seed)
             self.net_.partial_fit({"x": values, "lengths": lengths}, codes)
             if self.random_kernels_ is not None:
-                fit_head_gains(network, values, lengths, codes)
+                fit_part = functools.partial(self._fit_part, values, lengths, codes, fraction)
+                fit_network_share(network, fit_part, values, lengths, codes, kernel_half)
         self.net_.module_.eval()
         self.streams_ = ClassifierStreams(self.net_.module_, self._device())
         return self
 
+    def _fit_part(self, values: Any, lengths: Any, codes: Any, fraction: Any, rows: Any) -> ClassifierModule:
+        """A network (without the kernels) trained as the classifier's own on the training ``rows``."""
+        split = make_train_split(codes[rows], fraction, torch_seed(self.random_state))
+        net = self._build_classifier_net(
+            split, batch_size=min(int(self.batch_size), len(rows)), kernels=False, user_callbacks=False
+        ).initialize()
+        net.partial_fit({"x": values[rows], "lengths": lengths[rows]}, codes[rows])
+        return getattr(net.module_, "module", net.module_)
+
     def _build_classifier_net(
-        self, train_split: Any = None, with_callbacks: bool = True, batch_size: int | None = None
-    ) -> Any:
+        self, train_split: Any = None, with_callbacks: bool = True, batch_size: int | None = None,
+        kernels: bool = True, user_callbacks: bool = True,
+    ) -> Any:  # fmt: skip
         from skorch import NeuralNetClassifier
 
         module_params = {
@@ -439,7 +450,7 @@ class AarenClassifier(
             "kernel_size": int(self.kernel_size),
             "dilations": None if self.dilations is None else tuple(int(d) for d in self.dilations),
             "step_outputs": float(self.prefix_weight) > 0.0,
-            "random_kernels": self.random_kernels_,
+            "random_kernels": self.random_kernels_ if kernels else None,
         }
         loss = functools.partial(
             ClassificationLoss,
@@ -448,8 +459,9 @@ class AarenClassifier(
         )
         batches = {"batch_size": int(batch_size or self.batch_size), "classes": np.arange(self.n_classes_)}
         return self._build_net(
-            NeuralNetClassifier, ClassifierModule, module_params, loss, train_split, with_callbacks, **batches
-        )
+            NeuralNetClassifier, ClassifierModule, module_params, loss, train_split, with_callbacks,
+            user_callbacks, **batches,
+        )  # fmt: skip
 
     # ================================================================== prediction
     def _require_network(self, what: str) -> None:

@@ -156,8 +156,10 @@ class ClassifierModule(nn.Module):
             self.register_buffer("kernel_weight", weight)
             self.register_buffer("kernel_bias", torch.zeros(len(prefixes), n_classes))
             self.register_buffer("kernel_gain", torch.ones(len(prefixes), dtype=torch.float64))
-            # the factor on the network's class scores at each prefix length (set_head_gains)
+            # the factor on the network's class scores at each prefix length and the weight of its
+            # class distribution in the mixture (set_head_gains)
             self.register_buffer("head_gain", torch.ones(len(prefixes), dtype=torch.float64))
+            self.register_buffer("head_weight", torch.full((len(prefixes),), 0.5, dtype=torch.float64))
         self.encoder = make_encoder(encoder)
         if readout == "attention":
             self.pool_score = nn.Linear(d_model, 1)
@@ -194,17 +196,17 @@ class ClassifierModule(nn.Module):
 
     def step_features(self, readout: Any, kernel_scores: torch.Tensor, seen: torch.Tensor) -> torch.Tensor:
         """What :meth:`logits` reads after a step: the readout's features ``(batch, d_model)``, followed
-        with ``random_kernels`` by :meth:`_kernel_features` (``n_classes + 1``)."""
+        with ``random_kernels`` by :meth:`_kernel_features` (``n_classes + 2``)."""
         z = self.readout_features(readout)
         if self.kernels is None:
             return z
         return torch.cat([z, self._kernel_features(kernel_scores, seen).to(z.dtype)], dim=-1)
 
     def _kernel_features(self, sums: torch.Tensor, counts: torch.Tensor) -> torch.Tensor:
-        """``(..., n_classes + 1)`` after ``counts`` steps: the kernels' class logits (the scores of
-        their running means, from the sums ``(..., n_prefixes * n_classes)``, times their factor) and
-        the factor on the network's scores, all those of the longest prefix length up to
-        ``counts``."""
+        """``(..., n_classes + 2)`` after ``counts`` steps: the kernels' class logits (the scores of
+        their running means, from the sums ``(..., n_prefixes * n_classes)``, times their factor), the
+        factor on the network's scores and the weight of the network's class distribution, all those
+        of the longest prefix length up to ``counts``."""
         per_map = sums.unflatten(-1, (len(self.kernel_prefixes), self.n_classes))
         which = self._map_in_use(counts)
         picked = per_map.gather(-2, which[..., None, None].expand(*which.shape, 1, self.n_classes))[..., 0, :]
@@ -221,7 +223,8 @@ class ClassifierModule(nn.Module):
             mean + self.kernel_bias.to(sums.dtype)[which]
         )
         gain = self.head_gain.to(sums.dtype)[which].unsqueeze(-1)
-        return torch.cat([logits, gain], dim=-1)
+        weight = self.head_weight.to(sums.dtype)[which].unsqueeze(-1)
+        return torch.cat([logits, gain, weight], dim=-1)
 
     def _kernel_blocks(self, window: torch.Tensor) -> Iterator[tuple[int, int, torch.Tensor]]:
         """``(start, stop, part)`` over the last ``n`` steps of ``window`` ``(batch, receptive_field -
@@ -244,10 +247,16 @@ class ClassifierModule(nn.Module):
             torch.as_tensor(gain, dtype=self.kernel_gain.dtype).expand_as(self.kernel_gain)
         )
 
-    def set_head_gains(self, gains: Any) -> None:
-        """Set the factor on the network's class scores ``(n_prefixes,)`` at each prefix length of
-        the kernels' maps (the longest up to the steps seen applies)."""
-        self.head_gain.copy_(torch.as_tensor(gains, dtype=self.head_gain.dtype))
+    def set_head_gains(self, gains: Any, weights: Any = None) -> None:
+        """Set the factor on the network's class scores and the weight in ``[0, 1]`` of its class
+        distribution in the mixture with the kernels' (``None``: unchanged; 0.5 after construction),
+        one, or one per prefix length of the kernels' maps (the longest up to the steps seen
+        applies)."""
+        weights = torch.as_tensor(self.head_weight if weights is None else weights, dtype=torch.float64)
+        if not bool(((weights >= 0.0) & (weights <= 1.0)).all()):
+            raise ValueError(f"the network's weights in the mixture must lie in [0, 1], got {weights}")
+        self.head_gain.copy_(torch.as_tensor(gains, dtype=self.head_gain.dtype).expand_as(self.head_gain))
+        self.head_weight.copy_(weights.expand_as(self.head_weight))
 
     def kernel_step_scores(self, window: torch.Tensor) -> torch.Tensor:
         """The random kernels' class scores ``(batch, n, n_prefixes * n_classes)`` (every prefix
@@ -272,7 +281,7 @@ class ClassifierModule(nn.Module):
         the sums of the map in use only: a block of steps is mapped by the maps its steps use (one
         or two, not every map), on top of the chunk's indicator counts before the block mapped
         once, and every map's sums are advanced once, at the end, from the chunk's counts. Returns
-        ``(batch, n, n_classes + 1)`` and the new sums.
+        ``(batch, n, n_classes + 2)`` and the new sums.
         """
         n_maps = len(self.kernel_prefixes)
         weight = self.kernel_weight.unflatten(0, (n_maps, self.n_classes))  # (P, n_classes, F)
@@ -420,9 +429,10 @@ class ClassifierModule(nn.Module):
 
     def logits(self, z: torch.Tensor) -> torch.Tensor:
         """Class scores from features (any leading shape). With ``random_kernels``, in eval mode, the
-        last ``n_classes + 1`` features are the kernels' logits and the factor on the head's scores
-        (:meth:`_kernel_features`), and the result is the log of the mean of the head's class
-        distribution and the kernels', in float64; in training mode
+        last ``n_classes + 2`` features are the kernels' logits, the factor on the head's scores and
+        the weight ``w`` of the head's distribution (:meth:`_kernel_features`), and the result is the
+        log of ``w`` times the head's class distribution plus ``1 - w`` times the kernels', in
+        float64; in training mode
         the features are the readout's alone (:meth:`encode` skips the kernels) and so are the
         scores."""
         if self.kernels is None or self.training:
@@ -433,10 +443,11 @@ class ClassifierModule(nn.Module):
         own = nn.functional.linear(
             z[..., : self.d_model].contiguous().double(), linear.weight.double(), linear.bias.double()
         )
-        own = torch.log_softmax(z[..., -1:].double() * own, dim=-1)
+        own = torch.log_softmax(z[..., -2:-1].double() * own, dim=-1)
         kernels = z[..., self.d_model : self.d_model + self.n_classes].double()
         kernels = torch.log_softmax(kernels, dim=-1)
-        return torch.logaddexp(own, kernels) - math.log(2.0)
+        weight = z[..., -1:].double()
+        return torch.logaddexp(own + torch.log(weight), kernels + torch.log1p(-weight))
 
     def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor | StepLogits:
         """Logits at each series' last real step (with ``step_outputs``: a :class:`StepLogits`).

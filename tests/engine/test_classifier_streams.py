@@ -42,10 +42,11 @@ def test_non_finite_kernel_scores_are_refused_and_change_nothing() -> None:
     assert len(other) == 0
 
 
-def test_the_heads_factor_of_each_prefix_length_applies_in_streams_and_batch_alike() -> None:
+def test_the_heads_factor_and_weight_of_each_prefix_length_apply_in_streams_and_batch_alike() -> None:
     streams = _streams()
     module = streams.module.eval()
-    module.set_head_gains([0.3, 1.0])  # prefix lengths 3 and 6: the first map serves until step 6
+    # prefix lengths 3 and 6: the first map serves until step 6
+    module.set_head_gains([0.3, 1.0], [0.2, 0.9])
     values = np.random.default_rng(1).normal(size=(4, 9, 2)).astype(np.float32)
     x = torch.as_tensor(values)
     with torch.no_grad():
@@ -54,8 +55,9 @@ def test_the_heads_factor_of_each_prefix_length_applies_in_streams_and_batch_ali
         own = z[..., : module.d_model].double() @ linear.weight.double().T + linear.bias.double()
         kernels = z[..., module.d_model : module.d_model + 3].double()  # (their factor applied)
     for step in range(9):
-        factor = 0.3 if step + 1 < 6 else 1.0
-        assert z[0, step, -1] == pytest.approx(factor)
-        expected = 0.5 * torch.softmax(factor * own[:, step], -1) + 0.5 * torch.softmax(kernels[:, step], -1)
+        factor, weight = (0.3, 0.2) if step + 1 < 6 else (1.0, 0.9)
+        assert z[0, step, -2] == pytest.approx(factor) and z[0, step, -1] == pytest.approx(weight)
+        network = torch.softmax(factor * own[:, step], -1)
+        expected = weight * network + (1 - weight) * torch.softmax(kernels[:, step], -1)
         streams.advance(values[:, step : step + 1], np.ones(4, dtype=np.int64))
         np.testing.assert_allclose(streams.predict_proba(), expected.numpy(), rtol=1e-5, atol=1e-6)
