@@ -16,8 +16,10 @@ while its state stays one running sum per class and prefix length. They are fitt
 network trains, each with the factor that turns its scores into logits: the one that minimises the
 cross-entropy of its out-of-fold scores (5-fold, stratified), so that an early answer is as confident
 as a classifier of that prefix length can be. The network
-trains on its own; the classifier's answer is the mean of the two class distributions, the network's
-tempered after a prefix (:func:`fit_head_gains`).
+trains on its own; the classifier's answer is a weighted mean of the two class distributions, the
+network's scores tempered, with the factor and weight of each prefix length chosen on half of the
+training series, held out from a network and ridge classifiers fitted on the other half
+(:func:`fit_network_share`).
 """
 
 from __future__ import annotations

@@ -82,10 +82,11 @@ class AarenClassifier(
         About this many features of random dilated kernels computed causally (MiniRocket's kernels
         and thresholds, :mod:`aaren_ts.nn.rocket`): at each step, which of the kernels' responses lie
         above their thresholds. Ridge classifiers on their running means, one per prefix length
-        (fitted before the network trains), give a second class distribution; the answer is the
-        mean of the network's and theirs. Before a stream reaches the median training length, the
-        network's class scores are tempered by a factor (at most 1) fitted per prefix length on the
-        training series: a network trained on whole series is overconfident after a few steps. A
+        (fitted before the network trains), give a second class distribution; the answer is a
+        weighted mean of the network's and theirs, the network's scores tempered by a factor (at most
+        1). The weight and factor of each prefix length are chosen on half of the training series,
+        scored by a second network and ridge classifiers fitted on the other half (so ``fit``
+        trains the network's architecture twice: once on all series, once on half of them). A
         stream keeps one running sum per class and prefix length
         and the last ``8 * max dilation`` inputs (dilations up to an eighth of the longest training
         series). ``0`` turns them off.

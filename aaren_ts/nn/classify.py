@@ -22,11 +22,12 @@ classifiers on their running means, one per prefix length, set with
 :meth:`ClassifierModule.set_kernel_head`); after ``t`` steps the map of the longest prefix length up to
 ``t`` scores the running means. Since each map is linear, the running mean of its per-step scores is
 its score of the running means, so a stream keeps one running sum per class and prefix length. In
-eval mode the class distribution is the mean of the head's and of those scores' (times a factor
-per prefix length fitted with them, a temperature), the head's scores also times a factor per prefix
-length (:meth:`ClassifierModule.set_head_gains`: a network trained on whole series is overconfident
-after a few steps); in training mode the head's alone, so the network trains as it would without
-them.
+eval mode the class distribution is a weighted mean of the head's and of those scores' (times a
+factor per prefix length fitted with them, a temperature), the head's scores also times a factor, and
+both the factor and the head's weight chosen per prefix length (:meth:`ClassifierModule.set_head_gains`:
+a network trained on whole series is overconfident after a few steps, and the better model of the two
+differs from one prefix length to the next); in training mode the head's alone, so the network trains
+as it would without them.
 """
 
 from __future__ import annotations
