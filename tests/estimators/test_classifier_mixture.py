@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from aaren_ts import AarenClassifier
-from aaren_ts.estimators._classifier_kernels import fit_mixture, mixture_split
+from aaren_ts.estimators._classifier_kernels import fit_mixture, kernel_config, mixture_split
 from aaren_ts.nn import EncoderConfig
 from aaren_ts.nn.classify import ClassifierModule
 
@@ -59,6 +59,14 @@ def test_the_mixture_split_is_a_stratified_half_and_needs_two_series_per_class()
     assert sorted(np.concatenate([train, rows])) == list(range(len(codes)))
     np.testing.assert_array_equal(np.bincount(codes[rows]), [2, 3, 4])
     assert mixture_split(np.array([0, 0, 1]), seed=0) is None
+
+
+def test_every_step_is_answered_by_a_map_fitted_on_at_most_that_many_steps() -> None:
+    # (a stream's first steps once used the map of 5 % of the median length: running means of fewer
+    # steps than it was fitted on, and confident answers)
+    config = kernel_config(np.array([80, 100, 120]), 1000, seed=0)
+    assert config["prefix_lengths"][:3] == (1, 5, 10) and config["prefix_lengths"][-1] == 100
+    assert kernel_config(np.array([3, 3]), 1000, seed=0)["prefix_lengths"] == (1, 2, 3)
 
 
 def test_weights_outside_zero_and_one_are_refused() -> None:
