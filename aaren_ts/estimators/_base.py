@@ -204,7 +204,7 @@ class AarenEstimatorMixin:
 
     def _build_net(
         self, net_class: type, module: type[torch.nn.Module], module_params: dict[str, Any], criterion: Any,
-        train_split: Any = None, with_callbacks: bool = True, user_callbacks: bool = True,
+        train_split: Any = None, with_callbacks: bool = True, own_use: bool = False,
         **net_params: Any,
     ) -> Any:  # fmt: skip
         """The skorch net of this estimator (not yet initialised or trained).
@@ -224,20 +224,21 @@ class AarenEstimatorMixin:
             The validation hold-out; early stopping is used only with one.
         with_callbacks : bool, default=True
             ``False`` builds the net without callbacks (to load saved weights into).
-        user_callbacks : bool, default=True
-            ``False`` leaves out the user's ``callbacks`` (a network trained on part of the data for
-            the estimator's own use, whose epochs the user's callbacks should not see).
+        own_use : bool, default=False
+            ``True`` for a network trained on part of the data for the estimator's own use: without
+            the user's ``callbacks`` (they should not see its epochs) and without printed progress.
         **net_params
             Estimator-specific net parameters; they override the shared ones.
         """
         callbacks = None
+        verbose = 0 if own_use else int(self.verbose)
         if with_callbacks:
             callbacks = make_callbacks(
-                verbose=int(self.verbose),
+                verbose=verbose,
                 early_stopping=bool(self.early_stopping) and train_split is not None,
                 patience=int(self.patience),
                 lr_scheduler=self._lr_scheduler(),
-                user_callbacks=self.callbacks if user_callbacks else None,
+                user_callbacks=None if own_use else self.callbacks,
             )
         params: dict[str, Any] = {
             "module": module,
@@ -252,8 +253,8 @@ class AarenEstimatorMixin:
             "callbacks": callbacks,
             "iterator_train__shuffle": True,
             "device": resolve_device(self.device),
-            "verbose": int(self.verbose),
-            **progress_params(int(self.verbose)),
+            "verbose": verbose,
+            **progress_params(verbose),
         }
         accelerator = getattr(self, "accelerator", None)
         if accelerator is not None:  # data-parallel: the accelerator places modules and batches

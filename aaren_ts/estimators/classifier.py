@@ -34,7 +34,7 @@ from aaren_ts.estimators._params import (
     Options,
     PositiveInt,
 )
-from aaren_ts.estimators._skorch import make_train_split, torch_seed
+from aaren_ts.estimators._skorch import make_train_split, print_epoch_line, torch_seed
 from aaren_ts.nn.classify import READOUTS, ClassificationLoss, ClassifierModule
 
 __all__ = ["SKLEARN_EXPECTED_FAILED_CHECKS", "AarenClassifier"]
@@ -430,16 +430,18 @@ class AarenClassifier(
 
     def _fit_part(self, values: Any, lengths: Any, codes: Any, fraction: Any, rows: Any) -> ClassifierModule:
         """A network (without the kernels) trained as the classifier's own on the training ``rows``."""
+        if self.verbose:
+            print_epoch_line(f"Training a network on {len(rows)} series to weigh it against the kernels")
         split = make_train_split(codes[rows], fraction, torch_seed(self.random_state))
         net = self._build_classifier_net(
-            split, batch_size=min(int(self.batch_size), len(rows)), kernels=False, user_callbacks=False
+            split, batch_size=min(int(self.batch_size), len(rows)), kernels=False, own_use=True
         ).initialize()
         net.partial_fit({"x": values[rows], "lengths": lengths[rows]}, codes[rows])
         return getattr(net.module_, "module", net.module_)
 
     def _build_classifier_net(
         self, train_split: Any = None, with_callbacks: bool = True, batch_size: int | None = None,
-        kernels: bool = True, user_callbacks: bool = True,
+        kernels: bool = True, own_use: bool = False,
     ) -> Any:  # fmt: skip
         from skorch import NeuralNetClassifier
 
@@ -461,7 +463,7 @@ class AarenClassifier(
         batches = {"batch_size": int(batch_size or self.batch_size), "classes": np.arange(self.n_classes_)}
         return self._build_net(
             NeuralNetClassifier, ClassifierModule, module_params, loss, train_split, with_callbacks,
-            user_callbacks, **batches,
+            own_use, **batches,
         )  # fmt: skip
 
     # ================================================================== prediction
