@@ -43,7 +43,6 @@ __all__ = [
     "fit_kernel_head",
     "fit_mixture",
     "fit_network_share",
-    "held_out_head_scores",
     "kernel_config",
     "mixture_split",
     "prefix_steps",
@@ -142,15 +141,15 @@ def _held_out_scores(
 
 def fit_kernel_head(
     module: ClassifierModule, values: np.ndarray, lengths: np.ndarray, codes: np.ndarray, seed: int | None
-) -> tuple[np.ndarray, np.ndarray] | None:
+) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray] | None:
     """Set ``module``'s kernel biases from the standardised training series ``values`` ``(n, T, C)``
     (``lengths`` real steps each), its kernel maps to ridge classifiers of the class ``codes`` (one per
     prefix length) and their factor.
 
-    Returns each training series' out-of-fold class distribution of the kernels after each prefix
-    length on half of the training series (:func:`mixture_split`), from ridge classifiers fitted on
-    the other half, their scores times the factor that fits them best: the rows of that half and
-    ``(n_prefixes, n_rows, n_classes)``; ``None`` where a class has fewer than two series."""
+    Returns the split of :func:`mixture_split`, ``(train, rows)``, and the kernels' class
+    distributions ``(n_prefixes, n_rows, n_classes)`` of the series ``rows`` after each prefix length
+    from ridge classifiers fitted on the series ``train``, their scores times the factor that fits
+    them best; ``None`` where a class has fewer than two series."""
     kernels = module.kernels
     generator = torch.Generator().manual_seed(int(seed or 0))
     kernels.fit_biases(torch.as_tensor(values), torch.as_tensor(lengths), generator)
@@ -169,7 +168,7 @@ def fit_kernel_head(
             scores = features[p][rows] @ coef.T + intercept
             halves.append(_softmax(_gain(scores, codes[rows]) * scores))
     module.set_kernel_head(torch.as_tensor(weight), torch.as_tensor(bias), gains)
-    return None if split is None else (split[1], np.stack(halves))
+    return None if split is None else (split, np.stack(halves))
 
 
 def mixture_split(codes: np.ndarray, seed: int | None) -> tuple[np.ndarray, np.ndarray] | None:
@@ -242,26 +241,12 @@ def prefix_steps(module: ClassifierModule, lengths: np.ndarray) -> np.ndarray:
     return steps
 
 
-def held_out_head_scores(
-    fit_part: Callable[[np.ndarray], ClassifierModule],
-    values: np.ndarray,
-    codes: np.ndarray,
-    steps: np.ndarray,
-    rows: np.ndarray,
-) -> np.ndarray:
-    """The class scores ``(n_prefixes, n_rows, n_classes)`` of the training series ``rows`` after
-    ``steps[p, i]`` steps of series ``i``, from a network trained by ``fit_part(train)`` on the
-    others."""
-    train = np.setdiff1d(np.arange(len(codes)), rows)
-    return _head_scores(fit_part(train), values[rows], steps[:, rows])
-
-
 def fit_mixture(
     module: ClassifierModule, head_scores: np.ndarray, kernel_probabilities: np.ndarray, codes: np.ndarray
 ) -> None:
     """Set the factor on the network's class scores and the weight of its class distribution in the
     mixture, at each prefix length of the kernels' maps, from out-of-fold scores: the network's,
-    ``head_scores`` ``(n_prefixes, n, n_classes)`` (:func:`held_out_head_scores`), and the kernels'
+    ``head_scores`` ``(n_prefixes, n, n_classes)`` (:func:`fit_network_share`), and the kernels'
     distributions ``kernel_probabilities`` (same shape, :func:`fit_kernel_head`). At each prefix
     length, the pair (factor at most 1, weight in 0, 0.1, ..., 1) of the mixture with the lowest Brier
     score on them.
@@ -293,16 +278,17 @@ def fit_network_share(
     values: np.ndarray,
     lengths: np.ndarray,
     codes: np.ndarray,
-    kernel_half: tuple[np.ndarray, np.ndarray] | None,
+    kernel_half: tuple[tuple[np.ndarray, np.ndarray], np.ndarray] | None,
 ) -> None:
     """Set the trained ``network``'s factor and weight at each prefix length of the kernels' maps, from
-    half of the training series ``kernel_half = (rows, kernel distributions)`` (:func:`fit_kernel_head`)
-    and the scores there of a network trained by ``fit_part`` on the other half (:func:`fit_mixture`);
-    where a class has fewer than two series, the factor fitted on the training series and an even
-    mixture (:func:`fit_head_gains`)."""
+    the kernels' distributions on half of the training series, ``kernel_half = ((train, rows),
+    distributions)`` (:func:`fit_kernel_head`), and the scores there of a network trained by
+    ``fit_part(train)`` on the other half (:func:`fit_mixture`); where a class has fewer than two
+    series, the factor fitted on the training series and an even mixture (:func:`fit_head_gains`)."""
     if kernel_half is None:
         fit_head_gains(network, values, lengths, codes)
         return
-    rows, kernel_probabilities = kernel_half
-    head_scores = held_out_head_scores(fit_part, values, codes, prefix_steps(network, lengths), rows)
+    (train, rows), kernel_probabilities = kernel_half
+    steps = prefix_steps(network, lengths)[:, rows]
+    head_scores = _head_scores(fit_part(train), values[rows], steps)
     fit_mixture(network, head_scores, kernel_probabilities, codes[rows])
