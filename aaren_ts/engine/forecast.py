@@ -68,7 +68,12 @@ class ForecastEngine(Streams):
     ids : list
         Series ids in row order (``[None]`` for a single series).
     mean, scale : ndarray of shape (n_series, n_channels + n_exog)
-        Each series' standardisation (of its channels, then of its covariates).
+        Each series' standardisation (of its channels, then of its covariates), on the model's scale.
+    log_target : ndarray of shape (n_series, n_channels), bool
+        The channels the model sees on the log scale (:mod:`aaren_ts._log_target`). The engine works on
+        the model's scale throughout: values given to :meth:`advance` and every forecast, quantile and
+        standard deviation it returns are in the series' units for the other channels and in their
+        logarithm for these; its caller maps them (the forecaster, the ONNX streamer).
     naive : ndarray of shape (n_series, n_channels), bool
         Channels of series whose point forecast is the (seasonal) naive one the network starts from (see
         :meth:`~aaren_ts.nn.forecast.ForecastNet.reset_to_naive`) instead of the network's: set with
@@ -112,6 +117,7 @@ class ForecastEngine(Streams):
         self.row_of: dict[Hashable, int] = {}
         self.mean = np.zeros((0, c + module.n_exog))
         self.scale = np.ones((0, c + module.n_exog))
+        self.log_target = np.zeros((0, c), dtype=bool)
         self.naive = np.zeros((0, c), dtype=bool)
         self.spread = np.ones((0, c))
         self.naive_std = np.zeros((0, c))
@@ -165,14 +171,25 @@ class ForecastEngine(Streams):
             )
 
     # ------------------------------------------------------------------ new series
-    def add(self, ids: Sequence[Hashable], mean: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    def add(
+        self, ids: Sequence[Hashable], mean: np.ndarray, scale: np.ndarray, log_target: Any = None
+    ) -> np.ndarray:
         """Append fresh streams (nothing seen yet) for new series scaled by ``mean``/``scale``
-        ``(n, n_channels + n_exog)``; return their rows."""
+        ``(n, n_channels + n_exog)``, their channels on the log scale where ``log_target`` ``(n,
+        n_channels)`` bool is true (``None``: none); return their rows."""
         module, device = self.module, self.device
         n = len(ids)
         if len(set(ids)) != n or any(i in self.row_of for i in ids):
             raise ValueError("add: the series ids must be new and distinct")
         mean, scale = self._check_scaling(n, mean, scale)
+        log_target = (
+            np.zeros((n, self.n_channels), dtype=bool) if log_target is None else np.asarray(log_target)
+        )
+        if log_target.shape != (n, self.n_channels) or log_target.dtype != bool:
+            raise ValueError(
+                f"add: log_target must be a bool array of shape {(n, self.n_channels)}, got "
+                f"{log_target.dtype} {log_target.shape}"
+            )
         with self.lock:
             start = len(self.ids)
             fresh = flatten_state(module.init_state(n, device))
@@ -197,6 +214,7 @@ class ForecastEngine(Streams):
             self.ids.extend(ids)
             self.mean = np.concatenate([self.mean, mean])
             self.scale = np.concatenate([self.scale, scale])
+            self.log_target = np.concatenate([self.log_target, log_target])
             self.naive = np.concatenate([self.naive, np.zeros((n, self.n_channels), dtype=bool)])
             self.spread = np.concatenate([self.spread, np.ones((n, self.n_channels))])
             self.naive_std = np.concatenate([self.naive_std, np.zeros((n, self.n_channels))])
@@ -509,15 +527,14 @@ class ForecastEngine(Streams):
             z = z * np.sign(np.asarray(alpha) - 0.5)[None, :, None, None]
             return np.moveaxis(self.quantiles_at(z, rows), 1, -1)
 
-    def predict_std(self, rows: np.ndarray | None = None) -> np.ndarray:
-        """Standard deviations ``(R, horizon, C)`` of the forecasts, original units: half the width of
-        the central interval of one standard deviation's nominal coverage (calibrated if the streams
-        are; a Gaussian's own standard deviation when not)."""
+    def one_sigma_bounds(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """Bounds ``(R, 2, horizon, C)`` (lower, upper) of the central interval of one standard
+        deviation's nominal coverage of the forecasts (calibrated if the streams are): half its width
+        is the forecast's standard deviation (a Gaussian's own when not calibrated)."""
         with self.lock:
             rows = np.arange(len(self)) if rows is None else rows
             z = self.normal_scores([_ONE_SIGMA], rows)
-            bounds = self.quantiles_at(np.concatenate([-z, z], axis=1), rows)
-            return 0.5 * (bounds[:, 1] - bounds[:, 0])
+            return self.quantiles_at(np.concatenate([-z, z], axis=1), rows)
 
     def stream_forecasts(self, row: int, values: np.ndarray) -> np.ndarray:
         """The mean forecasts the stream at ``row`` would make after each of ``values`` ``(N, C)``,

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from aaren_ts._log_target import first_non_positive, from_log, to_log
 from aaren_ts.engine.forecast import series_label
 from aaren_ts.estimators._inputs import real_array
 
@@ -69,6 +70,17 @@ class ForecastArraysMixin:
                 X, (len(rows), arr.shape[1], self.n_exog_), rows, "partial_update_array"
             )
             arr = np.concatenate([arr, exog], axis=2)
+        log_target = engine.log_target[rows][:, None, :]
+        bad = first_non_positive(arr, log_target)
+        if bad is not None:
+            r, t, k = bad
+            raise ValueError(
+                f"partial_update_array: {series_label(engine.ids[rows[r]])}, channel {self.columns_[k]!r}, "
+                f"holds {arr[r, t, k]:g} at step {t}: it is forecast on the log scale (log_target_; "
+                f"target_transform={self.target_transform_!r}), where a value at or below zero has no "
+                "place (fit with target_transform=None to forecast on the series' own scale)"
+            )
+        arr = to_log(arr, log_target)
         with engine.lock, self._torch_context():
             engine.advance(rows, arr, where="partial_update_array")
             self._cutoffs.defer(rows, arr.shape[1])
@@ -96,7 +108,8 @@ class ForecastArraysMixin:
         self.check_is_fitted()
         rows = self.engine_.rows_of(series_ids, "predict_array")
         self.engine_.require_observed(rows, "predict_array")
-        return self.engine_.predict(rows) + self._known_future_array(X, rows, "predict_array")
+        loc = self.engine_.predict(rows) + self._known_future_array(X, rows, "predict_array")
+        return self._from_model_scale(loc, rows)
 
     def predict_quantiles_array(
         self, alpha: Sequence[float], series_ids: Sequence[Any] | None = None, X: np.ndarray | None = None
@@ -129,7 +142,10 @@ class ForecastArraysMixin:
         rows = self.engine_.rows_of(series_ids, "predict_quantiles_array")
         self.engine_.require_observed(rows, "predict_quantiles_array")
         known = self._known_future_array(X, rows, "predict_quantiles_array")
-        return self.engine_.predict_quantiles(probabilities.tolist(), rows) + np.asarray(known)[..., None]
+        quantiles = (
+            self.engine_.predict_quantiles(probabilities.tolist(), rows) + np.asarray(known)[..., None]
+        )
+        return np.moveaxis(self._from_model_scale(np.moveaxis(quantiles, -1, 1), rows), 1, -1)
 
     def _covariate_array(self, X: Any, shape: tuple[int, ...], rows: np.ndarray, where: str) -> np.ndarray:
         """``X`` as a float array of ``shape`` (or one step less), checked finite; in original units."""
@@ -185,7 +201,7 @@ class ForecastArraysMixin:
         frame = self._as_frame(y, "stream_forecasts")
         with self.engine_.lock, self._torch_context():
             plan = self._plan(frame, None, strict=True, where="stream_forecasts")
-            return self.engine_.stream_forecasts(0, plan.values[0])
+            return self._from_model_scale(self.engine_.stream_forecasts(0, plan.values[0]), 0)
 
     def predict_windows(
         self, windows: np.ndarray, batch_size: int = 256, return_std: bool = False
@@ -224,8 +240,18 @@ class ForecastArraysMixin:
             )
         if not np.isfinite(arr).all():
             raise ValueError("windows contain NaN or infinite values")
+        log_target = self.engine_.log_target[0]
+        if first_non_positive(arr, log_target) is not None:
+            raise ValueError(
+                "windows hold a value at or below zero in a channel forecast on the log scale "
+                f"(log_target_ {log_target.tolist()}; fit with target_transform=None to forecast on the "
+                "series' own scale)"
+            )
         with self._torch_context():
-            loc, std = self.engine_.forecast_windows(arr, batch_size=batch_size)
+            loc, std = self.engine_.forecast_windows(to_log(arr, log_target), batch_size=batch_size)
+        if log_target.any():  # the mapped interval of one standard deviation: its half-width
+            std = 0.5 * (from_log(loc + std, log_target) - from_log(loc - std, log_target))
+            loc = from_log(loc, log_target)
         return (loc, std) if return_std else loc
 
     def stream_state_tensors(self) -> list[torch.Tensor]:

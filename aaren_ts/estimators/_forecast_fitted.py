@@ -52,6 +52,12 @@ class FittedForecasterMixin:
         return self._per_series(self.engine_.scale[:, : self.n_channels_])
 
     @property
+    def log_target_(self) -> np.ndarray | pd.DataFrame:
+        """Channels forecast on the log scale: ``(n_channels,)`` bool for a single series, one row per
+        series of a panel."""
+        return self._per_series(self.engine_.log_target)
+
+    @property
     def n_seen_(self) -> int | pd.Series:
         """Time steps consumed (``fit`` plus updates): an int, or one per series of a panel."""
         if self.level_names_ is None:
@@ -88,6 +94,8 @@ class FittedForecasterMixin:
                 "series_cutoffs": self._cutoffs.to_plain(),
                 "mean": engine.mean,
                 "scale": engine.scale,
+                "target_transform": self.target_transform_,
+                "log_target": engine.log_target,
                 "naive": engine.naive,
                 "spread": engine.spread,
                 "naive_std": engine.naive_std,
@@ -137,7 +145,15 @@ class FittedForecasterMixin:
                 f"the saved standardisation does not fit the {len(ids)} saved series (one finite mean and "
                 "positive scale per series and channel)"
             )
-        self._add_series(ids, mean, scale)
+        # (archives written before target_transform: every channel on its own scale)
+        self._fitted_target_transform = attributes.get("target_transform")
+        log_target = _saved(attributes, "log_target", torch.bool) if "log_target" in attributes else None
+        if log_target is not None and log_target.shape != (len(ids), self.n_channels_):
+            raise ValueError(
+                f"the saved log_target has shape {log_target.shape}, not one row of {self.n_channels_} "
+                f"channels for each of the {len(ids)} saved series"
+            )
+        self._add_series(ids, mean, scale, log_target)
         if "naive" in attributes:  # (archives written before the per-series fallback: none falls back)
             spread, naive_std = (
                 _saved(attributes, name, torch.float64) if name in attributes else None

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 from sktime.forecasting.base import ForecastingHorizon
 
+from aaren_ts._log_target import choose_log_channels, first_non_positive, from_log, to_log
 from aaren_ts.engine.forecast import series_label
 from aaren_ts.estimators._base import standardization
 from aaren_ts.estimators._covariates import covariate_columns, covariates_at
@@ -32,6 +33,7 @@ class _StreamPlan(NamedTuple):
     times: list[pd.Index]
     values: list[np.ndarray]
     new: list[Any]
+    new_log_target: np.ndarray
 
 
 def _check_real_columns(y: pd.DataFrame, where: str) -> None:
@@ -156,8 +158,65 @@ class ForecastPanelsMixin:
         columns = getattr(self, "exog_columns_", None)
         return 0 if columns is None else len(columns)
 
-    def _add_series(self, ids: list[Any], mean: np.ndarray, scale: np.ndarray) -> np.ndarray:
-        rows = self.engine_.add(ids, mean, scale)
+    @property
+    def target_transform_(self) -> str | None:
+        """``target_transform`` as fitted (forecasters saved before it existed: ``None``)."""
+        return getattr(self, "_fitted_target_transform", None)
+
+    def _on_model_scale(self, panel: SeriesPanel, where: str) -> tuple[SeriesPanel, np.ndarray]:
+        """``panel`` on the network's scale (the log of the channels ``target_transform`` chooses,
+        :mod:`aaren_ts._log_target`) and which channels those are, ``(n_series, n_channels)`` bool."""
+        c = len(panel.columns)
+        log_target = choose_log_channels(panel.values, c, self.target_transform)
+        self._fitted_target_transform = self.target_transform
+        values = self._to_model_scale(
+            panel.ids, panel.times, panel.values, list(log_target), panel.columns, where
+        )
+        return SeriesPanel(panel.ids, panel.times, values, panel.columns, panel.level_names), log_target
+
+    def _to_model_scale(
+        self,
+        ids: Sequence[Any],
+        times: Sequence[pd.Index],
+        parts: Sequence[np.ndarray],
+        log_target: Sequence[np.ndarray],
+        columns: pd.Index,
+        where: str,
+    ) -> list[np.ndarray]:
+        """Each series' values (target channels first) with its log-scale channels' logarithms; a value
+        at or below zero there is refused, naming the series, channel and time."""
+        out = []
+        for series_id, time, part, log in zip(ids, times, parts, log_target, strict=True):
+            bad = first_non_positive(part, log)
+            if bad is not None:
+                t, k = bad
+                channel = f"channel {columns[k]!r}"
+                why = (
+                    "target_transform='log' forecasts every channel on the log scale"
+                    if self.target_transform_ == "log"
+                    else "its observed values were all positive, so target_transform='auto' forecasts it "
+                    "on the log scale"
+                )
+                raise ValueError(
+                    f"{where}: {series_label(series_id)}, {channel}, holds {part[t, k]:g} at {time[t]}: "
+                    f"{why}, where a value at or below zero has no place (fit with "
+                    "target_transform=None to forecast on the series' own scale)"
+                )
+            out.append(to_log(part, log))
+        return out
+
+    def _from_model_scale(self, values: np.ndarray, rows: np.ndarray | int) -> np.ndarray:
+        """Forecasts ``(..., n_channels)`` of the streams at ``rows`` (leading axis; an int: one
+        stream) back from the network's scale to the series' units."""
+        log = self.engine_.log_target[rows]
+        if np.ndim(rows) == 1:
+            log = log.reshape(len(log), *([1] * (np.ndim(values) - 2)), -1)
+        return from_log(values, log)
+
+    def _add_series(
+        self, ids: list[Any], mean: np.ndarray, scale: np.ndarray, log_target: np.ndarray | None = None
+    ) -> np.ndarray:
+        rows = self.engine_.add(ids, mean, scale, log_target)
         self._cutoffs.extend(len(ids))
         return rows
 
@@ -250,13 +309,19 @@ class ForecastPanelsMixin:
             times.append(time)
             values.append(part)
         values = self._with_covariates(values, ids, times, X, where, panel.is_panel) if ids else values
+        c = self.n_channels_
+        new_parts = [v for i, v in zip(ids, values, strict=True) if i not in engine.row_of]
+        new_log_target = choose_log_channels(new_parts, c, self.target_transform_)
+        log_target = iter(new_log_target)
+        logs = [engine.log_target[engine.row_of[i]] if i in engine.row_of else next(log_target) for i in ids]
+        values = self._to_model_scale(ids, times, values, logs, self.columns_, where)
         known = [k for k, i in enumerate(ids) if i in engine.row_of]  # (new series: their own scale)
         if known:  # every value of the known series at once, before anything changes
             rows = np.array([engine.row_of[ids[k]] for k in known], dtype=np.int64)
             lengths = [len(values[k]) for k in known]
             stacked = np.concatenate([values[k] for k in known])[:, None, :]
             engine.check_values(np.repeat(rows, lengths), stacked, where)
-        return _StreamPlan(ids, times, values, new)
+        return _StreamPlan(ids, times, values, new, new_log_target)
 
     def _apply(self, plan: _StreamPlan, where: str) -> None:
         if not plan.ids:
@@ -266,6 +331,6 @@ class ForecastPanelsMixin:
             new_ids = set(plan.new)
             parts = [v for i, v in zip(plan.ids, plan.values, strict=True) if i in new_ids]
             mean, scale = self._standardize(parts)
-            self._add_series(plan.new, mean, scale)
+            self._add_series(plan.new, mean, scale, plan.new_log_target)
         rows = np.array([engine.row_of[i] for i in plan.ids], dtype=np.int64)
         self._consume(rows, plan.values, plan.times, where=where)

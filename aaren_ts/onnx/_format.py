@@ -100,6 +100,10 @@ class ModelSpec:
     channel_mean, channel_scale : list of float
         The classifier's per-channel standardisation (the graph holds it too; the streamer reads it to
         refuse values that would overflow).
+    log_target : list of list of bool
+        The forecaster's channels forecast on the log scale, one list of ``n_channels`` per series
+        (:attr:`~aaren_ts.engine.ForecastEngine.log_target`): the streamer takes the logarithm of their
+        observations and maps the step's outputs back. Empty: none.
     """
 
     kind: str
@@ -121,6 +125,7 @@ class ModelSpec:
     n_params: int = 0
     channel_mean: list[float] = field(default_factory=list)
     channel_scale: list[float] = field(default_factory=list)
+    log_target: list[list[bool]] = field(default_factory=list)
     format_version: int = FORMAT_VERSION
 
 
@@ -314,6 +319,12 @@ def _expected_interface(
                     f"its initial state's output.{name} has shape {found}; its spec says "
                     f"{(n_streams, *shapes[name])}"
                 )
+        log_target = np.asarray(spec.log_target)
+        if spec.log_target and (log_target.shape != (n_streams, spec.n_channels) or log_target.dtype != bool):
+            raise ValueError(
+                f"its spec's log_target has shape {log_target.shape} ({log_target.dtype}), not "
+                f"{(n_streams, spec.n_channels)} bool"
+            )
         if (spec.single_series and n_streams != 1) or len(spec.series_ids) != n_streams:
             raise ValueError(
                 f"its spec lists {len(spec.series_ids)} series; its initial state holds {n_streams} streams"

@@ -14,6 +14,7 @@ import numpy as np
 
 from aaren_ts._files import atomic_write
 from aaren_ts._limits import MAX_STANDARDISED, first_beyond
+from aaren_ts._log_target import first_non_positive, from_log, to_log
 from aaren_ts._normal import gaussian_z, interpolate_z, level_z
 from aaren_ts.onnx._format import ModelSpec, check_interface, read_metadata, verify_checksum
 from aaren_ts.onnx._state_checks import check_state_values
@@ -141,6 +142,13 @@ class OnnxStreamer:
             for name, graph in graphs.items()
         }
         self.spec: ModelSpec = spec
+        # the forecaster's channels on the log scale, per stream (exports without any: none)
+        n_streams = len(spec.series_ids)
+        self._log_target = (
+            np.array(spec.log_target, dtype=bool).reshape(n_streams, spec.n_channels)
+            if spec.log_target
+            else np.zeros((n_streams, spec.n_channels), dtype=bool)
+        )
         self._initial = state
         self._output_names = [*spec.outputs, *(f"new.{name}" for name in spec.state)]
         self._lock = threading.Lock()  # serialises the updates; readers take the committed snapshot
@@ -362,6 +370,15 @@ class OnnxStreamer:
         n_streams = self._streams_in(state)
         mean, scale = state["series_mean"][:, None], state["series_scale"][:, None]
         arr = self._steps(values, "y_new", c, n_streams)
+        bad = first_non_positive(arr, self._log_target[:, None, :])
+        if bad is not None:
+            s, t, k = bad
+            raise ValueError(
+                f"y_new: {self._series(s)}step {t}, channel {k}, holds {arr[s, t, k]:g}: the channel is "
+                "forecast on the log scale (the estimator's target_transform), where a value at or below "
+                "zero has no place"
+            )
+        arr = to_log(arr, self._log_target[:, None, :])
         self._check_magnitude(
             arr,
             mean[..., :c],
@@ -491,7 +508,7 @@ class OnnxStreamer:
         if self.kind == "classifier":
             return self.classes_[self.predict_proba().argmax(axis=1)]
         state = self._state
-        return self._shaped(state["output.loc"] + self._future_effect(state, X))
+        return self._shaped(self._from_model_scale(state["output.loc"] + self._future_effect(state, X)))
 
     def predict_var(self) -> np.ndarray:
         """The variance of each forecast, in squared original units (calibrated if the estimator is):
@@ -500,7 +517,7 @@ class OnnxStreamer:
         state = self._state
         z = self._half_widths(state, [_ONE_SIGMA])
         bounds = self._quantiles_at(state, 0.0, np.concatenate([-z, z], axis=1))
-        std = 0.5 * (bounds[:, 1] - bounds[:, 0])
+        std = 0.5 * (self._from_model_scale(bounds[:, 1]) - self._from_model_scale(bounds[:, 0]))
         return self._shaped(std**2)
 
     def _half_widths(self, state: dict[str, np.ndarray], coverage: Sequence[float]) -> np.ndarray:
@@ -538,8 +555,14 @@ class OnnxStreamer:
         state = self._state
         z = self._half_widths(state, np.abs(2.0 * probabilities - 1.0))
         z = z * np.sign(probabilities - 0.5)[None, :, None, None]
-        quantiles = self._quantiles_at(state, self._future_effect(state, X), z)
+        quantiles = self._from_model_scale(self._quantiles_at(state, self._future_effect(state, X), z))
         return self._shaped(np.moveaxis(quantiles, 1, -1))
+
+    def _from_model_scale(self, values: np.ndarray) -> np.ndarray:
+        """``values`` ``(n_streams, ..., n_channels)`` from the network's scale to the series' units
+        (the exponential of the log-scale channels)."""
+        log = self._log_target.reshape(len(self._log_target), *([1] * (values.ndim - 2)), -1)
+        return from_log(values, log)
 
     def _quantiles_at(
         self, state: dict[str, np.ndarray], known: np.ndarray | float, z: np.ndarray

@@ -246,6 +246,7 @@ def _forecaster_step(
         coverages=list(CALIBRATION_COVERAGES) if calibrated else [],
         distribution=module.distribution_head.name,
         n_params=module.distribution_head.n_params,
+        log_target=engine.log_target.tolist() if engine.log_target.any() else [],
     )
     return step, state, spec
 
