@@ -75,12 +75,7 @@ print(f"{name}: train {train.shape}, validation {val.shape}, test {test.shape}")
 
 # %%
 epochs = 2 if QUICK else 20
-# ETTh1's loads are positive in some stretches and negative in others: its channels stay on their own
-# scale (target_transform=None). By default a channel whose values in fit are all positive is forecast
-# on the log scale, and would then refuse the first value at or below zero that streams in.
-aaren = AarenForecaster(
-    context_length=context, horizon=horizon, max_epochs=epochs, target_transform=None, random_state=0
-)
+aaren = AarenForecaster(context_length=context, horizon=horizon, max_epochs=epochs, random_state=0)
 start = time.perf_counter()
 aaren.fit(train)
 print(f"fitted in {time.perf_counter() - start:.1f} s ({len(aaren.net_.history)} epochs)")
@@ -146,12 +141,7 @@ checkpoints = np.linspace(0, reach - n_timed, 5 if QUICK else 8).astype(int)
 def cost_by_history(backbone):
     """Fastest seconds of a one-observation ``partial_update`` at each checkpoint's history length."""
     f = AarenForecaster(
-        context_length=context,
-        horizon=horizon,
-        backbone=backbone,
-        max_epochs=1,
-        target_transform=None,
-        random_state=0,
+        context_length=context, horizon=horizon, backbone=backbone, max_epochs=1, random_state=0
     )
     f.fit(data.iloc[:head])
     rest = data.iloc[head:]

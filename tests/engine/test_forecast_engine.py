@@ -25,7 +25,6 @@ TINY = {
     "device": "cpu",
     "random_state": 0,
     "horizon": 3,
-    "target_transform": None,  # (the overflow bounds are in the series' own standard deviations)
 }
 
 

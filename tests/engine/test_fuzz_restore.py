@@ -51,7 +51,6 @@ TINY = {
     "random_state": 0,
     "horizon": 3,
     "interval_calibration": "aci",
-    "target_transform": None,  # (the steps below are drawn around the standardisation's means)
 }
 FILES_PER_EXAMPLE = 8
 # (no shrinking: a failure names the mutation and the tensor already, and each shrink step is a load)

@@ -121,4 +121,4 @@ def test_fit_on_a_series_with_no_observed_value_is_refused() -> None:
 
 def test_fit_on_values_whose_spread_overflows_says_to_rescale() -> None:
     with pytest.raises(ValueError, match="rescale the series"):
-        AarenForecaster(**TINY, target_transform=None).fit(_series() * 1e298)
+        AarenForecaster(**TINY).fit(_series() * 1e298)

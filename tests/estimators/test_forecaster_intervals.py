@@ -187,7 +187,7 @@ def test_quantiles_never_cross_and_match_the_intervals():
 
 def test_uncalibrated_intervals_are_the_gaussian_quantiles():
     y = _noisy_season(150, 0.5)
-    f = AarenForecaster(**TINY, interval_calibration=None, target_transform=None).fit(y)
+    f = AarenForecaster(**TINY, interval_calibration=None).fit(y)
     mean = f.predict(fh=[1, 2, 3]).to_numpy()
     std = np.sqrt(f.predict_var(fh=[1, 2, 3]).to_numpy()[:, 0])
     q = f.predict_quantiles(fh=[1, 2, 3], alpha=[0.025, 0.975]).to_numpy()

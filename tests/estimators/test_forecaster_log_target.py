@@ -23,6 +23,7 @@ TINY = {
     "sp": 4,
     "device": "cpu",
     "random_state": 0,
+    "target_transform": "auto",
 }
 RTOL = 1e-5
 
@@ -141,9 +142,9 @@ def test_log_refuses_a_non_positive_series_in_fit_naming_it():
     with pytest.raises(
         ValueError, match=r"fit: series 'signed', channel 'y', holds .*target_transform='log'"
     ):
-        AarenForecaster(**TINY, target_transform="log").fit(_panel())
+        AarenForecaster(**{**TINY, "target_transform": "log"}).fit(_panel())
     with pytest.raises(ValueError, match="target_transform"):
-        AarenForecaster(**TINY, target_transform="boxcox").fit(_panel())
+        AarenForecaster(**{**TINY, "target_transform": "boxcox"}).fit(_panel())
 
 
 def test_a_new_series_chooses_its_own_scale_and_none_keeps_every_series_on_its_own():
@@ -155,7 +156,7 @@ def test_a_new_series_chooses_its_own_scale_and_none_keeps_every_series_on_its_o
     )
     f.update(new, update_params=False)
     assert f.log_target_.loc["pos_c", "y"]
-    plain = AarenForecaster(**TINY, target_transform=None).fit(y)
+    plain = AarenForecaster(**{**TINY, "target_transform": None}).fit(y)
     assert not plain.log_target_.to_numpy().any()
     np.testing.assert_allclose(
         plain.mean_["y"].to_numpy(), y.groupby(level=0, sort=False)["y"].mean(), rtol=0.2

@@ -26,7 +26,6 @@ TINY = {
     "device": "cpu",
     "random_state": 0,
     "horizon": 4,
-    "target_transform": None,  # (the references below compute on the series' own scale)
 }
 ATOL = 1e-5
 

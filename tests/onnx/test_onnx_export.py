@@ -28,7 +28,6 @@ TINY = {
     "horizon": 6,
     "device": "cpu",
     "random_state": 0,
-    "target_transform": None,  # (gaps in the series' own units; the log scale: test_onnx_log_target.py)
 }
 N_STEPS = 1000
 TOL = 1e-5  # in each series' standardised units (the forecaster) or in probability (the classifier)

@@ -26,6 +26,7 @@ TINY = {
     "sp": 12,
     "device": "cpu",
     "random_state": 0,
+    "target_transform": "auto",
 }
 RTOL = 1e-5  # relative: on the log scale, float32 rounding is relative in the series' units
 QUANTILES = [0.05, 0.5, 0.95]

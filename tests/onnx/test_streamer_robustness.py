@@ -43,7 +43,6 @@ TINY = {
     "horizon": 4,
     "device": "cpu",
     "random_state": 0,
-    "target_transform": None,  # (the overflow bounds are in the series' own standard deviations)
 }
 SERIES = ["a", "b", "c"]
 N_THREADS, N_CALLS = 4, 50
