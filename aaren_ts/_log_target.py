@@ -21,6 +21,7 @@ import numpy as np
 
 __all__ = [
     "TARGET_TRANSFORMS",
+    "changes_grow_with_level",
     "choose_log_channels",
     "first_non_positive",
     "from_log",
@@ -29,8 +30,8 @@ __all__ = [
 ]
 
 #: The values of ``target_transform``: ``"auto"`` takes the logarithm of every channel (of every series)
-#: whose observed values are all positive, ``"log"`` of every channel (all must be positive), ``None`` of
-#: none.
+#: whose observed values are all positive and whose changes grow with its level
+#: (:func:`changes_grow_with_level`), ``"log"`` of every channel (all must be positive), ``None`` of none.
 TARGET_TRANSFORMS = ("auto", "log", None)
 
 
@@ -42,11 +43,42 @@ def positive_channels(values: np.ndarray, n_channels: int) -> np.ndarray:
     return observed.any(axis=0) & np.where(observed, target > 0.0, True).all(axis=0)
 
 
-def choose_log_channels(parts: Sequence[np.ndarray], n_channels: int, mode: str | None) -> np.ndarray:
+def changes_grow_with_level(values: np.ndarray, n_channels: int, lag: int = 1) -> np.ndarray:
+    """``(n_channels,)`` bool: the positive channels of ``values`` ``(T, width)`` whose changes over
+    ``lag`` steps (the seasonal period) are better described as relative than as absolute.
+
+    Box and Cox's choice between their transformations with ``lambda = 1`` (the values themselves) and
+    ``lambda = 0`` (their logarithm), made on the changes over ``lag`` steps (the seasonal naive
+    forecast's errors):
+    the Gaussian likelihood of the changes, with the log's Jacobian, is higher on the log scale when
+    their root mean square there is below their root mean square on the series' own scale divided by
+    the series' geometric mean. Seasonal swings and noise that scale with the level (hourly loads,
+    tourist arrivals) pass; a random walk's steps, of one size whatever its level, do not. A channel
+    with fewer than two observed changes does not.
+    """
+    target = np.asarray(values, dtype=np.float64)[:, :n_channels]
+    positive = positive_channels(values, n_channels)
+    out = np.zeros(n_channels, dtype=bool)
+    for j in np.flatnonzero(positive):
+        x = target[:, j]
+        later, earlier = x[lag:], x[: len(x) - lag]
+        pairs = np.isfinite(later) & np.isfinite(earlier)
+        if pairs.sum() < 2:
+            continue
+        raw = (later - earlier)[pairs]
+        logs = np.log(later[pairs]) - np.log(earlier[pairs])
+        geometric_mean = np.exp(np.mean(np.log(x[np.isfinite(x)])))
+        out[j] = np.sqrt(np.mean(logs**2)) < np.sqrt(np.mean(raw**2)) / geometric_mean
+    return out
+
+
+def choose_log_channels(
+    parts: Sequence[np.ndarray], n_channels: int, mode: str | None, lag: int = 1
+) -> np.ndarray:
     """Which channels of which series are forecast on the log scale: ``(len(parts), n_channels)`` bool.
 
     ``parts`` are the series' values ``(T, width)``, the target channels first. ``mode`` is
-    ``target_transform``: ``"auto"`` (the channels whose observed values are all positive), ``"log"``
+    ``target_transform``: ``"auto"`` (:func:`changes_grow_with_level` over ``lag`` steps), ``"log"``
     (every channel: the caller refuses a value at or below zero with :func:`first_non_positive`) or
     ``None`` (none).
     """
@@ -56,7 +88,8 @@ def choose_log_channels(parts: Sequence[np.ndarray], n_channels: int, mode: str 
         return np.zeros((len(parts), n_channels), dtype=bool)
     if mode == "log":
         return np.ones((len(parts), n_channels), dtype=bool)
-    return np.array([positive_channels(v, n_channels) for v in parts], dtype=bool).reshape(-1, n_channels)
+    chosen = [changes_grow_with_level(v, n_channels, lag) for v in parts]
+    return np.array(chosen, dtype=bool).reshape(-1, n_channels)
 
 
 def first_non_positive(values: np.ndarray, log: np.ndarray) -> tuple[int, ...] | None:

@@ -167,7 +167,7 @@ class ForecastPanelsMixin:
         """``panel`` on the network's scale (the log of the channels ``target_transform`` chooses,
         :mod:`aaren_ts._log_target`) and which channels those are, ``(n_series, n_channels)`` bool."""
         c = len(panel.columns)
-        log_target = choose_log_channels(panel.values, c, self.target_transform)
+        log_target = choose_log_channels(panel.values, c, self.target_transform, lag=int(self.sp_))
         self._fitted_target_transform = self.target_transform
         values = self._to_model_scale(
             panel.ids, panel.times, panel.values, list(log_target), panel.columns, where
@@ -311,7 +311,7 @@ class ForecastPanelsMixin:
         values = self._with_covariates(values, ids, times, X, where, panel.is_panel) if ids else values
         c = self.n_channels_
         new_parts = [v for i, v in zip(ids, values, strict=True) if i not in engine.row_of]
-        new_log_target = choose_log_channels(new_parts, c, self.target_transform_)
+        new_log_target = choose_log_channels(new_parts, c, self.target_transform_, lag=int(self.sp_))
         log_target = iter(new_log_target)
         logs = [engine.log_target[engine.row_of[i]] if i in engine.row_of else next(log_target) for i in ids]
         values = self._to_model_scale(ids, times, values, logs, self.columns_, where)

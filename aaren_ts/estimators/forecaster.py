@@ -336,12 +336,13 @@ class AarenForecaster(
         """Train the global network on a panel; ``fit`` then conditions it on a series."""
         self._validate_params()
         self._set_covariates(X, "pretrain")
-        panel, _ = self._on_model_scale(self._split_with_covariates(y, X, "pretrain"), "pretrain")
-        self._set_static_standardization(panel, "pretrain")
+        raw = self._split_with_covariates(y, X, "pretrain")
         self.horizon_ = self._horizon(fh, "pretrain")
-        self.context_length_ = self._context_length(panel)
-        self.n_channels_ = len(panel.columns)
-        self.sp_ = self._seasonal_period(panel)
+        self.context_length_ = self._context_length(raw)
+        self.n_channels_ = len(raw.columns)
+        self.sp_ = self._seasonal_period(raw)  # (on the series' own scale: it decides the log scale's)
+        panel, _ = self._on_model_scale(raw, "pretrain")
+        self._set_static_standardization(panel, "pretrain")
         self.columns_ = panel.columns.copy()
         self._train(panel)
         return self
@@ -367,21 +368,23 @@ class AarenForecaster(
         fallback = None
         if not pretrained:
             self._set_covariates(X, "fit")
-        panel, log_target = self._on_model_scale(self._split_with_covariates(y, X, "fit"), "fit")
-        if not pretrained:
-            self._set_static_standardization(panel, "fit")
-        observed = [int(np.isfinite(v[:, : len(panel.columns)]).any(axis=1).sum()) for v in panel.values]
+        raw = self._split_with_covariates(y, X, "fit")
+        observed = [int(np.isfinite(v[:, : len(raw.columns)]).any(axis=1).sum()) for v in raw.values]
         if max(observed) < 2:
-            raise ValueError(too_short(panel, max(observed)))
+            raise ValueError(too_short(raw, max(observed)))
         if pretrained:
             self._horizon(fh, "fit")
+        else:
+            self.horizon_ = self._horizon(fh, "fit")
+            self.context_length_ = self._context_length(raw)
+            self.n_channels_ = len(raw.columns)
+            self.sp_ = self._seasonal_period(raw)  # (on the series' own scale: it decides the log scale's)
+        panel, log_target = self._on_model_scale(raw, "fit")
+        if pretrained:
             if self.fine_tune_epochs > 0:
                 self._train(panel, epochs=int(self.fine_tune_epochs))
         else:
-            self.horizon_ = self._horizon(fh, "fit")
-            self.context_length_ = self._context_length(panel)
-            self.n_channels_ = len(panel.columns)
-            self.sp_ = self._seasonal_period(panel)
+            self._set_static_standardization(panel, "fit")
             self._check_stream_memory(len(panel.ids))
             fallback = self._train(panel)
         self.columns_ = panel.columns.copy()

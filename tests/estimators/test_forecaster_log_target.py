@@ -9,7 +9,13 @@ import pytest
 from scipy.special import ndtri
 
 from aaren_ts import AarenForecaster
-from aaren_ts._log_target import choose_log_channels, first_non_positive, from_log, to_log
+from aaren_ts._log_target import (
+    changes_grow_with_level,
+    choose_log_channels,
+    first_non_positive,
+    from_log,
+    to_log,
+)
 
 TINY = {
     "d_model": 16,
@@ -66,9 +72,23 @@ def test_the_maps_are_inverse_and_only_touch_log_channels():
     assert first_non_positive(values, log) is None
     assert first_non_positive(values, np.array([True, True])) == (0, 1)
     parts = [values, np.array([[2.0, 1.0, -1.0]]), np.full((2, 3), np.nan)]
-    chosen = choose_log_channels(parts, 2, "auto")
-    assert chosen.tolist() == [[True, False], [True, True], [False, False]]  # (no observed value: no log)
     assert not choose_log_channels(parts, 2, None).any() and choose_log_channels(parts, 2, "log").all()
+
+
+def test_auto_takes_logs_where_changes_grow_with_the_level():
+    rng = np.random.default_rng(0)
+    growing = _multiplicative(200, 100.0, 0)  # swings proportional to the level
+    walk = 20.0 + 0.4 * np.arange(200) + rng.normal(0, 1.0, 200)  # changes of one size from 20 to 100
+    signed = rng.normal(0, 1.0, 200)
+    short = np.array([5.0, np.nan, 7.0])  # no two consecutive observations
+    values = np.stack([growing, walk, signed], axis=1)  # (the middle one: additive)
+    assert changes_grow_with_level(values, 3, lag=4).tolist() == [True, False, False]
+    assert not changes_grow_with_level(short[:, None], 1)[0]
+    # a level that moves by a factor of ten: its steps, one size on the log scale, pass (lag 1)
+    trend = np.exp(np.linspace(0.0, np.log(10.0), 200) + rng.normal(0, 0.05, 200))
+    assert changes_grow_with_level(trend[:, None], 1)[0]
+    chosen = choose_log_channels([values, np.full((2, 3), np.nan)], 3, "auto", lag=4)
+    assert chosen.tolist() == [[True, False, False], [False, False, False]]
 
 
 def test_auto_takes_logs_of_positive_series_only_and_predicts_in_their_units():
