@@ -100,16 +100,17 @@ class AarenForecaster(
     target_transform : {"auto", "log", None}, default=None
         The scale the network forecasts on. ``None``: the series' own scale. ``"auto"``: the logarithm
         of every channel (of every series, decided on its values in ``fit``, or when a new series joins
-        in ``update``) whose observed values are all positive, where seasonal swings and noise usually
-        grow with the level; ``"log"``: every channel (a value at or below zero is refused). Forecasts
-        and quantiles are mapped back exactly (the point forecast of a log-scale channel is then the
-        median of its forecast distribution); ``predict_var`` is the squared half-width of the mapped
-        interval of one standard deviation. A log-scale channel refuses a later value at or below zero
-        (``update``, ``partial_update``), leaving the forecaster as it was. ``"auto"`` sharpens point
-        forecasts of positive series (M4 Hourly's test, seeds 0 1 2: OWA 0.455-0.463 against the
-        defaults' 0.517-0.522) but not yet its intervals: a series whose logarithm swings widely gets an
-        upper bound many times its level (MSIS 32.8 and 31.3 in two seeds, far beyond in the third,
-        against the defaults' 7.1-7.9), which is why it is not the default yet.
+        in ``update``) whose observed values are all positive and whose changes over a season grow with
+        its level (Box and Cox's choice on the seasonal naive forecast's errors, see the forecasting
+        guide); ``"log"``: every channel (a value at or
+        below zero is refused). Forecasts and quantiles are mapped back exactly (the point forecast of
+        a log-scale channel is then the median of its forecast distribution); ``predict_var`` is the
+        squared half-width of the mapped interval of one standard deviation. A log-scale channel
+        refuses a later value at or below zero (``update``, ``partial_update``), leaving the forecaster
+        as it was. ``"auto"`` sharpens point forecasts of positive series (M4 Hourly's test, seeds 0 1
+        2: OWA 0.466-0.470 against the own scale's 0.517-0.522) but not yet their intervals: a series
+        whose logarithm swings widely within a window gets an upper bound many times its level (MSIS
+        28 to 816 against 7.1-7.9), which is why it is not the default.
     segment_length : int or None, default=None
         Steps per training segment; ``None`` means ``2 * context_length``.
     {optimizer}
