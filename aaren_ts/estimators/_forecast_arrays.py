@@ -74,11 +74,9 @@ class ForecastArraysMixin:
         bad = first_non_positive(arr, log_target)
         if bad is not None:
             r, t, k = bad
-            raise ValueError(
-                f"partial_update_array: {series_label(engine.ids[rows[r]])}, channel {self.columns_[k]!r}, "
-                f"holds {arr[r, t, k]:g} at step {t}: it is forecast on the log scale (log_target_; "
-                f"target_transform={self.target_transform_!r}), where a value at or below zero has no "
-                "place (fit with target_transform=None to forecast on the series' own scale)"
+            series_id, column = engine.ids[rows[r]], self.columns_[k]
+            raise self._non_positive_error(
+                "partial_update_array", series_id, column, arr[r, t, k], f"step {t}"
             )
         arr = to_log(arr, log_target)
         with engine.lock, self._torch_context():

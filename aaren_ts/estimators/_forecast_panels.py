@@ -190,20 +190,25 @@ class ForecastPanelsMixin:
             bad = first_non_positive(part, log)
             if bad is not None:
                 t, k = bad
-                channel = f"channel {columns[k]!r}"
-                why = (
-                    "target_transform='log' forecasts every channel on the log scale"
-                    if self.target_transform_ == "log"
-                    else "its observed values were all positive, so target_transform='auto' forecasts it "
-                    "on the log scale"
-                )
-                raise ValueError(
-                    f"{where}: {series_label(series_id)}, {channel}, holds {part[t, k]:g} at {time[t]}: "
-                    f"{why}, where a value at or below zero has no place (fit with "
-                    "target_transform=None to forecast on the series' own scale)"
-                )
+                raise self._non_positive_error(where, series_id, columns[k], part[t, k], time[t])
             out.append(to_log(part, log))
         return out
+
+    def _non_positive_error(
+        self, where: str, series_id: Any, column: Any, value: float, when: Any
+    ) -> ValueError:
+        """The error refusing ``value`` (at or below zero) at ``when`` in a log-scale channel."""
+        why = (
+            "target_transform='log' forecasts every channel on the log scale"
+            if self.target_transform_ == "log"
+            else "its values in fit were positive and its seasonal changes grew with its level, so "
+            "target_transform='auto' forecasts it on the log scale"
+        )
+        return ValueError(
+            f"{where}: {series_label(series_id)}, channel {column!r}, holds {value:g} at {when}: {why}, "
+            "where a value at or below zero has no place (fit with target_transform=None to forecast on "
+            "the series' own scale)"
+        )
 
     def _from_model_scale(self, values: np.ndarray, rows: np.ndarray | int) -> np.ndarray:
         """Forecasts ``(..., n_channels)`` of the streams at ``rows`` (leading axis; an int: one
