@@ -88,6 +88,11 @@ class ForecastEngine(Streams):
         forecast distribution is then the naive method's own
         (:meth:`~aaren_ts.nn.forecast.ForecastNet.naive_distribution`) instead of the network's; 0 keeps
         the network's. Set with :meth:`use_naive`.
+    max_std : ndarray of shape (n_series, n_channels)
+        Where positive, the standard deviation (standardised) at which a channel's one-step distribution
+        from the network is capped, growing over the horizon as the naive method's (the ``max_std`` of
+        :meth:`~aaren_ts.nn.forecast.ForecastNet.distribution`, applied before :attr:`spread`); 0: no
+        cap. Set with :meth:`use_naive`.
     n_seen : ndarray of shape (n_series,)
         Steps each stream has consumed (observed or missing).
     n_observed : ndarray of shape (n_series,)
@@ -121,6 +126,7 @@ class ForecastEngine(Streams):
         self.naive = np.zeros((0, c), dtype=bool)
         self.spread = np.ones((0, c))
         self.naive_std = np.zeros((0, c))
+        self.max_std = np.zeros((0, c))
         self.n_seen = np.zeros(0, dtype=np.int64)
         self.n_observed = np.zeros(0, dtype=np.int64)
         self.state = module.init_state(0, self.device)
@@ -218,16 +224,18 @@ class ForecastEngine(Streams):
             self.naive = np.concatenate([self.naive, np.zeros((n, self.n_channels), dtype=bool)])
             self.spread = np.concatenate([self.spread, np.ones((n, self.n_channels))])
             self.naive_std = np.concatenate([self.naive_std, np.zeros((n, self.n_channels))])
+            self.max_std = np.concatenate([self.max_std, np.zeros((n, self.n_channels))])
             self.n_seen = np.concatenate([self.n_seen, np.zeros(n, dtype=np.int64)])
             self.n_observed = np.concatenate([self.n_observed, np.zeros(n, dtype=np.int64)])
             self.row_of.update({series_id: start + i for i, series_id in enumerate(ids)})
             return np.arange(start, start + n)
 
-    def use_naive(self, naive: Any, spread: Any = None, naive_std: Any = None) -> None:
+    def use_naive(self, naive: Any, spread: Any = None, naive_std: Any = None, max_std: Any = None) -> None:
         """Set which series (channels) forecast with the (seasonal) naive method, ``naive`` ``(n_series,
         n_channels)`` bool, the factor on each one's forecast spread, ``spread`` (same shape, positive;
-        ``None``: 1), and which take the naive method's own distribution, ``naive_std`` (same shape,
-        non-negative, standardised; ``None``: 0, none).
+        ``None``: 1), which take the naive method's own distribution, ``naive_std`` (same shape,
+        non-negative, standardised; ``None``: 0, none), and the cap on each one's spread from the
+        network, ``max_std`` (same shape, non-negative, standardised; ``None``: 0, none).
 
         Takes effect from each stream's next step (the current forecasts are left as they are).
         """
@@ -240,17 +248,21 @@ class ForecastEngine(Streams):
         spread = np.ones(expected) if spread is None else np.asarray(spread, dtype=np.float64)
         if spread.shape != expected or not (np.isfinite(spread) & (spread > 0)).all():
             raise ValueError(f"use_naive: spread must hold {expected} finite positive factors")
-        naive_std = np.zeros(expected) if naive_std is None else np.asarray(naive_std, dtype=np.float64)
-        if naive_std.shape != expected or not (np.isfinite(naive_std) & (naive_std >= 0)).all():
-            raise ValueError(
-                f"use_naive: naive_std must hold {expected} finite non-negative standard deviations"
-            )
+        deviations = {}
+        for name, value in (("naive_std", naive_std), ("max_std", max_std)):
+            value = np.zeros(expected) if value is None else np.asarray(value, dtype=np.float64)
+            if value.shape != expected or not (np.isfinite(value) & (value >= 0)).all():
+                raise ValueError(
+                    f"use_naive: {name} must hold {expected} finite non-negative standard deviations"
+                )
+            deviations[name] = value.copy()
         with self.lock:
-            self.naive, self.spread, self.naive_std = naive.copy(), spread.copy(), naive_std.copy()
+            self.naive, self.spread = naive.copy(), spread.copy()
+            self.naive_std, self.max_std = deviations["naive_std"], deviations["max_std"]
 
     def _fallback(self, rows: np.ndarray) -> dict[str, torch.Tensor]:
-        """The network's ``naive``, ``spread`` and ``naive_std`` arguments for the streams at ``rows``
-        (each left out where it changes nothing)."""
+        """The network's ``naive``, ``spread``, ``naive_std`` and ``max_std`` arguments for the streams
+        at ``rows`` (each left out where it changes nothing)."""
         out = {}
         if self.naive[rows].any():
             out["naive"] = torch.as_tensor(self.naive[rows], device=self.device)
@@ -258,6 +270,8 @@ class ForecastEngine(Streams):
             out["spread"] = torch.as_tensor(self.spread[rows], dtype=torch.float32, device=self.device)
         if (self.naive_std[rows] > 0).any():
             out["naive_std"] = torch.as_tensor(self.naive_std[rows], dtype=torch.float32, device=self.device)
+        if (self.max_std[rows] > 0).any():
+            out["max_std"] = torch.as_tensor(self.max_std[rows], dtype=torch.float32, device=self.device)
         return out
 
     def _check_scaling(self, n: int, mean: Any, scale: Any) -> tuple[np.ndarray, np.ndarray]:

@@ -99,6 +99,7 @@ class FittedForecasterMixin:
                 "naive": engine.naive,
                 "spread": engine.spread,
                 "naive_std": engine.naive_std,
+                "max_std": engine.max_std,
                 "static_mean": np.asarray(getattr(self, "static_mean_", np.zeros(0)), dtype=np.float64),
                 "static_scale": np.asarray(getattr(self, "static_scale_", np.ones(0)), dtype=np.float64),
                 "n_seen": engine.n_seen,
@@ -155,11 +156,12 @@ class FittedForecasterMixin:
             )
         self._add_series(ids, mean, scale, log_target)
         if "naive" in attributes:  # (archives written before the per-series fallback: none falls back)
-            spread, naive_std = (
+            spread, naive_std, max_std = (
                 _saved(attributes, name, torch.float64) if name in attributes else None
-                for name in ("spread", "naive_std")  # (older archives: factors of 1, the head's intervals)
+                # (older archives: factors of 1, the head's intervals, uncapped)
+                for name in ("spread", "naive_std", "max_std")
             )
-            self.engine_.use_naive(_saved(attributes, "naive", torch.bool), spread, naive_std)
+            self.engine_.use_naive(_saved(attributes, "naive", torch.bool), spread, naive_std, max_std)
         n_seen, n_observed = (_saved(attributes, name, torch.int64) for name in ("n_seen", "n_observed"))
         self.engine_.restore(attributes["streams"], n_seen, n_observed)
         self._cutoffs = SeriesCutoffs.from_plain(attributes["series_cutoffs"])

@@ -145,12 +145,12 @@ class ForecasterTrainingMixin:
 
     def _train(
         self, panel: SeriesPanel, epochs: int | None = None
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
         """Train the network on ``panel`` (each series scaled by its own training statistics).
 
         ``epochs=None`` builds and trains a new network with early stopping on the series' tails and
-        returns which series should fall back to the naive forecast, their spread factors and which take
-        the naive method's intervals (:meth:`_judge_against_naive`);
+        returns which series should fall back to the naive forecast, their spread factors, which take
+        the naive method's intervals and the caps on the head's spread (:meth:`_judge_against_naive`);
         an int continues training the current one for that many epochs on whole series (returns
         ``None``).
         """
@@ -194,7 +194,7 @@ class ForecasterTrainingMixin:
 
     def _judge_against_naive(
         self, series: list[np.ndarray], n_train: list[int]
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Which series forecast better with the (seasonal) naive method than with the trained network.
 
         Each series is streamed through its validation tail
@@ -224,20 +224,23 @@ class ForecasterTrainingMixin:
         naive_std : ndarray of shape (n_series, n_channels)
             Where positive, the channel takes the naive method's distribution with this one-step
             standard deviation (:attr:`~aaren_ts.engine.ForecastEngine.naive_std`).
+        max_std : ndarray of shape (n_series, n_channels)
+            Where positive, the cap on the head's spread
+            (:attr:`~aaren_ts.engine.ForecastEngine.max_std`).
         """
         module = self.net_.module_
         device = self._resolved_device()
         tails = held_out_errors(module, series, n_train, device, loss=self.loss)
         if not (tails.count > 0).any():
             shape = tails.error.shape
-            return np.zeros(shape, dtype=bool), np.ones(shape), np.zeros(shape)
+            return np.zeros(shape, dtype=bool), np.ones(shape), np.zeros(shape), np.zeros(shape)
         naive = tails.falls_back()
         naive_point = naive.copy()
         if naive.all():
             module.reset_to_naive()  # no clear gain over the naive forecast anywhere: become it
             naive[:] = False
         intervals = tail_intervals(module, series, n_train, naive, device, naive_point=naive_point)
-        return naive, intervals.spread, intervals.naive_std
+        return naive, intervals.spread, intervals.naive_std, intervals.max_std
 
 
 def memory_budget() -> int:

@@ -48,8 +48,10 @@ from aaren_ts.metrics import mean_interval_score
 from aaren_ts.nn.forecast_training import tail_batches
 
 __all__ = [
+    "CAP_PAIRS",
     "MAX_SPREAD",
     "MIN_SPREAD",
+    "NAIVE_CAP",
     "NAIVE_INTERVAL_TAIL",
     "POOLED_VALUES",
     "SPREAD_COVERAGE",
@@ -74,6 +76,13 @@ POOLED_VALUES = 20
 NAIVE_INTERVAL_TAIL = 40
 #: Bounds on a spread factor (a short or flat tail can make the optimum extreme by chance).
 MIN_SPREAD, MAX_SPREAD = 0.05, 20.0
+#: The cap on the head's spread, in units of the (seasonal) naive method's at the same step (before the
+#: spread factor): a window whose own swings are far wider than the series' cycle-to-cycle changes (on
+#: the log scale, a load whose nightly trough is a tenth of its peak) no longer widens the interval
+#: with them.
+NAIVE_CAP = 1.0
+#: The training part's naive error pairs a channel needs before its spread is capped.
+CAP_PAIRS = 20
 
 
 def best_spread(lower: np.ndarray, upper: np.ndarray, error: np.ndarray, alpha: float) -> float:
@@ -107,21 +116,26 @@ class TailIntervals(NamedTuple):
         training part: the channel takes the naive method's own distribution (its point forecast is the
         naive one, and those intervals scored better on its tail than the head's with its factor); 0
         keeps the head's.
+    max_std : ndarray
+        Where positive, the cap on the head's one-step standard deviation (standardised):
+        :data:`NAIVE_CAP` times that of the channel's naive errors on its training part (at least
+        :data:`CAP_PAIRS` of them); 0: no cap.
     """
 
     spread: np.ndarray
     naive_std: np.ndarray
+    max_std: np.ndarray
 
 
-def naive_error_std(values: np.ndarray, sp: int) -> np.ndarray:
+def naive_error_std(values: np.ndarray, sp: int, min_pairs: int = 1) -> np.ndarray:
     """The root mean square of the (seasonal) naive method's one-step errors ``values[t] - values[t -
-    sp]`` over ``values`` ``(n, C)``, per channel (NaN where no pair is observed): the standard deviation
-    the naive method's intervals grow from."""
+    sp]`` over ``values`` ``(n, C)``, per channel (NaN where fewer than ``min_pairs`` pairs are
+    observed): the standard deviation the naive method's intervals grow from."""
     with np.errstate(invalid="ignore"):
         errors = values[sp:] - values[:-sp] if len(values) > sp else values[:0]
         squared = np.where(np.isfinite(errors), errors * errors, 0.0)
         count = np.isfinite(errors).sum(0)
-        return np.where(count > 0, np.sqrt(squared.sum(0) / np.maximum(count, 1)), np.nan)
+        return np.where(count >= max(min_pairs, 1), np.sqrt(squared.sum(0) / np.maximum(count, 1)), np.nan)
 
 
 def tail_intervals(
@@ -160,17 +174,21 @@ def tail_intervals(
     spread = np.ones((n, c))
     observed = np.zeros((n, c))  # each channel's observed tail values, where it has a factor
     candidates = (naive if naive_point is None else naive_point) & head.has_normal
-    naive_std = np.zeros((n, c))
-    for k in np.flatnonzero(candidates.any(1)):
-        std = naive_error_std(np.asarray(series[k][: n_train[k], :c], dtype=np.float64), module.sp)
+    naive_std, max_std = np.zeros((n, c)), np.zeros((n, c))
+    for k in range(n) if head.has_normal else ():
+        train = np.asarray(series[k][: n_train[k], :c], dtype=np.float64)
+        std = naive_error_std(train, module.sp)
         naive_std[k] = np.where(candidates[k] & np.isfinite(std) & (std > 0), std, 0.0)
+        std = naive_error_std(train, module.sp, min_pairs=CAP_PAIRS)
+        max_std[k] = np.where(np.isfinite(std) & (std > 0), NAIVE_CAP * std, 0.0)
     scored_tails: dict[tuple[int, int], tuple[np.ndarray, ...]] = {}  # the candidates' bounds and errors
     was_training = module.training
     module.eval()
     with torch.no_grad():
         for chunk, x, lengths, after, future in tail_batches(module, series, n_train, device, batch_size):
             flags = torch.as_tensor(naive[chunk], device=device)
-            pred = module(x, lengths=lengths, future=future, naive=flags)
+            cap = torch.as_tensor(max_std[chunk], dtype=torch.float32, device=device)
+            pred = module(x, lengths=lengths, future=future, naive=flags, max_std=cap)
             for i, k in enumerate(chunk):
                 issued = slice(n_train[k] - 1, len(series[k]) - 1)  # the forecasts that reach the tail
                 loc, params = pred.loc[i, issued].double(), pred.params[i, issued].double()
@@ -203,4 +221,4 @@ def tail_intervals(
         head_score = mean_interval_score(error, spread[k, j] * lower, spread[k, j] * upper, alpha)
         half = naive_std[k, j] * half_width[steps]
         chosen[k, j] = mean_interval_score(error, -half, half, alpha) < head_score
-    return TailIntervals(spread, np.where(chosen, naive_std, 0.0))
+    return TailIntervals(spread, np.where(chosen, naive_std, 0.0), max_std)

@@ -362,6 +362,7 @@ class ForecastNet(nn.Module):
         naive: torch.Tensor | None = None,
         spread: torch.Tensor | None = None,
         naive_std: torch.Tensor | None = None,
+        max_std: torch.Tensor | None = None,
     ) -> Forecast:
         """The forecast distributions (``loc`` ``(B, N, T, C)``, ``params`` ``(B, N, T, C, K)``) from the
         encoder's output ``h`` ``(B', N, d_model)``.
@@ -373,6 +374,10 @@ class ForecastNet(nn.Module):
         :attr:`~aaren_ts.nn.heads.DistributionHead.scaled` ones) of each series' channels.
         ``naive_std`` ``(B, C)``, where positive, replaces a channel's distribution by the naive
         method's own (:meth:`naive_distribution`; ignored by a head without a Gaussian member).
+        ``max_std`` ``(B, C)``, where positive, caps the head's distribution before ``spread``: no
+        quantile farther from the mean than a Gaussian's of standard deviation ``max_std`` growing as
+        the naive method's (:meth:`naive_growth`,
+        :meth:`~aaren_ts.nn.heads.DistributionHead.capped`).
         """
         n, c = h.shape[1], self.n_channels
         out = self.head(h).unflatten(-1, (self.c_in, self.horizon)) + self.skip(z)  # (B', n, c_in, T)
@@ -386,6 +391,11 @@ class ForecastNet(nn.Module):
             out = out + level
         params = self.distribution_head(h.detach(), window_std)  # (B', n, c_in, T, K)
         params = self._to_output(params, batch, c, n)  # (B, n, T, C, K)
+        if max_std is not None:
+            limit = torch.where(max_std > 0, max_std, torch.inf).to(params.dtype)
+            growth = self.naive_growth(params.dtype, params.device)
+            cap = limit[:, None, None, :] * growth[None, None, :, None]  # (B, 1, T, C)
+            params = self.distribution_head.capped(params, cap.expand(-1, n, -1, -1))
         if spread is not None:
             scaled = torch.tensor(self.distribution_head.scaled, device=params.device)
             params = params * torch.where(scaled, spread[:, None, None, :, None].to(params.dtype), 1.0)
@@ -423,6 +433,7 @@ class ForecastNet(nn.Module):
         naive: torch.Tensor | None = None,
         spread: torch.Tensor | None = None,
         naive_std: torch.Tensor | None = None,
+        max_std: torch.Tensor | None = None,
     ) -> Forecast | tuple[Forecast, list[Any], WindowHistory]:
         """Forecast distributions at every step of ``x`` ``(B, N, C)``: ``loc`` and ``scale`` of shape
         ``(B, N, T, C)`` (``(B, 1, T, C)`` if ``last_only``).
@@ -445,7 +456,8 @@ class ForecastNet(nn.Module):
         naive one (the network did not beat it on their held-out data), and ``spread`` ``(B, C)``
         multiplies the scale parameters of the distribution head for each series' channels (chosen on
         their held-out data), and ``naive_std`` ``(B, C)``, where positive, gives a channel the naive
-        method's own distribution instead (:meth:`naive_distribution`).
+        method's own distribution instead (:meth:`naive_distribution`); ``max_std`` ``(B, C)``, where
+        positive, caps the head's spread (:meth:`distribution`).
         """
         exog = None
         if self.n_exog:
@@ -483,7 +495,7 @@ class ForecastNet(nn.Module):
             level = level[pick, last][:, None] if level is not None else None
             scale = scale[pick, last][:, None] if scale is not None else None
             window_std = window_std[pick, last][:, None]
-        forecast = self.distribution(h, z, level, scale, window_std, batch, naive, spread, naive_std)
+        forecast = self.distribution(h, z, level, scale, window_std, batch, naive, spread, naive_std, max_std)
         if future is not None and self.future_weight is not None:
             forecast = Forecast(forecast.loc + self.future_effect(future), forecast.params)
         if return_state:

@@ -158,6 +158,23 @@ class DistributionHead(nn.Module):
         series keep the head's own intervals."""
         raise NotImplementedError(f"the {self.name!r} head has no Gaussian member")
 
+    def capped(self, params: torch.Tensor, std: torch.Tensor) -> torch.Tensor:
+        """``params`` ``(..., n_params)`` with the distribution's quantiles drawn in, where they lie
+        farther from the location, to those of the Gaussian of standard deviation ``std`` ``(...)``.
+
+        The scaled parameters of both built-in families are signed distances from the location (a
+        standard deviation, quantile offsets) that grow with the spread, so each is clipped at its
+        Gaussian value (:meth:`from_normal`): a lower quantile from below, an upper one from above
+        (quantiles at fixed levels: at and between the levels). A family whose parameters are not such
+        distances overrides this; one without a Gaussian member is returned unchanged.
+        """
+        if not self.has_normal:
+            return params
+        bound = self.from_normal(std).to(params.dtype)
+        clipped = torch.where(bound < 0, torch.maximum(params, bound), torch.minimum(params, bound))
+        scaled = torch.tensor(self.scaled, device=params.device)
+        return torch.where(scaled, clipped, params)
+
     def valid_params(self, params: torch.Tensor) -> torch.Tensor:
         """Whether each ``(..., n_params)`` of ``params`` describes a distribution of the family:
         bool ``(...)``. Restored streams are checked with it. By default, finite parameters are valid;

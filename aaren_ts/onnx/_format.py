@@ -304,7 +304,7 @@ def _expected_interface(
         width = spec.n_channels + len(spec.exog_columns)
         for name in spec.constants:
             # the standardisation covers the channels and covariates, the fallback the channels
-            per_channel = name in ("series_naive", "series_spread", "series_naive_std")
+            per_channel = name in ("series_naive", "series_spread", "series_naive_std", "series_max_std")
             want = (spec.n_channels,) if per_channel else (width,)
             if state[name].shape[1:] != want:
                 raise ValueError(

@@ -66,8 +66,9 @@ class ForecasterStep(nn.Module):
     float64 (their values at the same step), the streams' standardisation ``series_mean`` and
     ``series_scale`` ``(B, C + n_exog)`` float64 and ``series_naive`` ``(B, C)`` bool (the channels
     forecast with the naive method, :attr:`~aaren_ts.engine.ForecastEngine.naive`) with
-    ``series_spread`` ``(B, C)`` float64 (:attr:`~aaren_ts.engine.ForecastEngine.spread`) and
-    ``series_naive_std`` ``(B, C)`` float64 (:attr:`~aaren_ts.engine.ForecastEngine.naive_std`), then
+    ``series_spread`` ``(B, C)`` float64 (:attr:`~aaren_ts.engine.ForecastEngine.spread`),
+    ``series_naive_std`` ``(B, C)`` float64 (:attr:`~aaren_ts.engine.ForecastEngine.naive_std`) and
+    ``series_max_std`` ``(B, C)`` float64 (:attr:`~aaren_ts.engine.ForecastEngine.max_std`), then
     the state (:meth:`state_names`). Outputs: ``loc``
     ``(B, T, C)`` and ``params`` ``(B, T, C, K)`` float64 (the forecast distribution of the next ``T``
     steps, original units; without the future-known covariates' effect, which needs their future
@@ -97,7 +98,7 @@ class ForecasterStep(nn.Module):
         module = self.module
         c, n_exog = module.n_channels, module.n_exog
         covariates, inputs = (inputs[0], inputs[1:]) if n_exog else (None, inputs)
-        mean, scale, naive, spread, naive_std, history_values, history_observed, *rest = inputs
+        mean, scale, naive, spread, naive_std, max_std, history_values, history_observed, *rest = inputs
         encoder_flat, calibration = rest[: 3 * self.n_layers], rest[3 * self.n_layers :]
         dtype = history_values.dtype
         x = ((y - mean[:, :c]) / scale[:, :c]).to(dtype)  # (B, C) standardised, as the estimator does
@@ -117,7 +118,7 @@ class ForecasterStep(nn.Module):
             module.encoder, tokens[:, 0], _encoder_state(encoder_flat, self.rows)
         )
         forecast = module.distribution(
-            h[:, None], z, level, local_scale, window_std, batch, naive, spread, naive_std
+            h[:, None], z, level, local_scale, window_std, batch, naive, spread, naive_std, max_std
         )
         loc, params = forecast.loc[:, 0], forecast.params[:, 0]  # (B, T, C), (B, T, C, K) standardised
         history = module.history_length
@@ -226,6 +227,7 @@ def _forecaster_step(
         state["series_naive"] = engine.naive.copy()
         state["series_spread"] = engine.spread.copy()
         state["series_naive_std"] = engine.naive_std.copy()
+        state["series_max_std"] = engine.max_std.copy()
         # the streams' current forecasts, as the step's outputs would give them
         state["output.loc"] = engine.predict()
         state["output.params"] = engine.predict_params()
@@ -235,7 +237,14 @@ def _forecaster_step(
         covariates="X" if module.n_exog else None,
         exog_columns=list(exog_columns) if module.n_exog else [],
         n_future=module.n_future,
-        constants=["series_mean", "series_scale", "series_naive", "series_spread", "series_naive_std"],
+        constants=[
+            "series_mean",
+            "series_scale",
+            "series_naive",
+            "series_spread",
+            "series_naive_std",
+            "series_max_std",
+        ],
         state=step.state_names(),
         outputs=step.output_names(),
         n_channels=c,

@@ -58,8 +58,13 @@ def test_the_random_walk_falls_back_and_the_seasonal_series_keep_the_network(fit
     np.testing.assert_allclose(
         naive_std[1] * forecaster.engine_.scale[1, 0], np.sqrt(np.mean(np.diff(walk) ** 2))
     )
-    params = forecaster.engine_.predict_params()[1, :, 0, 0]
-    np.testing.assert_allclose(params, params[0] * np.sqrt(np.arange(1, 7)), rtol=1e-5)
+    params = forecaster.engine_.predict_params()[:, :, 0, 0]  # the Gaussians' std, in the series' units
+    np.testing.assert_allclose(params[1], params[1, 0] * np.sqrt(np.arange(1, 7)), rtol=1e-5)
+    # the network's spread is capped at the naive method's (sp = 1: growing as sqrt(t)) before the factor
+    engine = forecaster.engine_
+    assert (engine.max_std[:, 0] > 0).all()
+    cap = engine.spread[:, 0] * engine.max_std[:, 0] * engine.scale[:, 0]
+    assert (params[[0, 2]] <= cap[[0, 2], None] * np.sqrt(np.arange(1, 7)) * (1 + 1e-5)).all()
     pred = forecaster.predict(fh=range(1, 7))
     last = y.xs("walk", level=0)["y"].iloc[199]
     np.testing.assert_allclose(pred.xs("walk", level=0)["y"].to_numpy(), last, rtol=1e-6)
@@ -73,6 +78,7 @@ def test_streaming_with_fallback_is_exact_and_survives_save_and_load(fitted, tmp
     whole = AarenForecaster.load(_saved(forecaster, tmp_path / "a.zip"))
     assert whole.engine_.naive.tolist() == forecaster.engine_.naive.tolist()
     np.testing.assert_array_equal(whole.engine_.spread, forecaster.engine_.spread)
+    np.testing.assert_array_equal(whole.engine_.max_std, forecaster.engine_.max_std)
     whole.partial_update(new)
     chunked = AarenForecaster.load(tmp_path / "a.zip")
     times = new.index.get_level_values(1)

@@ -9,6 +9,8 @@ import torch
 
 from aaren_ts.estimators import _interval_spread
 from aaren_ts.estimators._interval_spread import (
+    CAP_PAIRS,
+    NAIVE_CAP,
     POOLED_VALUES,
     WIDENING,
     best_spread,
@@ -112,3 +114,28 @@ def test_a_head_without_a_gaussian_member_keeps_its_intervals(monkeypatch):
     candidates = np.ones((3, 1), dtype=bool)
     naive = np.zeros((3, 1), dtype=bool)
     assert (tail_intervals(net, series, n_train, naive, "cpu", naive_point=candidates).naive_std == 0).all()
+
+
+def test_the_heads_spread_is_capped_at_the_naive_methods_before_the_factor():
+    net = ForecastNet(1, 4, 3, EncoderConfig("aaren", 8, 2, 1, 16, 0.0), True, "mean", sp=2).eval()
+    rng = np.random.default_rng(2)
+    # a daily-like cycle whose windows swing far more than the series changes from cycle to cycle, a
+    # walk, and a series too short for the cap (fewer than CAP_PAIRS naive pairs)
+    t = np.arange(240)
+    cycle = (5.0 * np.sin(2 * np.pi * t / 2) + rng.normal(0, 0.05, 240))[:, None].astype(np.float32)
+    walk = np.cumsum(rng.normal(0, 1.0, 240))[:, None].astype(np.float32)
+    short = rng.normal(0, 1.0, CAP_PAIRS + 1)[:, None].astype(np.float32)
+    series, n_train = [cycle, walk, short], [200, 200, CAP_PAIRS + 1]
+    chosen = tail_intervals(net, series, n_train, np.zeros((3, 1), dtype=bool), "cpu")
+    expected = [NAIVE_CAP * naive_error_std(s[:200].astype(np.float64), 2)[0] for s in series[:2]]
+    np.testing.assert_allclose(chosen.max_std[:2, 0], expected, rtol=1e-6)
+    assert chosen.max_std[2, 0] == 0.0  # CAP_PAIRS - 1 pairs
+    # the network's distribution with the cap and the factor: at most factor x cap x the naive growth
+    x = torch.as_tensor(cycle[None])
+    spread = torch.as_tensor(chosen.spread[:1], dtype=torch.float32)
+    cap = torch.as_tensor(chosen.max_std[:1], dtype=torch.float32)
+    free = net(x, spread=spread).params[0, 10:, :, 0, 0]  # (steps, T): a Gaussian's std
+    capped = net(x, spread=spread, max_std=cap).params[0, 10:, :, 0, 0]
+    bound = spread[0, 0] * cap[0, 0] * net.naive_growth()
+    assert (free > bound).any() and (capped <= bound * (1 + 1e-6)).all()
+    torch.testing.assert_close(capped, torch.minimum(free, bound.expand_as(free)))

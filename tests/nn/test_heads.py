@@ -113,3 +113,34 @@ def test_a_head_without_a_gaussian_member_says_so() -> None:
     assert not Bare(8, 3, 1).has_normal and make_head("normal", 8, 3, 1).has_normal
     with pytest.raises(NotImplementedError, match="bare"):
         Bare(8, 3, 1).from_normal(torch.ones(2))
+
+
+@pytest.mark.parametrize("name", ["normal", "quantile"])
+def test_a_capped_distribution_is_no_wider_than_the_gaussian_cap(name: str) -> None:
+    head, loc, params = _forecast(name, seed=3)
+    params = params * torch.exp(torch.randn(params.shape[:-1], dtype=torch.float64))[..., None]
+    cap = torch.full(params.shape[:-1], 0.8, dtype=torch.float64)
+    capped = head.capped(params, cap)
+    assert head.valid_params(capped).all()
+    # parameters already inside the Gaussian's are unchanged, the others drawn in to it
+    bound = head.from_normal(cap)
+    inside = params.abs() <= bound.abs()
+    assert (~inside).any() and inside.any()
+    torch.testing.assert_close(capped[inside], params[inside])
+    torch.testing.assert_close(capped[~inside], bound[~inside])
+    # so no quantile lies beyond the Gaussian's (the quantile head's: at and between its levels)
+    for z in (-2.3, -1.96, -0.7, 0.3, 1.2816, 2.3):
+        z = torch.tensor(z, dtype=torch.float64)
+        offset = head.quantile(loc, capped, z) - loc
+        assert (offset.abs() <= z.abs() * cap + 1e-12).all()
+    torch.testing.assert_close(head.capped(params, torch.full_like(cap, torch.inf)), params)
+
+
+def test_a_head_without_a_gaussian_member_is_not_capped() -> None:
+    from aaren_ts.nn.heads import DistributionHead
+
+    class Bare(DistributionHead):
+        name = "bare"
+
+    params = torch.randn(3, 2)
+    assert Bare(8, 3, 1).capped(params, torch.full((3,), 1e-3)) is params
