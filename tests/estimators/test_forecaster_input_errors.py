@@ -120,5 +120,5 @@ def test_fit_on_a_series_with_no_observed_value_is_refused() -> None:
 
 
 def test_fit_on_values_whose_spread_overflows_says_to_rescale() -> None:
-    with pytest.raises(ValueError, match="rescale the series"):
-        AarenForecaster(**TINY).fit(_series() * 1e298)
+    with pytest.raises(ValueError, match="rescale the series"):  # (the log scale would take them)
+        AarenForecaster(**TINY, target_transform=None).fit(_series() * 1e298)

@@ -12,6 +12,7 @@ from sktime.datatypes import check_is_mtype
 from sktime.utils._testing.hierarchical import _make_hierarchical
 
 from aaren_ts import AarenForecaster
+from aaren_ts._log_target import from_log, to_log
 from aaren_ts.nn.state import flatten_state
 
 TINY = {
@@ -51,11 +52,12 @@ def _direct_forecast(f: AarenForecaster, name, values: np.ndarray) -> np.ndarray
     """The forecast after encoding ``values`` (a whole series, original units) in one forward pass."""
     streams = f.engine_
     row = streams.row_of[name]
-    x = (values.reshape(len(values), -1) - streams.mean[row]) / streams.scale[row]
+    log = streams.log_target[row]  # (its channels on the log scale, target_transform="auto")
+    x = (to_log(values.reshape(len(values), -1), log) - streams.mean[row]) / streams.scale[row]
     naive = torch.as_tensor(streams.naive[row : row + 1])  # the series' fallback to the naive forecast
     with torch.no_grad():
         out = f.net_.module_(torch.as_tensor(x, dtype=torch.float32)[None], last_only=True, naive=naive).loc
-    return out[0, 0].numpy() * streams.scale[row] + streams.mean[row]
+    return from_log(out[0, 0].numpy() * streams.scale[row] + streams.mean[row], log)
 
 
 def _snapshot(f: AarenForecaster) -> tuple:
@@ -136,7 +138,8 @@ def test_new_series_starts_a_stream_without_retraining():
     for k, v in f.net_.module_.state_dict().items():
         assert torch.equal(v, weights[k])
     values = _series(new, "z").to_numpy()
-    np.testing.assert_allclose(f.mean_.loc["z"].to_numpy(), values.mean(0))
+    log = f.engine_.log_target[f.engine_.row_of["z"]]  # (the scale its own first values chose)
+    np.testing.assert_allclose(f.mean_.loc["z"].to_numpy(), to_log(values, log).mean(0))
     pred = f.predict(fh=[1, 2])
     np.testing.assert_allclose(_series(pred, "z").to_numpy(), _direct_forecast(f, "z", values)[:2], atol=ATOL)
     assert _series(pred, "z").index[0] == 130

@@ -95,12 +95,16 @@ def test_naive_intervals_are_taken_where_they_score_better_on_the_tail():
     expected = [naive_error_std(s[:200].astype(np.float64), 1)[0] for s in series[:2]]
     np.testing.assert_allclose(chosen.naive_std[:2, 0], expected, rtol=1e-6)
     assert chosen.naive_std[2, 0] == 0.0  # not a candidate: its point forecast is the network's
+    # the candidates choose between the two intervals uncapped; the network's series is capped
+    assert (chosen.max_std[:2] == 0).all() and chosen.max_std[2, 0] > 0
     net.distribution_head.forward = head_forward
     # a naive method whose training errors understate the tail's misses and loses: the head is kept
     series, n_train = _walks(rng, 0.01, 1.0)
     kept = tail_intervals(net, series, n_train, naive, "cpu", naive_point=candidates)
     assert (kept.naive_std == 0.0).all()
-    np.testing.assert_array_equal(kept.spread, tail_intervals(net, series, n_train, naive, "cpu").spread)
+    assert (kept.max_std[:2] == 0).all()  # (the head's intervals as they were compared)
+    # without the choice, the same series' head would be capped and its factor chosen around the cap
+    assert (tail_intervals(net, series, n_train, naive, "cpu").max_std > 0).all()
 
 
 def test_a_head_without_a_gaussian_member_keeps_its_intervals(monkeypatch):
