@@ -14,9 +14,16 @@ _LAZY = {
     "AarenClassifier": "aaren_ts.estimators.classifier",
     "AarenForecaster": "aaren_ts.estimators.forecaster",
     "NotFittedError": "aaren_ts.estimators._base",
+    "NonPositiveValueWarning": "aaren_ts._log_target",
 }
 
-__all__ = ["AarenClassifier", "AarenForecaster", "NotFittedError", "__version__"]
+__all__ = [
+    "AarenClassifier",
+    "AarenForecaster",
+    "NonPositiveValueWarning",
+    "NotFittedError",
+    "__version__",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -21,10 +21,12 @@ import numpy as np
 
 __all__ = [
     "TARGET_TRANSFORMS",
+    "NonPositiveValueWarning",
     "changes_grow_with_level",
     "choose_log_channels",
     "first_non_positive",
     "from_log",
+    "missing_where_non_positive",
     "positive_channels",
     "to_log",
 ]
@@ -33,6 +35,11 @@ __all__ = [
 #: whose observed values are all positive and whose changes grow with its level
 #: (:func:`changes_grow_with_level`), ``"log"`` of every channel (all must be positive), ``None`` of none.
 TARGET_TRANSFORMS = ("auto", "log", None)
+
+
+class NonPositiveValueWarning(UserWarning):
+    """A later value at or below zero in a channel that ``target_transform="auto"`` put on the log
+    scale: it is taken as missing (the stream carries on as over a gap)."""
 
 
 def positive_channels(values: np.ndarray, n_channels: int) -> np.ndarray:
@@ -104,6 +111,18 @@ def first_non_positive(values: np.ndarray, log: np.ndarray) -> tuple[int, ...] |
     if not bad.any():
         return None
     return tuple(int(i) for i in np.argwhere(bad)[0])
+
+
+def missing_where_non_positive(values: np.ndarray, log: np.ndarray) -> np.ndarray:
+    """``values`` ``(..., width)`` with every observed value at or below zero in a log-scale target
+    channel (``log``, as for :func:`first_non_positive`) replaced by NaN (missing); a new float64 array."""
+    log = np.asarray(log, dtype=bool)
+    out = np.array(values, dtype=np.float64)
+    c = log.shape[-1]
+    target = out[..., :c]
+    with np.errstate(invalid="ignore"):
+        out[..., :c] = np.where(log & (target <= 0.0), np.nan, target)
+    return out
 
 
 def to_log(values: np.ndarray, log: np.ndarray) -> np.ndarray:

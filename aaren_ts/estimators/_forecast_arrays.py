@@ -71,14 +71,12 @@ class ForecastArraysMixin:
             )
             arr = np.concatenate([arr, exog], axis=2)
         log_target = engine.log_target[rows][:, None, :]
-        bad = first_non_positive(arr, log_target)
-        if bad is not None:
-            r, t, k = bad
-            series_id, column = engine.ids[rows[r]], self.columns_[k]
-            raise self._non_positive_error(
-                "partial_update_array", series_id, column, arr[r, t, k], f"step {t}"
-            )
-        arr = to_log(arr, log_target)
+        arr = self._log_scale_values(
+            arr,
+            log_target,
+            "partial_update_array",
+            lambda i: (engine.ids[rows[i[0]]], self.columns_[i[2]], f"step {i[1]}"),
+        )
         with engine.lock, self._torch_context():
             engine.advance(rows, arr, where="partial_update_array")
             self._cutoffs.defer(rows, arr.shape[1])

@@ -9,14 +9,22 @@ engine's forecasts back into frames indexed by each series' own times.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 from sktime.forecasting.base import ForecastingHorizon
 
-from aaren_ts._log_target import choose_log_channels, first_non_positive, from_log, to_log
+from aaren_ts._log_target import (
+    NonPositiveValueWarning,
+    choose_log_channels,
+    first_non_positive,
+    from_log,
+    missing_where_non_positive,
+    to_log,
+)
 from aaren_ts.engine.forecast import series_label
 from aaren_ts.estimators._base import standardization
 from aaren_ts.estimators._covariates import covariate_columns, covariates_at
@@ -163,11 +171,15 @@ class ForecastPanelsMixin:
         """``target_transform`` as fitted (forecasters saved before it existed: ``None``)."""
         return getattr(self, "_fitted_target_transform", None)
 
-    def _on_model_scale(self, panel: SeriesPanel, where: str) -> tuple[SeriesPanel, np.ndarray]:
+    def _on_model_scale(
+        self, panel: SeriesPanel, where: str, own_scale: bool = False
+    ) -> tuple[SeriesPanel, np.ndarray]:
         """``panel`` on the network's scale (the log of the channels ``target_transform`` chooses,
-        :mod:`aaren_ts._log_target`) and which channels those are, ``(n_series, n_channels)`` bool."""
+        :mod:`aaren_ts._log_target`; ``own_scale``: of none) and which channels those are,
+        ``(n_series, n_channels)`` bool."""
         c = len(panel.columns)
-        log_target = choose_log_channels(panel.values, c, self.target_transform, lag=int(self.sp_))
+        mode = None if own_scale else self.target_transform
+        log_target = choose_log_channels(panel.values, c, mode, lag=int(self.sp_))
         self._fitted_target_transform = self.target_transform
         values = self._to_model_scale(
             panel.ids, panel.times, panel.values, list(log_target), panel.columns, where
@@ -183,16 +195,48 @@ class ForecastPanelsMixin:
         columns: pd.Index,
         where: str,
     ) -> list[np.ndarray]:
-        """Each series' values (target channels first) with its log-scale channels' logarithms; a value
-        at or below zero there is refused, naming the series, channel and time."""
-        out = []
-        for series_id, time, part, log in zip(ids, times, parts, log_target, strict=True):
-            bad = first_non_positive(part, log)
-            if bad is not None:
-                t, k = bad
-                raise self._non_positive_error(where, series_id, columns[k], part[t, k], time[t])
-            out.append(to_log(part, log))
-        return out
+        """Each series' values (target channels first) with its log-scale channels' logarithms (a value
+        at or below zero there: see :meth:`_log_scale_values`)."""
+        return [
+            self._log_scale_values(
+                part, log, where, lambda i, s=series_id, t=time: (s, columns[i[-1]], t[i[0]])
+            )
+            for series_id, time, part, log in zip(ids, times, parts, log_target, strict=True)
+        ]
+
+    def _log_scale_values(
+        self,
+        values: np.ndarray,
+        log: np.ndarray,
+        where: str,
+        describe: Callable[[tuple[int, ...]], tuple[Any, Any, Any]],
+    ) -> np.ndarray:
+        """``values`` ``(..., width)`` with the log-scale channels (``log``, broadcastable to
+        ``values[..., :n_channels]``) replaced by their logarithms.
+
+        A value at or below zero there is refused (``target_transform="log"``: the user asked for the
+        log scale) or, under ``"auto"`` (the log scale chosen on positive values in ``fit``), taken as
+        missing with a :class:`~aaren_ts.NonPositiveValueWarning`: the stream carries on as
+        over a gap. ``describe(index)`` names the value at ``index``: ``(series_id, column, when)``.
+        """
+        bad = first_non_positive(values, log)
+        if bad is None:
+            return to_log(values, log)
+        series_id, column, when = describe(bad)
+        value = np.asarray(values)[bad]
+        if self.target_transform_ != "auto":
+            raise self._non_positive_error(where, series_id, column, value, when)
+        # (one message per series and channel: Python's filters then show it once, not at every call)
+        warnings.warn(
+            f"{where}: {series_label(series_id)}, channel {column!r}, holds a value at or below zero: its "
+            "values in fit were positive and its seasonal changes grew with its level, so "
+            "target_transform='auto' forecasts it on the log scale, where such a value has no place; "
+            "it is taken as missing (fit with target_transform=None to forecast a series that may "
+            "reach zero on its own scale)",
+            NonPositiveValueWarning,
+            stacklevel=3,
+        )
+        return to_log(missing_where_non_positive(values, log), log)
 
     def _non_positive_error(
         self, where: str, series_id: Any, column: Any, value: float, when: Any

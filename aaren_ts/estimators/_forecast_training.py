@@ -13,7 +13,7 @@ import functools
 import math
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -29,7 +29,34 @@ from aaren_ts.nn.forecast import ForecastNet
 from aaren_ts.nn.forecast_training import ForecastLoss, held_out_errors
 from aaren_ts.nn.heads import HEADS
 
-__all__ = ["ForecasterTrainingMixin"]
+__all__ = ["ForecasterTrainingMixin", "NaiveVerdict"]
+
+
+class NaiveVerdict(NamedTuple):
+    """What training decides against the (seasonal) naive forecast (:meth:`~ForecasterTrainingMixin.
+    _judge_against_naive`), each array ``(n_series, n_channels)``.
+
+    Attributes
+    ----------
+    naive : ndarray of bool
+        True for the channels of series that fall back to the naive forecast.
+    spread : ndarray
+        The factor on each channel's spread (1 where no series has a tail).
+    naive_std : ndarray
+        Where positive, the channel takes the naive method's distribution with this one-step standard
+        deviation (:attr:`~aaren_ts.engine.ForecastEngine.naive_std`).
+    max_std : ndarray
+        Where positive, the cap on the head's spread (:attr:`~aaren_ts.engine.ForecastEngine.max_std`).
+    network_is_naive : bool
+        Whether no series kept the network, so it was reset to the naive forecast itself.
+    """
+
+    naive: np.ndarray
+    spread: np.ndarray
+    naive_std: np.ndarray
+    max_std: np.ndarray
+    network_is_naive: bool = False
+
 
 # the default context length: 96 (the long-horizon protocol's input), longer where the series' training
 # parts hold four windows or more, up to a week of hourly data (M4 Hourly: 168, OWA 0.563 against 0.631
@@ -144,9 +171,10 @@ class ForecasterTrainingMixin:
             )
 
     def _train(
-        self, panel: SeriesPanel, epochs: int | None = None
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-        """Train the network on ``panel`` (each series scaled by its own training statistics).
+        self, panel: SeriesPanel, epochs: int | None = None, log_target: np.ndarray | None = None
+    ) -> NaiveVerdict | None:
+        """Train the network on ``panel`` (each series scaled by its own training statistics;
+        ``log_target`` ``(n_series, n_channels)`` marks the channels it holds on the log scale).
 
         ``epochs=None`` builds and trains a new network with early stopping on the series' tails and
         returns which series should fall back to the naive forecast, their spread factors, which take
@@ -188,13 +216,19 @@ class ForecasterTrainingMixin:
         fallback = None
         if epochs is None:
             whole = [np.concatenate([t, v]) for t, v in zip(train, valid, strict=True)]
-            fallback = self._judge_against_naive(whole, [len(t) for t in train])
+            c = self.n_channels_
+            log = np.zeros((len(whole), c), dtype=bool) if log_target is None else np.asarray(log_target)
+            log_scale = np.where(log, scale[:, :c], 0.0)
+            fallback = self._judge_against_naive(whole, [len(t) for t in train], log_scale)
         self.net_.module_.eval()
         return fallback
 
     def _judge_against_naive(
-        self, series: list[np.ndarray], n_train: list[int]
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        self,
+        series: list[np.ndarray],
+        n_train: list[int],
+        log_scale: np.ndarray | None = None,
+    ) -> NaiveVerdict:
         """Which series forecast better with the (seasonal) naive method than with the trained network.
 
         Each series is streamed through its validation tail
@@ -210,37 +244,33 @@ class ForecasterTrainingMixin:
         (:func:`~aaren_ts.estimators._interval_spread.tail_intervals`): the head's spread is shared by
         all series and fits none exactly (on M4 Hourly's test, seed 1, the longest series' intervals were
         twice as wide as the seasonal naive's, and the fallen-back ones among them, rescaled by the naive
-        forecast's error relative to the network's, still three to six times). A channel whose point
+        forecast's error relative to the network's, still three to six times). A log-scale channel
+        (``log_scale``, as :func:`~aaren_ts.estimators._interval_spread.tail_intervals` takes it) has
+        its intervals scored in the series' units, where they are judged. A channel whose point
         forecast is the naive one takes the naive method's own intervals where they score better on its
         tail (the head's spread follows each window's swings: on a random walk that trended in its last
         window, the head's interval was up to five times the naive method's).
 
         Returns
         -------
-        naive : ndarray of shape (n_series, n_channels), bool
-            True for the channels of series that fall back to the naive forecast.
-        spread : ndarray of shape (n_series, n_channels)
-            The factor on each channel's spread (1 where no series has a tail).
-        naive_std : ndarray of shape (n_series, n_channels)
-            Where positive, the channel takes the naive method's distribution with this one-step
-            standard deviation (:attr:`~aaren_ts.engine.ForecastEngine.naive_std`).
-        max_std : ndarray of shape (n_series, n_channels)
-            Where positive, the cap on the head's spread
-            (:attr:`~aaren_ts.engine.ForecastEngine.max_std`).
+        NaiveVerdict
         """
         module = self.net_.module_
         device = self._resolved_device()
         tails = held_out_errors(module, series, n_train, device, loss=self.loss)
         if not (tails.count > 0).any():
             shape = tails.error.shape
-            return np.zeros(shape, dtype=bool), np.ones(shape), np.zeros(shape), np.zeros(shape)
+            return NaiveVerdict(np.zeros(shape, dtype=bool), np.ones(shape), np.zeros(shape), np.zeros(shape))
         naive = tails.falls_back()
         naive_point = naive.copy()
-        if naive.all():
+        network_is_naive = bool(naive.all())
+        if network_is_naive:
             module.reset_to_naive()  # no clear gain over the naive forecast anywhere: become it
             naive[:] = False
-        intervals = tail_intervals(module, series, n_train, naive, device, naive_point=naive_point)
-        return naive, intervals.spread, intervals.naive_std, intervals.max_std
+        intervals = tail_intervals(
+            module, series, n_train, naive, device, naive_point=naive_point, log_scale=log_scale
+        )
+        return NaiveVerdict(naive, intervals.spread, intervals.naive_std, intervals.max_std, network_is_naive)
 
 
 def memory_budget() -> int:

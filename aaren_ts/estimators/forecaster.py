@@ -97,20 +97,22 @@ class AarenForecaster(
         ``"standard"`` standardises each channel with the mean and standard deviation of the training
         part of the series (stored at fit, so streaming uses the same statistics); ``None`` feeds raw
         values.
-    target_transform : {"auto", "log", None}, default=None
-        The scale the network forecasts on. ``None``: every series on its own scale. ``"auto"``: the
-        logarithm of every channel (of every series, decided on its values in ``fit``, or when a new
-        series joins in ``update``) whose observed values are all positive and whose changes over a
-        season grow with its level (Box and Cox's choice on the seasonal naive forecast's errors, see
-        the forecasting guide), the series' own scale for the others; ``"log"``: every channel (a
-        value at or below zero is refused). Forecasts and quantiles are mapped back exactly (the point
-        forecast of a log-scale channel is then the median of its forecast distribution);
-        ``predict_var`` is the squared half-width of the mapped interval of one standard deviation. A
-        log-scale channel refuses a later value at or below zero (``update``, ``partial_update``),
-        leaving the forecaster as it was; that is why ``"auto"`` is not the default, though it wins
-        wherever series stay positive (M4 Hourly's test, seeds 0 1 2: OWA 0.466-0.470 against
-        0.517-0.522, MSIS 7.35-7.93; tourism's MAPE 16.08-16.33 against 16.22-16.98): ETT's loads,
-        positive for months, later touch zero.
+    target_transform : {"auto", "log", None}, default="auto"
+        The scale the network forecasts on. ``"auto"``: the logarithm of every channel (of every
+        series, decided on its values in ``fit``, or when a new series joins in ``update``) whose
+        observed values are all positive and whose changes over a season grow with its level (Box and
+        Cox's choice on the seasonal naive forecast's errors, see the forecasting guide), the series'
+        own scale for the others (where the network trained so beats the naive forecast on no
+        series' validation tail, it is trained again on the series' own scale before the naive
+        forecast is settled for); ``"log"``: every channel (a value at or below zero is refused);
+        ``None``: every series on its own scale. Forecasts and quantiles are mapped back exactly (the
+        point forecast of a log-scale channel is then the median of its forecast distribution);
+        ``predict_var`` is the squared half-width of the mapped interval of one standard deviation.
+        A later value at or below zero in a channel ``"auto"`` put on the log scale (``update``,
+        ``partial_update``) is taken as missing, with a :class:`~aaren_ts.NonPositiveValueWarning`;
+        under ``"log"`` it is refused, leaving the forecaster as it was (the ONNX streamer, which takes
+        observed values only, refuses it under both). On M4 Hourly's test (seeds 0 1 2) ``"auto"``
+        scores OWA 0.466-0.470 against the own scale's 0.517-0.522.
     segment_length : int or None, default=None
         Steps per training segment; ``None`` means ``2 * context_length``.
     {optimizer}
@@ -267,7 +269,7 @@ class AarenForecaster(
         channel_embedding: bool = True,
         local_norm: str | None = "standard",
         normalization: str | None = "standard",
-        target_transform: str | None = None,
+        target_transform: str | None = "auto",
         segment_length: int | None = None,
         optimizer: str | type = "adam",
         lr: float = 3e-3,
@@ -387,7 +389,12 @@ class AarenForecaster(
         else:
             self._set_static_standardization(panel, "fit")
             self._check_stream_memory(len(panel.ids))
-            fallback = self._train(panel)
+            fallback = self._train(panel, log_target=log_target)
+            if fallback.network_is_naive and log_target.any() and self.target_transform == "auto":
+                # on the log scale the network beat the naive forecast nowhere: before settling for
+                # the naive forecast, the series' own scale gets its chance
+                panel, log_target = self._on_model_scale(raw, "fit", own_scale=True)
+                fallback = self._train(panel, log_target=log_target)
         self.columns_ = panel.columns.copy()
         self.level_names_ = panel.level_names
         self._new_engine()
@@ -395,7 +402,7 @@ class AarenForecaster(
         mean, scale = self._standardize(train)
         rows = self._add_series(panel.ids, mean, scale, log_target)
         if fallback is not None:
-            self.engine_.use_naive(*fallback)
+            self.engine_.use_naive(fallback.naive, fallback.spread, fallback.naive_std, fallback.max_std)
         # the training parts leave the interval calibration at its nominal levels; the validation
         # tails, which the network did not train on, calibrate it (adaptive conformal inference)
         n_train = [len(v) for v in train]
@@ -566,7 +573,7 @@ class AarenForecaster(
                 "backbone": "transformer",
                 "channel_independent": False,
                 "local_norm": "mean",
-                "target_transform": "auto",
+                "target_transform": None,
                 "context_length": 4,
                 "max_epochs": 1,
                 "validation_fraction": None,

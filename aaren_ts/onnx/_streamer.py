@@ -376,7 +376,8 @@ class OnnxStreamer:
             raise ValueError(
                 f"y_new: {self._series(s)}step {t}, channel {k}, holds {arr[s, t, k]:g}: the channel is "
                 "forecast on the log scale (the estimator's target_transform), where a value at or below "
-                "zero has no place"
+                "zero has no place (the estimator, under target_transform='auto', takes it as missing; "
+                "the exported step takes observed values only)"
             )
         arr = to_log(arr, self._log_target[:, None, :])
         self._check_magnitude(

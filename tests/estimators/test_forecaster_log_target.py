@@ -10,6 +10,7 @@ from scipy.special import ndtri
 
 from aaren_ts import AarenForecaster
 from aaren_ts._log_target import (
+    NonPositiveValueWarning,
     changes_grow_with_level,
     choose_log_channels,
     first_non_positive,
@@ -142,20 +143,39 @@ def test_streaming_on_the_log_scale_is_exact_whatever_the_chunks():
     )
 
 
-def test_a_non_positive_value_in_a_log_channel_is_refused_and_changes_nothing():
+def test_auto_takes_a_later_non_positive_value_as_missing_with_a_warning():
     y = _panel(60)
     f = AarenForecaster(**TINY).fit(_time_slice(y, 0, 50))
+    gap = AarenForecaster(**TINY).fit(_time_slice(y, 0, 50))
+    bad = _time_slice(y, 50, 52).copy()
+    bad.loc[("pos_b", 51), "y"] = 0.0
+    bad.loc[("signed", 51), "y"] = 0.0  # the signed series stays on its own scale: an ordinary value
+    missing = bad.copy()
+    missing.loc[("pos_b", 51), "y"] = np.nan
+    message = r"update: series 'pos_b', channel 'y', holds a value at or below zero.*missing"
+    with pytest.warns(NonPositiveValueWarning, match=message):
+        f.update(bad, update_params=False)
+    gap.update(missing, update_params=False)
+    with pytest.warns(NonPositiveValueWarning, match=r"series 'pos_a', channel 'y', holds a value at or"):
+        f.partial_update_array(np.array([[-1.0], [0.0], [2.0]]))
+    gap.partial_update_array(np.array([[np.nan], [0.0], [2.0]]))
+    for method in ("predict", "predict_var"):
+        pd.testing.assert_frame_equal(getattr(f, method)(fh=[1, 2]), getattr(gap, method)(fh=[1, 2]))
+    assert (f.predict(fh=[1, 2]).loc[["pos_a", "pos_b"]] > 0).all().all()
+
+
+def test_log_refuses_a_later_non_positive_value_and_changes_nothing():
+    y = _panel(60).drop(index="signed", level=0)
+    f = AarenForecaster(**{**TINY, "target_transform": "log"}).fit(_time_slice(y, 0, 50))
     before = f.predict(fh=[1, 2])
     bad = _time_slice(y, 50, 52).copy()
     bad.loc[("pos_b", 51), "y"] = 0.0
-    with pytest.raises(ValueError, match=r"series 'pos_b', channel 'y', holds 0 at 51.*log scale"):
+    with pytest.raises(ValueError, match=r"'pos_b', channel 'y', holds 0 at 51.*target_transform='log'"):
         f.update(bad, update_params=False)
     with pytest.raises(ValueError, match=r"series 'pos_a', channel 'y', holds -1 at step 0.*log scale"):
-        f.partial_update_array(np.array([[-1.0], [0.0], [2.0]]))
+        f.partial_update_array(np.array([[-1.0], [2.0]]))
     pd.testing.assert_frame_equal(f.predict(fh=[1, 2]), before)
-    assert list(f.n_seen_) == [50, 50, 50]
-    # the signed series stays on its own scale: its zero is an ordinary value
-    f.partial_update_array(np.array([[110.0], [0.0], [2.0]]))
+    assert list(f.n_seen_) == [50, 50]
 
 
 def test_log_refuses_a_non_positive_series_in_fit_naming_it():
@@ -192,13 +212,14 @@ def test_the_log_scale_survives_save_and_load(tmp_path):
     for est in (f, g):
         est.update(_time_slice(y, 50, 60), update_params=False)
     pd.testing.assert_frame_equal(g.predict(fh=[1, 2]), f.predict(fh=[1, 2]))
-    with pytest.raises(ValueError, match="log scale"):
+    with pytest.warns(NonPositiveValueWarning, match="log scale"):
         g.partial_update_array(np.array([[0.0], [1.0], [1.0]]))
 
 
 def test_a_single_series_and_its_windows_on_the_log_scale():
     y = pd.Series(_multiplicative(60, 50.0, 2))
-    f = AarenForecaster(**TINY).fit(y)
+    # ("log": two epochs beat the naive forecast nowhere, so "auto" would move to the own scale)
+    f = AarenForecaster(**{**TINY, "target_transform": "log"}).fit(y)
     assert f.log_target_.tolist() == [True]
     windows = np.stack([y.to_numpy()[k : k + 20] for k in range(0, 40, 10)])[..., None]
     loc, std = f.predict_windows(windows, return_std=True)
@@ -208,3 +229,30 @@ def test_a_single_series_and_its_windows_on_the_log_scale():
     np.testing.assert_allclose(streamed[-1], f.predict_array()[0], rtol=RTOL)
     with pytest.raises(ValueError, match="log scale"):
         f.predict_windows(-windows)
+
+
+@pytest.mark.parametrize("mode", ["auto", "log"])
+def test_auto_tries_the_own_scale_where_the_log_scale_beats_the_naive_forecast_nowhere(mode, monkeypatch):
+    from aaren_ts.estimators import _forecast_training
+    from aaren_ts.nn.forecast_training import HeldOutErrors
+
+    scales = []
+    judge = _forecast_training.ForecasterTrainingMixin._judge_against_naive
+
+    def spy(self, series, n_train, log_scale=None):
+        scales.append(log_scale.copy())
+        return judge(self, series, n_train, log_scale)
+
+    monkeypatch.setattr(_forecast_training.ForecasterTrainingMixin, "_judge_against_naive", spy)
+    # the network loses everywhere (so it becomes the naive forecast), whatever the scale
+    monkeypatch.setattr(HeldOutErrors, "falls_back", lambda self: np.ones(self.error.shape, dtype=bool))
+    y = pd.Series(_multiplicative(80, 50.0, 4))
+    f = AarenForecaster(**{**TINY, "target_transform": mode}).fit(y)
+    assert (scales[0] > 0).all()  # first the log scale
+    if mode == "auto":  # then the series' own scale, which it keeps
+        assert len(scales) == 2 and not (scales[1] > 0).any()
+        assert f.log_target_.tolist() == [False]
+    else:  # "log" insists on the log scale
+        assert len(scales) == 1 and f.log_target_.tolist() == [True]
+    fh = np.arange(1, TINY["horizon"] + 1)
+    np.testing.assert_allclose(f.predict(fh=fh).to_numpy().ravel(), y.to_numpy()[-4:], rtol=1e-4)

@@ -14,6 +14,8 @@ from aaren_ts.estimators._interval_spread import (
     POOLED_VALUES,
     WIDENING,
     best_spread,
+    best_spread_log,
+    log_interval_score,
     naive_error_std,
     tail_intervals,
 )
@@ -43,6 +45,33 @@ def test_best_spread_is_the_exact_minimum_of_the_interval_score(alpha):
     assert best_spread(-half[:0], half[:0], error[:0], alpha) == 1.0
 
 
+@pytest.mark.parametrize("alpha", [0.05, 0.2])
+def test_on_the_log_scale_the_spread_minimises_the_score_in_the_series_units(alpha):
+    rng = np.random.default_rng(2)
+    n, scale = 1500, 0.6
+    loc = rng.normal(0, 1, n)
+    lower, upper = -rng.uniform(0.5, 2.0, n), rng.uniform(0.5, 2.0, n)
+    error = rng.standard_t(4, n)
+
+    def in_units(s):  # the score of the mapped interval, computed directly (level 7 scales it)
+        y = 7 * np.exp(scale * (loc + error))
+        low, high = 7 * np.exp(scale * (loc + s * lower)), 7 * np.exp(scale * (loc + s * upper))
+        return np.mean(high - low + 2 / alpha * (np.maximum(low - y, 0) + np.maximum(y - high, 0)))
+
+    s = best_spread_log(loc, lower, upper, error, scale, alpha)
+    grid = np.exp(np.linspace(np.log(0.05), np.log(5), 4001))
+    best = min(in_units(g) for g in grid)
+    assert in_units(s) <= best * (1 + 1e-6)
+    ratio = log_interval_score(loc, s * lower, s * upper, error, scale, alpha) / in_units(s)
+    assert np.isclose(ratio, np.exp(-scale * loc.max()) / 7)  # the level only scales the score
+    # the exponential skews the mapped interval: its factor differs from the symmetric one's
+    assert abs(s - best_spread(lower, upper, error, alpha)) > 0.01
+    # a tiny scale is (almost) the series' own scale: the two choices meet
+    tiny = best_spread_log(loc, lower, upper, error, 1e-6, alpha)
+    np.testing.assert_allclose(tiny, best_spread(lower, upper, error, alpha), rtol=1e-3)
+    assert best_spread_log(loc[:0], lower[:0], upper[:0], error[:0], scale, alpha) == 1.0
+
+
 def test_each_series_gets_its_own_factor_pooled_with_the_panels(monkeypatch):
     monkeypatch.setattr(_interval_spread, "WIDENING", 1.0)
     net = ForecastNet(1, 4, 2, EncoderConfig("aaren", 8, 2, 1, 16, 0.0), True, "mean").eval()
@@ -58,6 +87,11 @@ def test_each_series_gets_its_own_factor_pooled_with_the_panels(monkeypatch):
     own = np.exp((np.log(spread[:2]) - (1 - weight) * np.log(spread[2])) / weight)
     np.testing.assert_allclose(np.exp(np.log(own).mean()), spread[2], rtol=1e-9)
     assert WIDENING > 1.0  # (the default widens what the tail alone says)
+    # log-scale channels are scored in the series' units: the same choice where the map is almost linear
+    tiny = tail_intervals(net, series, n_train, naive, "cpu", log_scale=np.full((3, 1), 1e-6)).spread
+    np.testing.assert_allclose(tiny[:, 0], spread, rtol=1e-3)
+    wide = tail_intervals(net, series, n_train, naive, "cpu", log_scale=np.full((3, 1), 1.0)).spread
+    assert not np.allclose(wide[:, 0], spread, rtol=1e-2)
 
 
 def test_the_naive_error_std_is_the_rms_of_the_seasonal_differences():

@@ -28,6 +28,7 @@ TINY = {
     "horizon": 6,
     "device": "cpu",
     "random_state": 0,
+    "target_transform": None,  # the streaming machinery on the series' own scale (log scale: its own file)
 }
 N_STEPS = 1000
 TOL = 1e-5  # in each series' standardised units (the forecaster) or in probability (the classifier)
