@@ -8,8 +8,8 @@ one's); its spread factor is the one that minimises the mean interval score of i
 ``SPREAD_COVERAGE`` intervals over every forecast issued there (every horizon step), times
 ``WIDENING``; then, as a tail of a few dozen values says little about a 95 % interval, it is pooled
 with the panel's: the geometric mean of the series' factor (weight: its tail's observed values) and of
-all series' (weight ``POOLED_VALUES``; a series without a tail takes the panel's). The engine
-multiplies the head's scale parameters by it (:attr:`~aaren_ts.engine.ForecastEngine.spread`), in
+all series' on the same scale (weight ``POOLED_VALUES``; a series without a tail takes the panel's).
+The engine multiplies the head's scale parameters by it (:attr:`~aaren_ts.engine.ForecastEngine.spread`), in
 streams, save and load and ONNX alike, and the online calibration then corrects the levels from there.
 
 Before the factor, the head's spread is capped at the (seasonal) naive method's: ``NAIVE_CAP`` times
@@ -29,9 +29,12 @@ tourism quarterly 17.5 / 17.1 / 16.4 -> 16.03 / 15.86 / 15.83 and 18.4 / 17.4 / 
 A channel on the log scale (``target_transform``) is scored in the series' units, where its
 intervals are judged: the exponential stretches the upper offsets and shrinks the lower ones, so the
 factor best in log units is not the best after the map (:func:`best_spread_log`; the choice between
-the head's intervals and the naive method's likewise). On validation (seeds 0, 1, 2, with the cap),
-95 % MSIS scored in log units then in the series' units: M4 Hourly 7.06 / 7.29 / 7.11 -> 6.98 / 7.11 /
-6.94, tourism quarterly 17.18 / 16.86 / 16.50 -> 17.05 / 16.57 / 16.48.
+the head's intervals and the naive method's likewise), and the log-scale channels' factors are
+pooled apart from the others' (a factor on the log of a series' values and one on the values
+themselves are not alike). On validation (seeds 0, 1, 2, with the cap), 95 % MSIS scored in log units,
+then in the series' units, then also pooled apart: M4 Hourly 7.06 / 7.29 / 7.11 -> 6.98 / 7.11 / 6.94
+-> 6.98 / 7.12 / 6.95, tourism quarterly 17.18 / 16.86 / 16.50 -> 17.05 / 16.57 / 16.48 -> 16.73 / 16.13 /
+16.00.
 
 The interval score of ``[loc + s l, loc + s u]`` (``l < 0 < u`` the head's offsets at ``s = 1``: a
 head's quantiles around its location scale with its scale parameters) is convex and piecewise linear
@@ -225,8 +228,8 @@ def tail_intervals(
     training part on, scored on the tail values they reach); ``naive`` ``(n_series, C)`` marks the
     channels whose point forecast the network replaces by the naive one, ``naive_point`` (default
     ``naive``) every channel whose point forecast is the naive one (all of them when the network itself
-    was reset to it). A channel without a tail takes the geometric mean of the others' factors (1 when
-    none has a tail).
+    was reset to it). A channel without a tail takes the geometric mean of the factors of the channels on
+    its scale (``log_scale``, below; of all channels when none on its scale has a tail, 1 when none has).
 
     A channel of ``naive_point`` with at least :data:`NAIVE_INTERVAL_TAIL` observed tail values takes the
     naive method's distribution (Gaussian, standard deviation
@@ -295,7 +298,11 @@ def tail_intervals(
     scored = observed > 0
     if scored.any():
         log = np.log(spread)
-        pooled = log[scored].mean()
+        pooled = np.full((n, c), log[scored].mean())
+        on_log = np.zeros((n, c), dtype=bool) if log_scale is None else log_scale > 0
+        for group in (on_log, ~on_log):  # (the two scales' factors pooled apart)
+            if (scored & group).any():
+                pooled[group] = log[scored & group].mean()
         weight = observed / (observed + POOLED_VALUES)
         spread = np.clip(np.exp(weight * log + (1.0 - weight) * pooled), MIN_SPREAD, MAX_SPREAD)
     else:

@@ -35,6 +35,7 @@ from aaren_ts.estimators._params import (
     PositiveInt,
     Registered,
 )
+from aaren_ts.estimators._skorch import print_epoch_line
 from aaren_ts.estimators._sktime_state import (
     empty_data_slots,
 )
@@ -393,6 +394,11 @@ class AarenForecaster(
             if fallback.network_is_naive and log_target.any() and self.target_transform == "auto":
                 # on the log scale the network beat the naive forecast nowhere: before settling for
                 # the naive forecast, the series' own scale gets its chance
+                if self.verbose:
+                    print_epoch_line(
+                        "Training again on the series' own scale: on the log scale the network beat "
+                        "the naive forecast on no series' validation tail"
+                    )
                 panel, log_target = self._on_model_scale(raw, "fit", own_scale=True)
                 fallback = self._train(panel, log_target=log_target)
         self.columns_ = panel.columns.copy()

@@ -92,6 +92,10 @@ def test_each_series_gets_its_own_factor_pooled_with_the_panels(monkeypatch):
     np.testing.assert_allclose(tiny[:, 0], spread, rtol=1e-3)
     wide = tail_intervals(net, series, n_train, naive, "cpu", log_scale=np.full((3, 1), 1.0)).spread
     assert not np.allclose(wide[:, 0], spread, rtol=1e-2)
+    # the two scales' factors are pooled apart: alone on the log scale, the first keeps its own factor;
+    # the tailless series takes the own scale's pool, which holds the second's alone
+    split = tail_intervals(net, series, n_train, naive, "cpu", log_scale=np.array([[1e-6], [0.0], [0.0]]))
+    np.testing.assert_allclose(split.spread[:, 0], [own[0], own[1], own[1]], rtol=1e-3)
 
 
 def test_the_naive_error_std_is_the_rms_of_the_seasonal_differences():
