@@ -105,23 +105,25 @@ def first_non_positive(values: np.ndarray, log: np.ndarray) -> tuple[int, ...] |
     ``values`` ``(..., width)`` holds the target channels first; ``log`` ``(n_channels,)`` (or
     broadcastable to ``values[..., :n_channels]``) marks the log-scale channels.
     """
-    log = np.asarray(log, dtype=bool)
-    target = np.asarray(values, dtype=np.float64)[..., : log.shape[-1]]
-    bad = log & np.isfinite(target) & (target <= 0.0)
+    bad = _non_positive(values, log)
     if not bad.any():
         return None
     return tuple(int(i) for i in np.argwhere(bad)[0])
 
 
+def _non_positive(values: np.ndarray, log: np.ndarray) -> np.ndarray:
+    """Bool ``values[..., :n_channels]``: the observed values at or below zero in log-scale channels."""
+    log = np.asarray(log, dtype=bool)
+    target = np.asarray(values, dtype=np.float64)[..., : log.shape[-1]]
+    return log & np.isfinite(target) & (target <= 0.0)
+
+
 def missing_where_non_positive(values: np.ndarray, log: np.ndarray) -> np.ndarray:
     """``values`` ``(..., width)`` with every observed value at or below zero in a log-scale target
     channel (``log``, as for :func:`first_non_positive`) replaced by NaN (missing); a new float64 array."""
-    log = np.asarray(log, dtype=bool)
     out = np.array(values, dtype=np.float64)
-    c = log.shape[-1]
-    target = out[..., :c]
-    with np.errstate(invalid="ignore"):
-        out[..., :c] = np.where(log & (target <= 0.0), np.nan, target)
+    bad = _non_positive(out, log)
+    out[..., : bad.shape[-1]][bad] = np.nan
     return out
 
 

@@ -223,9 +223,8 @@ class ForecastPanelsMixin:
         if bad is None:
             return to_log(values, log)
         series_id, column, when = describe(bad)
-        value = np.asarray(values)[bad]
         if self.target_transform_ != "auto":
-            raise self._non_positive_error(where, series_id, column, value, when)
+            raise self._non_positive_error(where, series_id, column, np.asarray(values)[bad], when)
         # (one message per series and channel: Python's filters then show it once, not at every call)
         warnings.warn(
             f"{where}: {series_label(series_id)}, channel {column!r}, holds a value at or below zero: its "

@@ -247,6 +247,7 @@ def tail_intervals(
     c = module.n_channels
     head = module.distribution_head
     alpha = 1.0 - SPREAD_COVERAGE
+    log_scale = np.zeros((len(series), c)) if log_scale is None else np.asarray(log_scale)
     z = torch.tensor(float(gaussian_z(np.array([SPREAD_COVERAGE]))[0]), dtype=torch.float64)
     n = len(series)
     spread = np.ones((n, c))
@@ -283,7 +284,7 @@ def tail_intervals(
                     if valid.any():
                         bounds = lower[..., j][valid], upper[..., j][valid]
                         base = centre[..., j][valid]
-                        if log_scale is not None and log_scale[k, j] > 0:
+                        if log_scale[k, j] > 0:
                             s = best_spread_log(
                                 base, *bounds, error[..., j][valid], float(log_scale[k, j]), alpha
                             )
@@ -299,7 +300,7 @@ def tail_intervals(
     if scored.any():
         log = np.log(spread)
         pooled = np.full((n, c), log[scored].mean())
-        on_log = np.zeros((n, c), dtype=bool) if log_scale is None else log_scale > 0
+        on_log = log_scale > 0
         for group in (on_log, ~on_log):  # (the two scales' factors pooled apart)
             if (scored & group).any():
                 pooled[group] = log[scored & group].mean()
@@ -312,9 +313,8 @@ def tail_intervals(
     chosen = np.zeros((n, c), dtype=bool)  # (a channel without a tail keeps the head's)
     for (k, j), (lower, upper, error, steps, base) in scored_tails.items():
         half = naive_std[k, j] * half_width[steps]
-        s = spread[k, j]
-        if log_scale is not None and log_scale[k, j] > 0:  # in the series' units
-            unit = float(log_scale[k, j])
+        s, unit = spread[k, j], float(log_scale[k, j])
+        if unit > 0:  # in the series' units
             head_score = log_interval_score(base, s * lower, s * upper, error, unit, alpha)
             naive_score = log_interval_score(base, -half, half, error, unit, alpha)
         else:
