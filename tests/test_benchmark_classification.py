@@ -75,3 +75,21 @@ def test_report_lists_the_paper_s_ten_problems(tmp_path: Path, monkeypatch: pyte
         assert f"| {name} |" in text
     assert "| JapaneseVowels | AarenClassifier (streamed) | 54.00 ± 0.00 | 90.00 ± 0.00 |" in text
     assert (tmp_path / "clf.png").is_file() and (tmp_path / "clf_curve.png").is_file()
+
+
+def test_early_report_summarises_the_seeds() -> None:
+    import early_classification
+
+    def run(dataset: str, seed: int, ours: float, teaser: float) -> dict:
+        scores = {"accuracy": ours, "earliness": 0.1, "harmonic_mean": ours, "fit_cpu_s": 1.0}
+        peer = {"accuracy": teaser, "earliness": 0.2, "harmonic_mean": teaser, "fit_cpu_s": 2.0}
+        return {"dataset": dataset, "seed": seed, "aaren": scores, "aeon": {"models": {"TEASER": peer}}}
+
+    assert early_classification._over_seeds([run("A", 0, 0.8, 0.9)]) == []  # one seed: no summary
+    lines = early_classification._over_seeds([run("A", 0, 0.8, 0.9), run("A", 1, 0.6, 0.7)])
+    assert lines[0] == "## Over seeds 0, 1 (mean ± sd)"
+    rows = [line for line in "\n".join(lines).splitlines() if line.startswith("| A |")]
+    assert rows[0].split(" | ")[1:6] == [
+        "AarenClassifier.predict_early", "0.700 ± 0.100", "0.100 ± 0.000", "0.700 ± 0.100", "0.800 / 0.600"
+    ]  # fmt: skip
+    assert rows[1].split(" | ")[1] == "aeon TEASER" and "0.900 / 0.700" in rows[1]
