@@ -205,7 +205,7 @@ class AarenEstimatorMixin:
     def _build_net(
         self, net_class: type, module: type[torch.nn.Module], module_params: dict[str, Any], criterion: Any,
         train_split: Any = None, with_callbacks: bool = True, own_use: bool = False,
-        **net_params: Any,
+        average_best_epochs: int = 1, **net_params: Any,
     ) -> Any:  # fmt: skip
         """The skorch net of this estimator (not yet initialised or trained).
 
@@ -227,6 +227,9 @@ class AarenEstimatorMixin:
         own_use : bool, default=False
             ``True`` for a network trained on part of the data for the estimator's own use: without
             the user's ``callbacks`` (they should not see its epochs) and without printed progress.
+        average_best_epochs : int, default=1
+            ``> 1``: the network ends training with the mean of the weights of that many epochs with
+            the lowest validation loss (:func:`~aaren_ts.estimators._skorch.make_callbacks`).
         **net_params
             Estimator-specific net parameters; they override the shared ones.
         """
@@ -239,6 +242,7 @@ class AarenEstimatorMixin:
                 patience=int(self.patience),
                 lr_scheduler=self._lr_scheduler(),
                 user_callbacks=None if own_use else self.callbacks,
+                average_best_epochs=average_best_epochs,
             )
         params: dict[str, Any] = {
             "module": module,

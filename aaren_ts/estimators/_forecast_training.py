@@ -94,8 +94,9 @@ class ForecasterTrainingMixin:
         )
         collate = {"iterator_train__collate_fn": pad_segments, "iterator_valid__collate_fn": pad_segments}
         return self._build_net(
-            NeuralNet, ForecastNet, module_params, loss, train_split, with_callbacks, **collate
-        )
+            NeuralNet, ForecastNet, module_params, loss, train_split, with_callbacks,
+            average_best_epochs=int(self.average_best_epochs), **collate,
+        )  # fmt: skip
 
     def _standardize(self, parts: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         """Per-series ``(mean, scale)`` of shape ``(n_series, C)`` from each series' observed values."""

@@ -10,7 +10,8 @@ its constructor parameters (as sklearn requires) and stay picklable and clonable
 * :func:`make_train_split` builds skorch's ``train_split`` (a stratified hold-out taken from the
   training data) or ``None`` when there is too little data to hold some out.
 * :func:`make_callbacks` assembles the skorch callbacks: early stopping (only with a validation split),
-  a progress bar when ``verbose > 0`` (see :func:`progress_bar`), then the user's own callbacks;
+  the mean of the best epochs' weights (when asked for), a progress bar when ``verbose > 0`` (see
+  :func:`progress_bar`), then the user's own callbacks;
   :func:`progress_params` sends skorch's epoch table through :func:`print_epoch_line`, which drops
   its colour codes where the output is not a terminal.
 """
@@ -223,6 +224,7 @@ def make_callbacks(
     lower_is_better: bool = True,
     lr_scheduler: Any | None = None,
     user_callbacks: Sequence[Any] | None = None,
+    average_best_epochs: int = 1,
 ) -> list[tuple[str, Any]]:
     """The skorch callbacks of an estimator, named.
 
@@ -242,6 +244,10 @@ def make_callbacks(
     user_callbacks : sequence, optional
         Extra skorch callbacks, as instances or ``(name, callback)`` pairs; they are cloned, so the
         estimator's own parameter is never mutated by training.
+    average_best_epochs : int, default=1
+        ``> 1`` adds a :class:`~aaren_ts.estimators._weight_averaging.BestEpochsAverage` of that
+        many epochs after early stopping: the network ends with the mean of the weights of the epochs
+        with the lowest validation loss.
 
     Returns
     -------
@@ -260,6 +266,10 @@ def make_callbacks(
                 ),
             )
         )
+    if average_best_epochs > 1:
+        from aaren_ts.estimators._weight_averaging import BestEpochsAverage
+
+        callbacks.append(("best_epochs_average", BestEpochsAverage(int(average_best_epochs))))
     bar = progress_bar() if verbose and verbose > 0 else None
     if bar is not None:
         callbacks.append(("progress_bar", bar))

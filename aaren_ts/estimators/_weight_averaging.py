@@ -1,0 +1,70 @@
+"""The mean of the weights of a training run's best epochs: :class:`BestEpochsAverage`.
+
+Early stopping keeps the weights of the epoch with the lowest validation loss. The epochs around it
+are about as good, and their weights lie close to each other (one run, a small learning rate by then):
+their mean is a better network than any one of them, as in stochastic weight averaging (Izmailov et
+al., 2018) and "model soups" (Wortsman et al., 2022), and it costs nothing at prediction. The
+forecaster uses it (its ``average_best_epochs``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+from skorch.callbacks import Callback
+
+__all__ = ["BestEpochsAverage"]
+
+
+class BestEpochsAverage(Callback):
+    """At the end of training, set the network's weights to the mean of those after the ``k`` epochs
+    with the lowest validation loss.
+
+    Runs only when the epochs have a validation loss (a run without a validation split, such as
+    fine-tuning, keeps its last weights); with fewer epochs than ``k``, all of them are averaged.
+    Placed after skorch's ``EarlyStopping(load_best=True)``, it replaces the best epoch's weights
+    that callback restores. Buffers that are not floating point (counters) are taken from the best
+    epoch.
+
+    Parameters
+    ----------
+    k : int, default=3
+        How many of the best epochs to average (``1``: the best epoch's weights, unchanged).
+    """
+
+    def __init__(self, k: int = 3) -> None:
+        self.k = k
+
+    def initialize(self) -> BestEpochsAverage:
+        self.best_: list[tuple[float, int, dict[str, torch.Tensor]]] = []
+        return self
+
+    def on_train_begin(self, net: Any, **kwargs: Any) -> None:
+        self.best_ = []
+
+    def on_epoch_end(self, net: Any, **kwargs: Any) -> None:
+        loss = net.history[-1].get("valid_loss") if len(net.history) else None
+        if self.k <= 1 or loss is None or not math.isfinite(float(loss)):
+            return
+        if len(self.best_) == self.k and float(loss) >= self.best_[-1][0]:
+            return
+        weights = {name: t.detach().clone() for name, t in net.module_.state_dict().items()}
+        self.best_.append((float(loss), len(net.history), weights))
+        self.best_.sort(key=lambda item: (item[0], item[1]))
+        del self.best_[self.k :]
+
+    def on_train_end(self, net: Any, **kwargs: Any) -> None:
+        if len(self.best_) < 2:
+            return
+        states = [weights for _, _, weights in self.best_]
+        mean = {}
+        for name, best in states[0].items():
+            if best.is_floating_point():
+                total = sum(state[name].double() for state in states)
+                mean[name] = (total / len(states)).to(best.dtype)
+            else:
+                mean[name] = best
+        net.module_.load_state_dict(mean)
+        self.best_ = []  # (the weights are not kept with the net)
