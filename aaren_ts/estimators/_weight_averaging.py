@@ -28,6 +28,9 @@ class BestEpochsAverage(Callback):
     that callback restores. Buffers that are not floating point (counters) are taken from the best
     epoch.
 
+    With skorch's ``AccelerateMixin`` (data-parallel training), the weights are those of the network
+    inside the wrapper Accelerate puts around it during training, so their names match at the end.
+
     Parameters
     ----------
     k : int, default=3
@@ -50,7 +53,7 @@ class BestEpochsAverage(Callback):
             return
         if len(self.best_) == self.k and float(loss) >= self.best_[-1][0]:
             return
-        weights = {name: t.detach().clone() for name, t in net.module_.state_dict().items()}
+        weights = {name: t.detach().clone() for name, t in _network(net).state_dict().items()}
         self.best_.append((float(loss), len(net.history), weights))
         self.best_.sort(key=lambda item: (item[0], item[1]))
         del self.best_[self.k :]
@@ -66,5 +69,11 @@ class BestEpochsAverage(Callback):
                 mean[name] = (total / len(states)).to(best.dtype)
             else:
                 mean[name] = best
-        net.module_.load_state_dict(mean)
+        _network(net).load_state_dict(mean)
         self.best_ = []  # (the weights are not kept with the net)
+
+
+def _network(net: Any) -> torch.nn.Module:
+    """``net.module_`` without the wrapper Accelerate puts around it in data-parallel training."""
+    accelerator = getattr(net, "accelerator", None)
+    return net.module_ if accelerator is None else accelerator.unwrap_model(net.module_)
