@@ -17,6 +17,7 @@ sys.path.insert(0, str(BENCHMARKS))
 
 import _aeon_peers  # noqa: E402
 import classification  # noqa: E402
+import early_validation  # noqa: E402
 
 
 def test_prefix_lengths_and_padding() -> None:
@@ -93,3 +94,20 @@ def test_early_report_summarises_the_seeds() -> None:
         "AarenClassifier.predict_early", "0.700 ± 0.100", "0.100 ± 0.000", "0.700 ± 0.100", "0.800 / 0.600"
     ]  # fmt: skip
     assert rows[1].split(" | ")[1] == "aeon TEASER" and "0.900 / 0.700" in rows[1]
+
+
+def test_early_validation_scores_the_engine_s_rule() -> None:
+    """Series 0 (4 steps) is confident in class 1 from step 2 on and right; series 1 (3 steps, padded to
+    4) is confident in the wrong class 0 at step 1 only, then never again: decided at step 1 by a
+    one-step rule, at its end (its final prediction, class 1, right) by a two-step one."""
+    staged = np.full((2, 4, 2), 0.5)
+    staged[0, 1:] = [0.1, 0.9]
+    staged[1, 0] = [0.8, 0.2]
+    staged[1, 2] = [0.4, 0.6]
+    staged[1, 3] = [0.99, 0.01]  # past the series' end: never read
+    lengths, codes = np.array([4, 3]), np.array([1, 1])
+    accuracy, earliness, hm = early_validation.score_rule(staged, lengths, codes, 0.75, 1)
+    assert accuracy == 0.5 and earliness == pytest.approx((2 / 4 + 1 / 3) / 2)
+    assert hm == pytest.approx(early_validation.harmonic_mean(accuracy, earliness))
+    accuracy, earliness, _ = early_validation.score_rule(staged, lengths, codes, 0.75, 2)
+    assert accuracy == 1.0 and earliness == pytest.approx((3 / 4 + 1) / 2)

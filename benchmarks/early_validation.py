@@ -1,0 +1,146 @@
+"""Choose predict_early's confidence rule on validation data cut from the training sets.
+
+For each dataset and seed, the archive's TRAIN split is cut into stratified folds; an
+``AarenClassifier`` with the early-classification settings of ``early_classification.py`` is fitted on
+all folds but one and gives the class probabilities after every time point of the held-out fold's
+series. Every rule of the grid (``probability_threshold`` x ``consecutive_predictions``) is then
+applied to those probabilities by the engine's own :class:`~aaren_ts.engine.early.ConfidenceRule`
+state, and scored by aeon's harmonic mean of accuracy and earliness over all out-of-fold series.
+No test series is read. The report gives the mean HM of each rule per dataset and over datasets, and
+the rule that maximises the mean over datasets::
+
+    python benchmarks/early_validation.py --data-home $AAREN_TS_DATA --seeds 0 1 2
+
+Writes ``early_validation.md`` and ``early_validation.json`` to ``--out`` (default
+``benchmarks/results``). One thread.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import markdown_table, results_dir
+from early_classification import AAREN_PARAMS, harmonic_mean
+
+THRESHOLDS = (0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
+CONSECUTIVE = (1, 2, 3, 5)
+
+
+def out_of_fold_staged(
+    X: list[np.ndarray], y: np.ndarray, seed: int, n_folds: int, prefix_weight: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Out-of-fold probabilities after every time point: ``(n, T, classes)``, lengths, class codes."""
+    from sklearn.model_selection import StratifiedKFold
+
+    from aaren_ts import AarenClassifier
+
+    lengths = np.array([x.shape[1] for x in X])
+    classes = np.unique(y)
+    staged = np.zeros((len(X), int(lengths.max()), len(classes)))
+    folds = StratifiedKFold(n_folds, shuffle=True, random_state=seed)
+    for fit_idx, held_idx in folds.split(np.zeros(len(y)), y):
+        clf = AarenClassifier(prefix_weight=prefix_weight, random_state=seed, num_threads=1, **AAREN_PARAMS)
+        clf.fit([X[i] for i in fit_idx], y[fit_idx])
+        if not np.array_equal(clf.classes_, classes):
+            raise RuntimeError("a fold lacks a class; use fewer folds")
+        held = np.stack(list(clf.staged_predict_proba([X[i] for i in held_idx])), axis=1)
+        staged[held_idx, : held.shape[1]] = held  # (steps past a series' end are not read)
+    return staged, lengths, np.searchsorted(classes, y)
+
+
+def score_rule(
+    staged: np.ndarray, lengths: np.ndarray, codes: np.ndarray, threshold: float, consecutive: int
+) -> tuple[float, float, float]:
+    """Accuracy, earliness and HM of one rule applied by the engine to the staged probabilities."""
+    from aaren_ts.engine.early import ConfidenceRule, EarlyDecisions
+
+    n, t_max, _ = staged.shape
+    proba = torch.as_tensor(staged)
+    real = torch.arange(t_max)[None, :] < torch.as_tensor(lengths)[:, None]
+    early = EarlyDecisions(n)
+    early.update_chunk(proba, real, torch.zeros(n, dtype=torch.int64), ConfidenceRule(threshold, consecutive))
+    final = staged[np.arange(n), lengths - 1].argmax(-1)
+    decided = early.decided_at.numpy()
+    labels = np.where(decided > 0, early.decided_class.numpy(), final)
+    at = np.where(decided > 0, decided, lengths)
+    accuracy, earliness = float(np.mean(labels == codes)), float(np.mean(at / lengths))
+    return accuracy, earliness, harmonic_mean(accuracy, earliness)
+
+
+def main() -> None:
+    from aaren_ts.datasets import load_uea
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--datasets", nargs="+", default=["UWaveGestureLibrary", "BasicMotions", "JapaneseVowels"]
+    )
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--folds", type=int, default=3)
+    parser.add_argument("--prefix-weight", type=float, default=0.5)
+    parser.add_argument("--data-home", default=None)
+    parser.add_argument("--out", default=None, help="results folder (default benchmarks/results)")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    rules = [(t, c) for t in THRESHOLDS for c in CONSECUTIVE]
+    hm: dict[str, np.ndarray] = {}  # dataset -> (seeds, rules)
+    fit_s: dict[str, float] = {}
+    for name in args.datasets:
+        kw = {"data_home": args.data_home, "download_if_missing": False, "return_type": "list"}
+        X, y = load_uea(name, "train", **kw)
+        y = np.asarray(y)
+        scores = np.empty((len(args.seeds), len(rules)))
+        start = time.process_time()
+        for s, seed in enumerate(args.seeds):
+            staged, lengths, codes = out_of_fold_staged(X, y, seed, args.folds, args.prefix_weight)
+            scores[s] = [score_rule(staged, lengths, codes, t, c)[2] for t, c in rules]
+            best = rules[int(np.argmax(scores[s]))]
+            print(f"{name} seed={seed}: best rule {best}, HM {scores[s].max():.3f}", flush=True)
+        hm[name], fit_s[name] = scores, time.process_time() - start
+    overall = np.mean([scores.mean(axis=0) for scores in hm.values()], axis=0)
+    best = rules[int(np.argmax(overall))]
+    header = ["probability_threshold", "consecutive_predictions", *args.datasets, "mean over datasets"]
+    rows = []
+    for r, (t, c) in enumerate(rules):
+        cells = [f"{hm[name][:, r].mean():.3f} ± {hm[name][:, r].std():.3f}" for name in args.datasets]
+        mean = f"{overall[r]:.3f}"
+        rows.append([t, c, *cells, f"**{mean}**" if (t, c) == best else mean])
+    command = "python benchmarks/early_validation.py --data-home $AAREN_TS_DATA " + " ".join(
+        f"--{k.replace('_', '-')} {' '.join(map(str, v)) if isinstance(v, list) else v}"
+        for k, v in vars(args).items()
+        if k not in ("data_home", "out")
+    )
+    lines = [
+        "# Early classification: the confidence rule chosen on validation data",
+        "",
+        f"Command: `{command}`",
+        "",
+        f"Out-of-fold harmonic mean of accuracy and earliness on the TRAIN splits ({args.folds} stratified "
+        f"folds, seeds {', '.join(map(str, args.seeds))}; mean ± sd over seeds), for an AarenClassifier "
+        f"with prefix_weight={args.prefix_weight} and {AAREN_PARAMS}. No test series is read. CPU seconds "
+        "per dataset, all seeds and folds: "
+        + ", ".join(f"{name} {s:.0f}" for name, s in fit_s.items())
+        + ".",
+        "",
+        f"Best rule over the datasets: probability_threshold={best[0]}, consecutive_predictions={best[1]}.",
+        "",
+        markdown_table(header, rows),
+        "",
+    ]
+    out_dir = results_dir(args.out)
+    path = out_dir / "early_validation.md"
+    path.write_text("\n".join(lines))
+    saved = {"rules": rules, "hm": {k: v.tolist() for k, v in hm.items()}, "best": best, "command": command}
+    (out_dir / "early_validation.json").write_text(json.dumps(saved))
+    print(path.read_text())
+
+
+if __name__ == "__main__":
+    main()
