@@ -25,6 +25,7 @@ import torch
 
 from aaren_ts._limits import MAX_STANDARDISED
 from aaren_ts._normal import gaussian_z
+from aaren_ts._theta import ThetaStreams
 from aaren_ts.engine._restore_checks import check_calibration, check_layout, check_stream_values
 from aaren_ts.engine._streams import Streams
 from aaren_ts.engine.calibration import Calibration
@@ -93,6 +94,13 @@ class ForecastEngine(Streams):
         from the network is capped, growing over the horizon as the naive method's (the ``max_std`` of
         :meth:`~aaren_ts.nn.forecast.ForecastNet.distribution`, applied before :attr:`spread`); 0: no
         cap. Set with :meth:`use_naive`.
+    theta : ThetaStreams or None
+        With :meth:`use_theta`, the Theta method's streams of every series' channels (row
+        ``series * n_channels + channel``), advanced with the network's.
+    theta_weight : ndarray of shape (n_series, n_channels)
+        The weight of each channel's own forecast (the network's, or the naive one where :attr:`naive`)
+        in its combination with the Theta method's (1: its own alone, the default); the combination
+        shifts the whole forecast distribution (point, quantiles) by the same amount.
     n_seen : ndarray of shape (n_series,)
         Steps each stream has consumed (observed or missing).
     n_observed : ndarray of shape (n_series,)
@@ -127,6 +135,8 @@ class ForecastEngine(Streams):
         self.spread = np.ones((0, c))
         self.naive_std = np.zeros((0, c))
         self.max_std = np.zeros((0, c))
+        self.theta: ThetaStreams | None = None
+        self.theta_weight = np.ones((0, c))
         self.n_seen = np.zeros(0, dtype=np.int64)
         self.n_observed = np.zeros(0, dtype=np.int64)
         self.state = module.init_state(0, self.device)
@@ -225,6 +235,10 @@ class ForecastEngine(Streams):
             self.spread = np.concatenate([self.spread, np.ones((n, self.n_channels))])
             self.naive_std = np.concatenate([self.naive_std, np.zeros((n, self.n_channels))])
             self.max_std = np.concatenate([self.max_std, np.zeros((n, self.n_channels))])
+            self.theta_weight = np.concatenate([self.theta_weight, np.ones((n, self.n_channels))])
+            if self.theta is not None:  # (a new series forecasts with the network alone: weight 1)
+                fresh_theta = ThetaStreams.empty(np.full(n * self.n_channels, 0.5), self._no_season(n))
+                self.theta = self.theta.cat(fresh_theta)
             self.n_seen = np.concatenate([self.n_seen, np.zeros(n, dtype=np.int64)])
             self.n_observed = np.concatenate([self.n_observed, np.zeros(n, dtype=np.int64)])
             self.row_of.update({series_id: start + i for i, series_id in enumerate(ids)})
@@ -259,6 +273,66 @@ class ForecastEngine(Streams):
         with self.lock:
             self.naive, self.spread = naive.copy(), spread.copy()
             self.naive_std, self.max_std = deviations["naive_std"], deviations["max_std"]
+
+    def use_theta(self, alpha: Any, season: Any, weight: Any) -> None:
+        """Combine every series' forecasts with the Theta method's (:mod:`aaren_ts._theta`), with
+        smoothing parameters ``alpha`` ``(n_series, n_channels)``, seasonal components ``season``
+        ``(n_series, n_channels, sp)`` and the network's weights ``weight`` ``(n_series, n_channels)``
+        in [0, 1]. The Theta streams start empty: this is called before the streams consume anything.
+        """
+        n, c = len(self), self.n_channels
+        alpha, weight = np.asarray(alpha, dtype=np.float64), np.asarray(weight, dtype=np.float64)
+        season = np.asarray(season, dtype=np.float64)
+        if alpha.shape != (n, c) or not ((alpha > 0) & (alpha < 1)).all():
+            raise ValueError(f"use_theta: alpha must hold {(n, c)} smoothing parameters in (0, 1)")
+        if weight.shape != (n, c) or not ((weight >= 0) & (weight <= 1)).all():
+            raise ValueError(f"use_theta: weight must hold {(n, c)} weights in [0, 1]")
+        if season.ndim != 3 or season.shape[:2] != (n, c) or not np.isfinite(season).all():
+            raise ValueError(
+                f"use_theta: season must hold finite seasonal components of shape {(n, c)} + (sp,)"
+            )
+        if self.n_seen.any():
+            raise ValueError("use_theta: the streams have consumed values; call it before they do")
+        with self.lock:
+            self.theta = ThetaStreams.empty(alpha.ravel(), season.reshape(n * c, -1))
+            self.theta_weight = weight.copy()
+
+    def _no_season(self, n: int) -> np.ndarray:
+        """A seasonal component of zeros for ``n`` series' channels, as long as the streams'."""
+        return np.zeros((n * self.n_channels, 1 if self.theta is None else self.theta.season.shape[1]))
+
+    def _theta_rows(self, rows: np.ndarray) -> np.ndarray:
+        """The Theta streams' rows of the series at ``rows``: ``(R * n_channels,)``, channel fastest."""
+        c = self.n_channels
+        return (np.asarray(rows)[:, None] * c + np.arange(c)).ravel()
+
+    def _advance_theta(self, rows: np.ndarray, values: np.ndarray, lengths: np.ndarray) -> None:
+        """Advance the Theta streams of the series at ``rows`` through ``values`` ``(R, N, C)`` (model
+        units; row ``i`` takes its first ``lengths[i]`` steps)."""
+        theta_rows = self._theta_rows(rows).reshape(len(rows), -1)
+        for t in range(values.shape[1]):
+            live = t < lengths
+            if not live.any():
+                break
+            self.theta.update(values[live, t].ravel(), theta_rows[live].ravel())
+
+    def _theta_shift(
+        self, rows: np.ndarray, point: np.ndarray, theta: ThetaStreams | None = None
+    ) -> np.ndarray:
+        """What the combination with the Theta method adds to the streams' forecasts ``point`` ``(R,
+        horizon, C)`` (model units) of the series at ``rows``: ``(1 - weight) * (theta - point)``, 0
+        where the weight is 1 or the Theta stream has seen nothing (``theta``: those streams instead
+        of the engine's, one per row and channel)."""
+        share = 1.0 - self.theta_weight[rows]  # (R, C)
+        if self.theta is None or not share.any():
+            return np.zeros_like(point)
+        if theta is None:
+            forecast = self.theta.forecast(self.horizon, self._theta_rows(rows))
+        else:
+            forecast = theta.forecast(self.horizon)
+        forecast = forecast.reshape(len(rows), self.n_channels, self.horizon).transpose(0, 2, 1)
+        shift = share[:, None, :] * (forecast - point)
+        return np.where(np.isfinite(shift), shift, 0.0)
 
     def _fallback(self, rows: np.ndarray) -> dict[str, torch.Tensor]:
         """The network's ``naive``, ``spread``, ``naive_std`` and ``max_std`` arguments for the streams
@@ -358,6 +432,8 @@ class ForecastEngine(Streams):
         with self.lock:
             for group in self._row_groups(len(rows), n):
                 self._advance_group(rows[group], values[group], lengths[group], calibrate)
+            if self.theta is not None:
+                self._advance_theta(rows, values[..., : self.n_channels], lengths)
 
     def _row_groups(self, n_rows: int, n_steps: int) -> list[np.ndarray]:
         """Positions of the rows to advance together (bounding the tokens, hence memory, per call)."""
@@ -497,7 +573,8 @@ class ForecastEngine(Streams):
         (without the future-known covariates' effect: see :meth:`future_effect`)."""
         with self.lock:
             rows = np.arange(len(self)) if rows is None else rows
-            return self._original_units(self.forecast, rows)
+            point = self._original_units(self.forecast, rows)
+            return point + self._theta_shift(rows, point)
 
     def predict_params(self, rows: np.ndarray | None = None) -> np.ndarray:
         """The head's parameters ``(R, horizon, C, K)`` of the current forecasts, original units (the
@@ -530,7 +607,10 @@ class ForecastEngine(Streams):
             values = self.head.quantile(loc, params, torch.as_tensor(z, device=loc.device))
         c = self.n_channels
         values = values.cpu().numpy()
-        return values * self.scale[rows, None, None, :c] + self.mean[rows, None, None, :c]
+        values = values * self.scale[rows, None, None, :c] + self.mean[rows, None, None, :c]
+        if self.theta is not None:
+            values = values + self._theta_shift(rows, self._original_units(self.forecast, rows))[:, None]
+        return values
 
     def predict_quantiles(self, alpha: Sequence[float], rows: np.ndarray | None = None) -> np.ndarray:
         """Quantiles ``(R, horizon, C, len(alpha))`` of the streams' forecast distributions, original
@@ -552,7 +632,8 @@ class ForecastEngine(Streams):
 
     def stream_forecasts(self, row: int, values: np.ndarray) -> np.ndarray:
         """The mean forecasts the stream at ``row`` would make after each of ``values`` ``(N, C)``,
-        ``(N, horizon, C)`` in original units, without advancing it (no covariates)."""
+        ``(N, horizon, C)`` in original units, without advancing it (no covariates; combined with the
+        Theta method's as :meth:`predict` is)."""
         self.check_values(np.array([row]), values[None], "stream_forecasts")
         mean, scale = self.mean[row], self.scale[row]
         x = torch.as_tensor((values - mean) / scale, dtype=torch.float32, device=self.device)[None]
@@ -569,7 +650,16 @@ class ForecastEngine(Streams):
                         **self._fallback(np.array([row])),
                     )
                     out.append(pred.loc[0].cpu().numpy().astype(np.float64))
-        return np.concatenate(out) * scale + mean
+            point = np.concatenate(out) * scale + mean
+            if self.theta is None:
+                return point
+            rows, c = np.array([row]), self.n_channels
+            theta = self.theta.take(self._theta_rows(rows))
+            shifts = []
+            for step in range(len(values)):
+                theta.update(values[step, :c])
+                shifts.append(self._theta_shift(rows, point[step][None], theta)[0])
+        return point + np.stack(shifts) if shifts else point
 
     def forecast_windows(
         self, windows: np.ndarray, row: int = 0, batch_size: int = 256
@@ -578,6 +668,12 @@ class ForecastEngine(Streams):
         histories ``windows`` ``(n, length, C)`` (original units of the series at ``row``), each encoded
         from scratch, in batches; the streams are not touched (the network's spread, uncalibrated: half
         the width of its central interval of one standard deviation's coverage)."""
+        if self.theta is not None and (self.theta_weight[row] < 1.0).any():
+            raise ValueError(
+                "forecast_windows: the forecasts are combined with the Theta method's, whose state is "
+                "each series' own stream: windows encoded from scratch have none (forecast from the "
+                "streams, or fit with combination=None)"
+            )
         mean, scale = self.mean[row], self.scale[row]
         locs, stds = [], []
         with torch.no_grad():
@@ -601,6 +697,32 @@ class ForecastEngine(Streams):
             history = [self.history.values, self.history.observed]
             calibration = [] if self.calibration is None else self.calibration.tensors()
             return [*flatten_state(self.state), *history, self.forecast, self.params, *calibration]
+
+    def theta_arrays(self) -> dict[str, np.ndarray] | None:
+        """Copies of the Theta streams' arrays and of :attr:`theta_weight` (``None`` without
+        :meth:`use_theta`)."""
+        with self.lock:
+            if self.theta is None:
+                return None
+            return {
+                **{k: v.copy() for k, v in self.theta.arrays().items()},
+                "weight": self.theta_weight.copy(),
+            }
+
+    def restore_theta(self, arrays: dict[str, np.ndarray]) -> None:
+        """Load what :meth:`theta_arrays` gave into streams already :meth:`add`-ed, checked first
+        (:meth:`~aaren_ts._theta.ThetaStreams.from_arrays`; ``ValueError`` naming what does not fit, and
+        nothing changes)."""
+        arrays = dict(arrays)
+        weight = np.asarray(arrays.pop("weight", None), dtype=np.float64)
+        n, c = len(self), self.n_channels
+        if weight.shape != (n, c) or not ((weight >= 0) & (weight <= 1)).all():
+            raise ValueError(f"the saved Theta weights must be {(n, c)} numbers in [0, 1]")
+        season = np.asarray(arrays.get("season", np.zeros((0, 0))))
+        sp = season.shape[-1] if season.ndim == 2 else 0
+        theta = ThetaStreams.from_arrays(arrays, n * c, sp)
+        with self.lock:
+            self.theta, self.theta_weight = theta, weight
 
     def restore(self, tensors: Sequence[torch.Tensor], n_seen: np.ndarray, n_observed: np.ndarray) -> None:
         """Load what :meth:`tensors` gave (and the counters) into streams already :meth:`add`-ed.

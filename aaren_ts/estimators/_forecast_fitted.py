@@ -100,6 +100,7 @@ class FittedForecasterMixin:
                 "spread": engine.spread,
                 "naive_std": engine.naive_std,
                 "max_std": engine.max_std,
+                "theta": engine.theta_arrays(),
                 "static_mean": np.asarray(getattr(self, "static_mean_", np.zeros(0)), dtype=np.float64),
                 "static_scale": np.asarray(getattr(self, "static_scale_", np.ones(0)), dtype=np.float64),
                 "n_seen": engine.n_seen,
@@ -163,6 +164,11 @@ class FittedForecasterMixin:
             )
             self.engine_.use_naive(_saved(attributes, "naive", torch.bool), spread, naive_std, max_std)
         n_seen, n_observed = (_saved(attributes, name, torch.int64) for name in ("n_seen", "n_observed"))
+        theta = attributes.get("theta")  # (archives written before the Theta combination: none)
+        if theta is not None:
+            if not isinstance(theta, dict) or not all(isinstance(v, torch.Tensor) for v in theta.values()):
+                raise ValueError("the saved Theta streams must be a mapping of names to arrays")
+            self.engine_.restore_theta({name: value.numpy() for name, value in theta.items()})
         self.engine_.restore(attributes["streams"], n_seen, n_observed)
         self._cutoffs = SeriesCutoffs.from_plain(attributes["series_cutoffs"])
         restore_sktime_state(self, attributes, index_from_plain(attributes["cutoff"]))

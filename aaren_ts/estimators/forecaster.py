@@ -39,6 +39,7 @@ from aaren_ts.estimators._skorch import print_epoch_line
 from aaren_ts.estimators._sktime_state import (
     empty_data_slots,
 )
+from aaren_ts.estimators._theta_combination import fit_combination
 from aaren_ts.nn.forecast import LOCAL_NORMS
 from aaren_ts.nn.forecast_training import POINT_LOSSES
 from aaren_ts.nn.heads import HEADS
@@ -161,6 +162,15 @@ class AarenForecaster(
         The point forecast's training loss, on each series' standardised values: the squared error
         (the forecast aims at the mean) or the absolute error (at the median, what sMAPE, MASE and
         MAPE reward). The naive-forecast check after training uses the same loss.
+    combination : {"theta", None}, default=None
+        ``"theta"``: every forecast is a weighted mean of the network's and the Theta method's (simple
+        exponential smoothing with half the trend's slope as drift, on the seasonally adjusted values
+        the network models), streamed beside the network in O(1) per observation. The Theta method is
+        fitted to each series' training part; the network's weight (0, 0.1, ..., 1, per channel) is
+        chosen on the validation tails by the training loss, so a panel the Theta method does not help
+        keeps the network alone. The whole forecast distribution moves with the point forecast. Series
+        that fall back to the naive forecast, and series that join after ``fit``, forecast as without
+        it. Not with covariates, ``predict_windows`` or the ONNX export.
     past_covariates : list of column names or None, default=None
         Columns of ``X`` known only up to the present: they enter each step's token. Every other column
         is known for the future too (calendars, plans): its values at the forecast steps enter the
@@ -261,6 +271,7 @@ class AarenForecaster(
         "interval_calibration": Options(("aci", None)),
         "distribution": Registered(HEADS),
         "loss": Options(tuple(POINT_LOSSES)),
+        "combination": Options(("theta", None)),
         "calibration_rate": Interval(0.0, 1.0, closed="neither"),
         "past_covariates": Optional(Names()),
         "static_covariates": Optional(Names()),
@@ -300,6 +311,7 @@ class AarenForecaster(
         calibration_rate: float = 0.005,
         distribution: str = "normal",
         loss: str = "mse",
+        combination: str | None = None,
         past_covariates: Sequence[Any] | None = None,
         static_covariates: Sequence[Any] | None = None,
         device: str = "auto",
@@ -385,6 +397,11 @@ class AarenForecaster(
         if not pretrained:
             self._set_covariates(X, "fit")
         raw = self._split_with_covariates(y, X, "fit")
+        if self.combination is not None and self.n_exog_:
+            raise ValueError(
+                f"fit: combination={self.combination!r} takes series without covariates; got "
+                f"{self.n_exog_} covariate column(s) in X"
+            )
         observed = [int(np.isfinite(v[:, : len(raw.columns)]).any(axis=1).sum()) for v in raw.values]
         if max(observed) < 2:
             raise ValueError(too_short(raw, max(observed)))
@@ -421,6 +438,8 @@ class AarenForecaster(
         rows = self._add_series(panel.ids, mean, scale, log_target)
         if fallback is not None:
             self.engine_.use_naive(fallback.naive, fallback.spread, fallback.naive_std, fallback.max_std)
+        if self.combination == "theta":
+            self._use_theta(train, valid, mean, scale)
         # the training parts leave the interval calibration at its nominal levels; the validation
         # tails, which the network did not train on, calibrate it (adaptive conformal inference)
         n_train = [len(v) for v in train]
@@ -431,6 +450,27 @@ class AarenForecaster(
             tail_times = [panel.times[k][n_train[k] :] for k in tails]
             self._consume(rows[tails], [valid[k] for k in tails], tail_times, calibrate=True, where="fit")
         return self
+
+    def _use_theta(
+        self, train: list[np.ndarray], valid: list[np.ndarray], mean: np.ndarray, scale: np.ndarray
+    ) -> None:
+        """Combine the streams' forecasts with the Theta method's (``combination="theta"``): fitted on
+        the standardised training parts, weighted on the tails (:func:`fit_combination`)."""
+        whole = [
+            (np.concatenate([t, v]) - m) / s for t, v, m, s in zip(train, valid, mean, scale, strict=True)
+        ]
+        c = self.n_channels_
+        alpha, season, weight = fit_combination(
+            self.net_.module_,
+            whole,
+            [len(t) for t in train],
+            self.engine_.naive.copy(),
+            int(self.sp_),
+            self._resolved_device(),
+            loss=self.loss,
+        )
+        # (fitted on standardised values: the seasonal component in the streams' units)
+        self.engine_.use_theta(alpha, season * scale[:, :c, None], weight)
 
     def _state_is_pretrained(self) -> bool:
         """Whether ``pretrain`` (and no ``fit``) trained the network this ``fit`` conditions on."""

@@ -348,12 +348,20 @@ def export_forecaster(
     Raises
     ------
     ValueError
-        For a backbone without a constant-size state (the Transformer's KV cache).
+        For a backbone without a constant-size state (the Transformer's KV cache), or streams
+        combined with the Theta method (:meth:`~aaren_ts.engine.ForecastEngine.use_theta`), which the
+        exported step does not compute.
     ImportError
         Without the ``onnx`` extra.
     """
     _require_onnx()
     _require_constant_state(engine.module)
+    if engine.theta is not None and (engine.theta_weight < 1.0).any():
+        raise ValueError(
+            "export: these streams combine the network's forecasts with the Theta method's "
+            "(combination='theta'), which the ONNX export does not carry yet; fit with "
+            "combination=None to export"
+        )
     step, state, spec = _forecaster_step(engine, list(exog_columns))
     graphs = {"quantile_function": _quantile_graph(QuantileFunction(engine.module), spec)}
     if spec.n_future:

@@ -1,0 +1,157 @@
+"""AarenForecaster(combination="theta"): the Theta method's streams beside the network's, on every path."""
+
+from __future__ import annotations
+
+import copy
+import io
+import zipfile
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from aaren_ts import AarenForecaster
+from aaren_ts._theta import ThetaStreams
+
+TINY = {
+    "d_model": 8,
+    "n_heads": 2,
+    "n_layers": 1,
+    "d_ff": 16,
+    "max_epochs": 2,
+    "device": "cpu",
+    "random_state": 0,
+    "horizon": 4,
+    "sp": 4,
+}
+
+
+def _panel(n_series: int = 16, length: int = 48, seed: int = 0) -> pd.DataFrame:
+    """Short positive series with a trend, a season of 4 and noise: what the Theta method forecasts well
+    and a network trained for two epochs does not."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(length)
+    frames = {}
+    for k in range(n_series):
+        pattern = rng.normal(scale=0.15, size=4)
+        log_values = 5.0 + rng.uniform(0.005, 0.02) * t + (pattern - pattern.mean())[t % 4]
+        frames[f"s{k}"] = pd.DataFrame({"y": np.exp(log_values + 0.03 * rng.normal(size=length))}, index=t)
+    return pd.concat(frames, names=["series", "time"])
+
+
+@pytest.fixture(scope="module")
+def fitted() -> AarenForecaster:
+    return AarenForecaster(**TINY, combination="theta").fit(_panel().groupby(level=0).head(40))
+
+
+def _model_values(forecaster: AarenForecaster, y: pd.DataFrame) -> list[np.ndarray]:
+    """Each series' values on the network's scale (logarithms where the forecaster chose them)."""
+    log = forecaster.engine_.log_target[:, 0]
+    return [
+        np.log(part.to_numpy()[:, 0]) if log[k] else part.to_numpy()[:, 0]
+        for k, (_, part) in enumerate(y.groupby(level=0, sort=False))
+    ]
+
+
+def _reference_theta(forecaster: AarenForecaster, y: pd.DataFrame) -> ThetaStreams:
+    """Fresh streams with the forecaster's Theta parameters fed every value of ``y`` at once."""
+    theta = forecaster.engine_.theta
+    streams = ThetaStreams.empty(theta.alpha, theta.season)
+    values = _model_values(forecaster, y)
+    for t in range(max(map(len, values))):
+        rows = np.array([k for k, v in enumerate(values) if t < len(v)])
+        streams.update(np.array([values[k][t] for k in rows]), rows)
+    return streams
+
+
+def test_the_theta_method_earns_a_weight_and_the_forecast_is_the_weighted_mean(fitted):
+    engine = fitted.engine_
+    assert (engine.theta_weight < 1.0).any()  # trend and season: the Theta method helps the tiny network
+    rows = np.arange(len(engine))
+    network = engine._original_units(engine.forecast, rows)
+    theta = _reference_theta(fitted, _panel().groupby(level=0).head(40)).forecast(4)
+    w = engine.theta_weight
+    expected = w[:, None, :] * network + (1.0 - w[:, None, :]) * theta[:, :, None]
+    np.testing.assert_allclose(engine.predict(), expected, rtol=1e-12, atol=1e-12)
+    log = engine.log_target[:, 0]
+    predicted = fitted.predict(fh=[1, 2, 3, 4]).to_numpy().reshape(len(rows), 4)
+    mapped = np.where(log[:, None], np.exp(expected[..., 0]), expected[..., 0])
+    np.testing.assert_allclose(predicted, mapped, rtol=1e-9)
+    # the interval moves with the point forecast: its centre (on the network's scale) shifts alike
+    bounds = engine.one_sigma_bounds()
+    shift = expected - network
+    plain = copy.deepcopy(engine)
+    plain.theta_weight[:] = 1.0
+    np.testing.assert_allclose(bounds, plain.one_sigma_bounds() + shift[:, None], rtol=1e-9, atol=1e-9)
+
+
+def test_updates_advance_the_theta_streams_exactly(fitted):
+    whole = _panel()
+    chunked, stepped = copy.deepcopy(fitted), copy.deepcopy(fitted)
+    chunked.update(whole.groupby(level=0).tail(8), update_params=False)
+    for step in range(40, 48):
+        new = whole[whole.index.get_level_values(1) == step]
+        stepped.update(new, update_params=False)
+    reference = _reference_theta(fitted, whole)
+    for forecaster in (chunked, stepped):
+        for name, value in reference.arrays().items():
+            np.testing.assert_allclose(getattr(forecaster.engine_.theta, name), value, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        chunked.predict(fh=[1, 2]).to_numpy(), stepped.predict(fh=[1, 2]).to_numpy(), rtol=1e-6
+    )
+
+
+def test_a_saved_forecaster_keeps_its_theta_streams_and_a_corrupted_one_is_refused(fitted, tmp_path):
+    saved = fitted.save(tmp_path / "model")
+    loaded = AarenForecaster.load(saved)
+    np.testing.assert_array_equal(loaded.predict(fh=[1, 2, 3]), fitted.predict(fh=[1, 2, 3]))
+    np.testing.assert_array_equal(loaded.engine_.theta_weight, fitted.engine_.theta_weight)
+
+    def rewrite(edit, name):
+        with zipfile.ZipFile(saved) as archive:
+            entries = {entry: archive.read(entry) for entry in archive.namelist()}
+        payload_name = next(entry for entry in entries if entry != "_metadata")
+        payload = torch.load(io.BytesIO(entries[payload_name]), weights_only=True)
+        edit(payload["attributes"]["theta"])
+        buffer = io.BytesIO()
+        torch.save(payload, buffer)
+        entries[payload_name] = buffer.getvalue()
+        target = tmp_path / f"{name}.zip"
+        with zipfile.ZipFile(target, "w") as archive:
+            for entry, data in entries.items():
+                archive.writestr(entry, data)
+        return target
+
+    def alpha_out_of_range(theta):
+        theta["alpha"] = torch.full_like(theta["alpha"], 1.5)
+
+    def weight_above_one(theta):
+        theta["weight"] = torch.full_like(theta["weight"], 2.0)
+
+    def level_lost(theta):
+        theta["level"] = torch.full_like(theta["level"], float("nan"))
+
+    for edit in (alpha_out_of_range, weight_above_one, level_lost):
+        with pytest.raises(ValueError, match="Theta"):
+            AarenForecaster.load(rewrite(edit, edit.__name__))
+
+
+def test_what_the_combination_does_not_cover_is_refused_clearly(fitted, tmp_path):
+    single = AarenForecaster(**TINY, combination="theta").fit(_panel(n_series=1).droplevel(0))
+    single.engine_.theta_weight[:] = 0.5  # (whatever its tail chose: a combined series)
+    with pytest.raises(ValueError, match="Theta"):
+        single.predict_windows(np.ones((2, 12)))
+    y = _panel(n_series=2)
+    X = pd.DataFrame({"x": np.arange(len(y), dtype=float)}, index=y.index)
+    with pytest.raises(ValueError, match="combination='theta' takes series without covariates"):
+        AarenForecaster(**TINY, combination="theta").fit(y, X=X, fh=[1, 2, 3, 4])
+    pytest.importorskip("onnx")
+    with pytest.raises(ValueError, match="combination=None to export"):
+        fitted.to_onnx(tmp_path / "model.onnx")
+
+
+def test_without_the_combination_there_are_no_theta_streams():
+    forecaster = AarenForecaster(**TINY).fit(_panel(n_series=3))
+    assert forecaster.engine_.theta is None
+    assert (forecaster.engine_.theta_weight == 1.0).all()
