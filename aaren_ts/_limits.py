@@ -15,6 +15,10 @@ for a channel that was constant in training (its scale is then 1, so 1e12 is its
 mean in its own units). A larger value is almost surely an error (a sentinel such as 1e30, wrong
 units), refused before any state changes rather than left to poison the stream.
 
+:data:`MAX_SCALE` bounds a series' standard deviation the same way: the band of
+:data:`MAX_STANDARDISED` deviations around its mean must fit in float32 (a scale of 1e30 is a sentinel
+or a damaged file, not a series).
+
 Standard library and numpy only: the torch-free :mod:`aaren_ts.onnx` uses it too.
 """
 
@@ -22,10 +26,12 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["MAX_STANDARDISED", "first_beyond"]
+__all__ = ["MAX_SCALE", "MAX_STANDARDISED", "first_beyond"]
 
 #: The largest magnitude of a standardised input (standard deviations from the training mean).
 MAX_STANDARDISED = 1e12
+#: The largest standard deviation a series may be standardised by (about 3.4e26).
+MAX_SCALE = float(np.finfo(np.float32).max) / MAX_STANDARDISED
 
 
 def first_beyond(standardised: np.ndarray, bound: float = MAX_STANDARDISED) -> tuple[int, ...] | None:

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from aaren_ts._limits import MAX_STANDARDISED
+from aaren_ts._limits import MAX_SCALE, MAX_STANDARDISED
 from aaren_ts._normal import gaussian_z
 from aaren_ts._theta import ThetaStreams
 from aaren_ts.engine._restore_checks import check_calibration, check_layout, check_stream_values
@@ -359,13 +359,13 @@ class ForecastEngine(Streams):
                     f"channel and covariate of each series), got dtype {value.dtype}, shape {value.shape}"
                 )
         mean, scale = mean.astype(np.float64), scale.astype(np.float64)
-        bad = ~(np.isfinite(mean) & np.isfinite(scale) & (scale > 0)).all(axis=1)
+        bad = ~(np.isfinite(mean) & (scale > 0) & (scale <= MAX_SCALE)).all(axis=1)
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
             raise ValueError(
                 f"add: series number {row} would be standardised by mean {mean[row].tolist()} and scale "
-                f"{scale[row].tolist()}; both must be finite and the scale positive (values so large that "
-                "their spread overflows float64? rescale the series)"
+                f"{scale[row].tolist()}; the mean must be finite and the scale positive and at most "
+                f"{MAX_SCALE:.3g} (values so large that their spread overflows? rescale the series)"
             )
         return mean, scale
 
@@ -568,13 +568,14 @@ class ForecastEngine(Streams):
         """
         return future_effect_at_steps(self.module, self.mean[rows], self.scale[rows], future, steps)
 
-    def predict(self, rows: np.ndarray | None = None) -> np.ndarray:
+    def predict(self, rows: np.ndarray | None = None, combined: bool = True) -> np.ndarray:
         """Current point forecasts ``(R, horizon, C)`` of the streams at ``rows`` (all), original units
-        (without the future-known covariates' effect: see :meth:`future_effect`)."""
+        (without the future-known covariates' effect: see :meth:`future_effect`); ``combined=False``:
+        the network's (or naive method's) own, before the combination with the Theta method's."""
         with self.lock:
             rows = np.arange(len(self)) if rows is None else rows
             point = self._original_units(self.forecast, rows)
-            return point + self._theta_shift(rows, point)
+            return point + self._theta_shift(rows, point) if combined else point
 
     def predict_params(self, rows: np.ndarray | None = None) -> np.ndarray:
         """The head's parameters ``(R, horizon, C, K)`` of the current forecasts, original units (the

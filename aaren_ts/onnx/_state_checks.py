@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from aaren_ts._limits import MAX_STANDARDISED
+from aaren_ts._theta import ThetaStreams
 
 __all__ = ["check_state_values"]
 
@@ -35,7 +36,7 @@ def check_state_values(streamer: Any, loaded: dict[str, np.ndarray], n_seen: int
 
     constants = set(streamer.spec.constants)
     for name, arr in loaded.items():
-        if arr.dtype.kind != "f":
+        if arr.dtype.kind != "f" or name.startswith("theta."):  # (the Theta streams: checked below)
             continue
         with np.errstate(invalid="ignore"):
             bounded = np.abs(arr) <= MAX_STANDARDISED
@@ -67,6 +68,8 @@ def check_state_values(streamer: Any, loaded: dict[str, np.ndarray], n_seen: int
         issued = loaded["issued"].astype(np.float64)
         filled = np.arange(streamer.spec.horizon)[None, :] < loaded["n_issued"][:, None]  # (streams, slots)
         _check_distributions(streamer, issued[filled][..., 0], issued[filled][..., 1:], "issued", refuse)
+    if "theta.weight" in loaded:
+        _check_theta(streamer, loaded, n_seen, refuse)
     c = streamer.spec.n_channels
     mean, scale = loaded["series_mean"][:, None, :c], loaded["series_scale"][:, None, :c]
     with np.errstate(over="ignore", invalid="ignore"):
@@ -96,6 +99,31 @@ def _check_distributions(
     quantiles = streamer._graphs["quantile_function"].run(["quantiles"], feed)[0]
     if not (np.isfinite(quantiles).all() and (np.diff(quantiles, axis=1) > 0).all()):
         refuse(name, f"holds parameters of no {streamer.spec.distribution!r} distribution")
+
+
+def _check_theta(
+    streamer: Any, loaded: dict[str, np.ndarray], n_seen: int, refuse: Callable[[str, str], None]
+) -> None:
+    """The Theta method's streams: values a stream can hold (:meth:`~aaren_ts._theta.ThetaStreams.
+    from_arrays`), the export's own parameters and weights, and every stream :attr:`n_seen` steps
+    (all observed: the streamer takes observed values only) past the export's."""
+    initial = streamer._initial
+    for name in ("theta.weight", "theta.alpha", "theta.season"):
+        if not np.array_equal(loaded[name], initial[name]):
+            refuse(name, "differs from this export's (the Theta method's parameters are fixed at export)")
+    for name in ("theta.clock", "theta.count"):
+        if not np.array_equal(loaded[name], initial[name] + n_seen):
+            refuse(name, f"disagrees with the export's counts plus the {n_seen} steps seen since")
+    arrays = {
+        name[len("theta.") :]: value.reshape(-1, *value.shape[2:])
+        for name, value in loaded.items()
+        if name.startswith("theta.") and name != "theta.weight"
+    }
+    season = arrays.get("season")
+    try:
+        ThetaStreams.from_arrays(arrays, len(arrays["alpha"]), season.shape[-1])
+    except ValueError as err:
+        refuse("theta", f"is no state of the Theta method ({err})")
 
 
 def _check_classifier_state(

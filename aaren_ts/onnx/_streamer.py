@@ -16,6 +16,7 @@ from aaren_ts._files import atomic_write
 from aaren_ts._limits import MAX_STANDARDISED, first_beyond
 from aaren_ts._log_target import first_non_positive, from_log, to_log
 from aaren_ts._normal import gaussian_z, interpolate_z, level_z
+from aaren_ts._theta import ThetaStreams
 from aaren_ts.onnx._format import ModelSpec, check_interface, read_metadata, verify_checksum
 from aaren_ts.onnx._state_checks import check_state_values
 
@@ -40,6 +41,28 @@ def _probabilities(values: Any, name: str) -> np.ndarray:
             f"infinite), got {arr.tolist()}"
         )
     return arr
+
+
+THETA_WEIGHT = "theta.weight"  # the state's entry that marks streams combined with the Theta method
+
+
+def theta_streams(state: dict[str, np.ndarray], copy: bool = False) -> ThetaStreams:
+    """The Theta method's streams in an exported state (entries ``theta.<field>``, ``(n, C, ...)``),
+    one per stream and channel (copies with ``copy``, to advance)."""
+    arrays = {}
+    for name, value in state.items():
+        if name.startswith("theta.") and name != THETA_WEIGHT:
+            flat = value.reshape(-1, *value.shape[2:])
+            arrays[name[len("theta.") :]] = flat.copy() if copy else flat
+    return ThetaStreams(**arrays)
+
+
+def theta_state(theta: ThetaStreams, n_streams: int) -> dict[str, np.ndarray]:
+    """``theta``'s arrays as the state's entries, ``(n_streams, C, ...)``."""
+    return {
+        f"theta.{name}": value.reshape(n_streams, -1, *value.shape[1:])
+        for name, value in theta.arrays().items()
+    }
 
 
 def _listed(nodes: list[Any]) -> list[tuple[str, str, list[Any]]]:
@@ -319,6 +342,11 @@ class OnnxStreamer:
             for name, value in zip(spec.outputs, results, strict=False):
                 state[f"output.{name}"] = value
             state.update(zip(spec.state, results[len(spec.outputs) :], strict=True))
+        if THETA_WEIGHT in state:
+            theta = theta_streams(state, copy=True)
+            for t in range(steps.shape[1]):
+                theta.update(steps[:, t].ravel())
+            state.update(theta_state(theta, steps.shape[0]))
         return state
 
     def partial_update(self, values: Any, X: Any = None) -> OnnxStreamer:
@@ -509,7 +537,8 @@ class OnnxStreamer:
         if self.kind == "classifier":
             return self.classes_[self.predict_proba().argmax(axis=1)]
         state = self._state
-        return self._shaped(self._from_model_scale(state["output.loc"] + self._future_effect(state, X)))
+        loc = state["output.loc"] + self._theta_shift(state)
+        return self._shaped(self._from_model_scale(loc + self._future_effect(state, X)))
 
     def predict_var(self) -> np.ndarray:
         """The variance of each forecast, in squared original units (calibrated if the estimator is):
@@ -576,7 +605,21 @@ class OnnxStreamer:
             "params": np.ascontiguousarray(state["output.params"], dtype=np.float64),
             "z": np.ascontiguousarray(z, dtype=np.float64),
         }
-        return self._graphs["quantile_function"].run(["quantiles"], feed)[0]
+        quantiles = self._graphs["quantile_function"].run(["quantiles"], feed)[0]
+        if THETA_WEIGHT in state:
+            quantiles = quantiles + self._theta_shift(state)[:, None]
+        return quantiles
+
+    def _theta_shift(self, state: dict[str, np.ndarray]) -> np.ndarray | float:
+        """What the combination with the Theta method adds to every forecast (the estimator's
+        ``combination="theta"``), ``(n_streams, horizon, C)`` on the network's scale (0 without it)."""
+        if THETA_WEIGHT not in state:
+            return 0.0
+        loc = state["output.loc"]
+        n, horizon, c = loc.shape
+        forecast = theta_streams(state).forecast(horizon).reshape(n, c, horizon).transpose(0, 2, 1)
+        shift = (1.0 - state[THETA_WEIGHT])[:, None, :] * (forecast - loc)
+        return np.where(np.isfinite(shift), shift, 0.0)
 
     def predict_interval(self, coverage: float = 0.9, X: Any = None) -> tuple[np.ndarray, np.ndarray]:
         """Lower and upper bounds of the central ``coverage`` interval of each forecast (``X``: the

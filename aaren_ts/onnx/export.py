@@ -228,9 +228,13 @@ def _forecaster_step(
         state["series_spread"] = engine.spread.copy()
         state["series_naive_std"] = engine.naive_std.copy()
         state["series_max_std"] = engine.max_std.copy()
-        # the streams' current forecasts, as the step's outputs would give them
-        state["output.loc"] = engine.predict()
+        # the streams' current forecasts, as the step's outputs would give them (the network's own)
+        state["output.loc"] = engine.predict(combined=False)
         state["output.params"] = engine.predict_params()
+        theta = engine.theta_arrays()
+        if theta is not None:  # the Theta method's streams: advanced and combined by the streamer itself
+            for name, value in theta.items():
+                state[f"theta.{name}"] = value.reshape(n, c, *value.shape[1:]) if name != "weight" else value
     spec = ModelSpec(
         kind="forecaster",
         observation="y",
@@ -348,20 +352,12 @@ def export_forecaster(
     Raises
     ------
     ValueError
-        For a backbone without a constant-size state (the Transformer's KV cache), or streams
-        combined with the Theta method (:meth:`~aaren_ts.engine.ForecastEngine.use_theta`), which the
-        exported step does not compute.
+        For a backbone without a constant-size state (the Transformer's KV cache).
     ImportError
         Without the ``onnx`` extra.
     """
     _require_onnx()
     _require_constant_state(engine.module)
-    if engine.theta is not None and (engine.theta_weight < 1.0).any():
-        raise ValueError(
-            "export: these streams combine the network's forecasts with the Theta method's "
-            "(combination='theta'), which the ONNX export does not carry yet; fit with "
-            "combination=None to export"
-        )
     step, state, spec = _forecaster_step(engine, list(exog_columns))
     graphs = {"quantile_function": _quantile_graph(QuantileFunction(engine.module), spec)}
     if spec.n_future:

@@ -342,3 +342,14 @@ def test_predictions_run_while_updates_are_serialised() -> None:
     assert (f.n_seen_ == 60 + 30).all() and len(reads) > 0
     for read in reads:
         assert any(np.array_equal(read, s) for s in seen)
+
+
+def test_a_standardisation_beyond_float32_s_reach_is_refused(fitted) -> None:
+    from aaren_ts._limits import MAX_SCALE
+
+    engine = ForecastEngine(fitted.engine_.module, "cpu")
+    for scale in (0.0, np.inf, 10 * MAX_SCALE):
+        with pytest.raises(ValueError, match="scale positive and at most"):
+            engine.add(["s"], np.zeros((1, 1)), np.full((1, 1), scale))
+    assert len(engine) == 0
+    engine.add(["s"], np.full((1, 1), 1e30), np.full((1, 1), MAX_SCALE))  # huge units, at the bound

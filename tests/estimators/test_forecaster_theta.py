@@ -137,21 +137,63 @@ def test_a_saved_forecaster_keeps_its_theta_streams_and_a_corrupted_one_is_refus
             AarenForecaster.load(rewrite(edit, edit.__name__))
 
 
-def test_what_the_combination_does_not_cover_is_refused_clearly(fitted, tmp_path):
+def test_what_the_combination_does_not_cover_is_refused_clearly():
     single = AarenForecaster(**TINY, combination="theta").fit(_panel(n_series=1).droplevel(0))
-    single.engine_.theta_weight[:] = 0.5  # (whatever its tail chose: a combined series)
+    assert single.engine_.theta is None  # one series: no spread across series to judge a weight by
+    single.engine_.theta = ThetaStreams.empty(np.array([0.5]), np.zeros((1, 4)))  # as if combined
+    single.engine_.theta_weight[:] = 0.5
     with pytest.raises(ValueError, match="Theta"):
         single.predict_windows(np.ones((2, 12)))
     y = _panel(n_series=2)
     X = pd.DataFrame({"x": np.arange(len(y), dtype=float)}, index=y.index)
     with pytest.raises(ValueError, match="combination='theta' takes series without covariates"):
         AarenForecaster(**TINY, combination="theta").fit(y, X=X, fh=[1, 2, 3, 4])
-    pytest.importorskip("onnx")
-    with pytest.raises(ValueError, match="combination=None to export"):
-        fitted.to_onnx(tmp_path / "model.onnx")
 
 
 def test_without_the_combination_there_are_no_theta_streams():
-    forecaster = AarenForecaster(**TINY).fit(_panel(n_series=3))
+    forecaster = AarenForecaster(**TINY, combination=None).fit(_panel(n_series=3))
     assert forecaster.engine_.theta is None
     assert (forecaster.engine_.theta_weight == 1.0).all()
+    y = _panel(n_series=3)
+    X = pd.DataFrame({"x": np.arange(len(y), dtype=float)}, index=y.index)
+    with_covariates = AarenForecaster(**TINY, past_covariates=["x"]).fit(y, X=X)  # "auto": the network alone
+    assert with_covariates.engine_.theta is None
+
+
+def test_auto_combines_series_without_covariates(fitted):
+    auto = AarenForecaster(**TINY).fit(_panel().groupby(level=0).head(40))
+    np.testing.assert_array_equal(auto.engine_.theta_weight, fitted.engine_.theta_weight)
+    np.testing.assert_array_equal(auto.predict(fh=[1, 2]), fitted.predict(fh=[1, 2]))
+
+
+def test_the_onnx_streamer_combines_as_the_estimator_and_checks_the_theta_state(fitted, tmp_path):
+    pytest.importorskip("onnxruntime", reason='the "onnx" extra (onnxruntime) is not installed')
+    pytest.importorskip(
+        "onnxscript", reason='the "onnx" extra (onnxscript, for the exporter) is not installed'
+    )
+    from aaren_ts.onnx import OnnxStreamer
+
+    estimator = copy.deepcopy(fitted)
+    streamer = OnnxStreamer(estimator.to_onnx(tmp_path / "theta.onnx"))
+    np.testing.assert_allclose(streamer.predict(), estimator.predict_array(), rtol=1e-9)
+    future = _panel(length=60).groupby(level=0).tail(20).to_numpy().reshape(16, 20, 1)
+    for t in range(20):
+        estimator.partial_update_array(future[:, t])
+        streamer.partial_update(future[:, t])
+    np.testing.assert_allclose(streamer.predict(), estimator.predict_array(), rtol=1e-5)
+    quantiles = [0.05, 0.5, 0.95]
+    np.testing.assert_allclose(
+        streamer.predict_quantiles(quantiles), estimator.predict_quantiles_array(quantiles), rtol=1e-5
+    )
+    streamer.save_state(tmp_path / "state")
+    restored = OnnxStreamer(tmp_path / "theta.onnx").load_state(tmp_path / "state.npz")
+    np.testing.assert_array_equal(restored.predict(), streamer.predict())
+    state = streamer.state()
+    for name, edit in [
+        ("theta.level", lambda a: np.full_like(a, np.nan)),
+        ("theta.alpha", lambda a: a * 0.5),
+        ("theta.clock", lambda a: a + 1),
+    ]:
+        np.savez(tmp_path / "bad.npz", **{**state, name: edit(state[name])}, __n_seen__=np.asarray(20))
+        with pytest.raises(ValueError, match="theta"):
+            OnnxStreamer(tmp_path / "theta.onnx").load_state(tmp_path / "bad.npz")
