@@ -197,3 +197,12 @@ def test_the_onnx_streamer_combines_as_the_estimator_and_checks_the_theta_state(
         np.savez(tmp_path / "bad.npz", **{**state, name: edit(state[name])}, __n_seen__=np.asarray(20))
         with pytest.raises(ValueError, match="theta"):
             OnnxStreamer(tmp_path / "theta.onnx").load_state(tmp_path / "bad.npz")
+
+
+def test_stream_forecasts_combine_as_the_advanced_stream_does(fitted):
+    engine = copy.deepcopy(fitted.engine_)
+    row = int(np.flatnonzero(engine.theta_weight[:, 0] < 1.0)[0])  # a combined series
+    values = _model_values(fitted, _panel().groupby(level=0).tail(8))[row][:, None]  # model units
+    ahead = engine.stream_forecasts(row, values)  # (8, horizon, 1), the stream left as it was
+    engine.advance(np.array([row]), values[None])
+    np.testing.assert_allclose(ahead[-1], engine.predict(np.array([row]))[0], rtol=1e-6)
