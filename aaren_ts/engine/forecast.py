@@ -710,10 +710,11 @@ class ForecastEngine(Streams):
                 "weight": self.theta_weight.copy(),
             }
 
-    def restore_theta(self, arrays: dict[str, np.ndarray]) -> None:
+    def restore_theta(self, arrays: dict[str, np.ndarray], n_seen: np.ndarray) -> None:
         """Load what :meth:`theta_arrays` gave into streams already :meth:`add`-ed, checked first
-        (:meth:`~aaren_ts._theta.ThetaStreams.from_arrays`; ``ValueError`` naming what does not fit, and
-        nothing changes)."""
+        (:meth:`~aaren_ts._theta.ThetaStreams.from_arrays`, and each stream's clock against the
+        ``n_seen`` steps its series has seen; ``ValueError`` naming what does not fit, and nothing
+        changes)."""
         arrays = dict(arrays)
         weight = np.asarray(arrays.pop("weight", None), dtype=np.float64)
         n, c = len(self), self.n_channels
@@ -722,6 +723,10 @@ class ForecastEngine(Streams):
         season = np.asarray(arrays.get("season", np.zeros((0, 0))))
         sp = season.shape[-1] if season.ndim == 2 else 0
         theta = ThetaStreams.from_arrays(arrays, n * c, sp)
+        if not np.array_equal(
+            theta.clock.reshape(n, c), np.broadcast_to(np.asarray(n_seen)[:, None], (n, c))
+        ):
+            raise ValueError("the saved Theta streams' clocks disagree with the steps their series have seen")
         with self.lock:
             self.theta, self.theta_weight = theta, weight
 

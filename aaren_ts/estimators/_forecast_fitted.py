@@ -169,7 +169,7 @@ class FittedForecasterMixin:
         if theta is not None:
             if not isinstance(theta, dict) or not all(isinstance(v, torch.Tensor) for v in theta.values()):
                 raise ValueError("the saved Theta streams must be a mapping of names to arrays")
-            self.engine_.restore_theta({name: value.numpy() for name, value in theta.items()})
+            self.engine_.restore_theta({name: value.numpy() for name, value in theta.items()}, n_seen)
         self.engine_.restore(attributes["streams"], n_seen, n_observed)
         self._cutoffs = SeriesCutoffs.from_plain(attributes["series_cutoffs"])
         restore_sktime_state(self, attributes, index_from_plain(attributes["cutoff"]))

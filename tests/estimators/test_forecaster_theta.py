@@ -132,7 +132,10 @@ def test_a_saved_forecaster_keeps_its_theta_streams_and_a_corrupted_one_is_refus
     def level_lost(theta):
         theta["level"] = torch.full_like(theta["level"], float("nan"))
 
-    for edit in (alpha_out_of_range, weight_above_one, level_lost):
+    def clock_moved(theta):
+        theta["clock"] = theta["clock"] + 1
+
+    for edit in (alpha_out_of_range, weight_above_one, level_lost, clock_moved):
         with pytest.raises(ValueError, match="Theta"):
             AarenForecaster.load(rewrite(edit, edit.__name__))
 
