@@ -324,15 +324,18 @@ class ForecastEngine(Streams):
         where the weight is 1 or the Theta stream has seen nothing (``theta``: those streams instead
         of the engine's, one per row and channel)."""
         share = 1.0 - self.theta_weight[rows]  # (R, C)
-        if self.theta is None or not share.any():
-            return np.zeros_like(point)
+        shift = np.zeros_like(point)
+        combined = np.flatnonzero(share.any(axis=1))  # (only these: series that join later have none)
+        if self.theta is None or not len(combined):
+            return shift
         if theta is None:
-            forecast = self.theta.forecast(self.horizon, self._theta_rows(rows))
+            forecast = self.theta.forecast(self.horizon, self._theta_rows(np.asarray(rows)[combined]))
         else:
-            forecast = theta.forecast(self.horizon)
-        forecast = forecast.reshape(len(rows), self.n_channels, self.horizon).transpose(0, 2, 1)
-        shift = share[:, None, :] * (forecast - point)
-        return np.where(np.isfinite(shift), shift, 0.0)
+            forecast = theta.take(self._theta_rows(combined)).forecast(self.horizon)
+        forecast = forecast.reshape(len(combined), self.n_channels, self.horizon).transpose(0, 2, 1)
+        part = share[combined, None, :] * (forecast - point[combined])
+        shift[combined] = np.where(np.isfinite(part), part, 0.0)
+        return shift
 
     def _fallback(self, rows: np.ndarray) -> dict[str, torch.Tensor]:
         """The network's ``naive``, ``spread``, ``naive_std`` and ``max_std`` arguments for the streams

@@ -616,10 +616,15 @@ class OnnxStreamer:
         if THETA_WEIGHT not in state:
             return 0.0
         loc = state["output.loc"]
-        n, horizon, c = loc.shape
-        forecast = theta_streams(state).forecast(horizon).reshape(n, c, horizon).transpose(0, 2, 1)
-        shift = (1.0 - state[THETA_WEIGHT])[:, None, :] * (forecast - loc)
-        return np.where(np.isfinite(shift), shift, 0.0)
+        _, horizon, c = loc.shape
+        share = 1.0 - state[THETA_WEIGHT]  # (n, C)
+        shift = np.zeros_like(loc)
+        combined = np.flatnonzero(share.any(axis=1))  # (series that joined after fit have none)
+        rows = (combined[:, None] * c + np.arange(c)).ravel()
+        forecast = theta_streams(state).forecast(horizon, rows).reshape(len(combined), c, horizon)
+        part = share[combined, None, :] * (forecast.transpose(0, 2, 1) - loc[combined])
+        shift[combined] = np.where(np.isfinite(part), part, 0.0)
+        return shift
 
     def predict_interval(self, coverage: float = 0.9, X: Any = None) -> tuple[np.ndarray, np.ndarray]:
         """Lower and upper bounds of the central ``coverage`` interval of each forecast (``X``: the

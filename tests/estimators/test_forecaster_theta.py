@@ -209,3 +209,16 @@ def test_stream_forecasts_combine_as_the_advanced_stream_does(fitted):
     ahead = engine.stream_forecasts(row, values)  # (8, horizon, 1), the stream left as it was
     engine.advance(np.array([row]), values[None])
     np.testing.assert_allclose(ahead[-1], engine.predict(np.array([row]))[0], rtol=1e-6)
+
+
+def test_a_series_joining_after_fit_forecasts_without_the_combination(fitted):
+    estimator = copy.deepcopy(fitted)
+    before = estimator.engine_.predict()
+    newcomer = _panel(n_series=1, seed=5).rename(index={"s0": "late"}, level=0)
+    estimator.partial_update(newcomer)
+    engine = estimator.engine_
+    row = engine.row_of["late"]
+    assert engine.theta_weight[row].tolist() == [1.0]
+    np.testing.assert_array_equal(engine.predict()[row], engine.predict(combined=False)[row])
+    np.testing.assert_array_equal(engine.predict()[: len(before)], before)  # the others as they were
+    assert engine.theta.clock[row] == len(newcomer)  # (its Theta stream still keeps time)
