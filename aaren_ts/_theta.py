@@ -30,10 +30,21 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-__all__ = ["ALPHAS", "ThetaStreams", "fit_theta", "is_seasonal", "seasonal_component"]
+__all__ = [
+    "ALPHAS",
+    "STATE_PREFIX",
+    "ThetaStreams",
+    "fit_theta",
+    "is_seasonal",
+    "seasonal_component",
+    "state_entries",
+    "stream_arrays",
+]
 
 #: The smoothing parameters tried in :meth:`ThetaStreams.fit` (one-step squared error in-sample).
 ALPHAS = np.round(np.arange(0.01, 1.0, 0.01), 2)
+#: The prefix of the Theta streams' entries in an exported state (``theta.level``, ..., ``theta.weight``).
+STATE_PREFIX = "theta."
 _Z90 = 1.6448536269514722  # the one-sided 95 % (two-sided 90 %) normal quantile of the M4 seasonality test
 
 
@@ -247,3 +258,24 @@ class ThetaStreams:
     def arrays(self) -> dict[str, np.ndarray]:
         """The state as named arrays (what saving and restoring carry)."""
         return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+def state_entries(streams: ThetaStreams, n_series: int) -> dict[str, np.ndarray]:
+    """``streams`` (one per series and channel, channel fastest) as an exported state's entries
+    ``theta.<field>`` of shape ``(n_series, C, ...)``."""
+    return {
+        f"{STATE_PREFIX}{name}": value.reshape(n_series, -1, *value.shape[1:])
+        for name, value in streams.arrays().items()
+    }
+
+
+def stream_arrays(state: dict[str, np.ndarray], copy: bool = False) -> dict[str, np.ndarray]:
+    """The Theta streams' fields from an exported state's ``theta.<field>`` entries (the weight left
+    out), one row per series and channel (copies with ``copy``)."""
+    return {
+        name[len(STATE_PREFIX) :]: (
+            value.reshape(-1, *value.shape[2:]).copy() if copy else value.reshape(-1, *value.shape[2:])
+        )
+        for name, value in state.items()
+        if name.startswith(STATE_PREFIX) and name != f"{STATE_PREFIX}weight"
+    }

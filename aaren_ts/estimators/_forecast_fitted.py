@@ -146,7 +146,7 @@ class FittedForecasterMixin:
         ):
             raise ValueError(
                 f"the saved standardisation does not fit the {len(ids)} saved series (one finite mean and "
-                "positive scale, at most MAX_SCALE, per series and channel)"
+                f"positive scale of at most {MAX_SCALE:.3g} per series and channel)"
             )
         # (archives written before target_transform: every channel on its own scale)
         self._fitted_target_transform = attributes.get("target_transform")

@@ -444,7 +444,7 @@ class AarenForecaster(
         rows = self._add_series(panel.ids, mean, scale, log_target)
         if fallback is not None:
             self.engine_.use_naive(fallback.naive, fallback.spread, fallback.naive_std, fallback.max_std)
-        if self.combination == "theta" or (self.combination == "auto" and not self.n_exog_):
+        if self.combination is not None and not self.n_exog_:  # ("theta" with covariates: refused above)
             self._use_theta(train, valid, mean, scale)
         # the training parts leave the interval calibration at its nominal levels; the validation
         # tails, which the network did not train on, calibrate it (adaptive conformal inference)

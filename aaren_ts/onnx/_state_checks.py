@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from aaren_ts._limits import MAX_STANDARDISED
-from aaren_ts._theta import ThetaStreams
+from aaren_ts._theta import STATE_PREFIX, ThetaStreams, stream_arrays
 
 __all__ = ["check_state_values"]
 
@@ -36,7 +36,7 @@ def check_state_values(streamer: Any, loaded: dict[str, np.ndarray], n_seen: int
 
     constants = set(streamer.spec.constants)
     for name, arr in loaded.items():
-        if arr.dtype.kind != "f" or name.startswith("theta."):  # (the Theta streams: checked below)
+        if arr.dtype.kind != "f" or name.startswith(STATE_PREFIX):  # (the Theta streams: checked below)
             continue
         with np.errstate(invalid="ignore"):
             bounded = np.abs(arr) <= MAX_STANDARDISED
@@ -114,12 +114,8 @@ def _check_theta(
     for name in ("theta.clock", "theta.count"):
         if not np.array_equal(loaded[name], initial[name] + n_seen):
             refuse(name, f"disagrees with the export's counts plus the {n_seen} steps seen since")
-    arrays = {
-        name[len("theta.") :]: value.reshape(-1, *value.shape[2:])
-        for name, value in loaded.items()
-        if name.startswith("theta.") and name != "theta.weight"
-    }
-    season = arrays.get("season")
+    arrays = stream_arrays(loaded)
+    season = arrays["season"]
     try:
         ThetaStreams.from_arrays(arrays, len(arrays["alpha"]), season.shape[-1])
     except ValueError as err:

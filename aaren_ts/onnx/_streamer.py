@@ -16,7 +16,7 @@ from aaren_ts._files import atomic_write
 from aaren_ts._limits import MAX_STANDARDISED, first_beyond
 from aaren_ts._log_target import first_non_positive, from_log, to_log
 from aaren_ts._normal import gaussian_z, interpolate_z, level_z
-from aaren_ts._theta import ThetaStreams
+from aaren_ts._theta import STATE_PREFIX, ThetaStreams, state_entries, stream_arrays
 from aaren_ts.onnx._format import ModelSpec, check_interface, read_metadata, verify_checksum
 from aaren_ts.onnx._state_checks import check_state_values
 
@@ -43,26 +43,7 @@ def _probabilities(values: Any, name: str) -> np.ndarray:
     return arr
 
 
-THETA_WEIGHT = "theta.weight"  # the state's entry that marks streams combined with the Theta method
-
-
-def theta_streams(state: dict[str, np.ndarray], copy: bool = False) -> ThetaStreams:
-    """The Theta method's streams in an exported state (entries ``theta.<field>``, ``(n, C, ...)``),
-    one per stream and channel (copies with ``copy``, to advance)."""
-    arrays = {}
-    for name, value in state.items():
-        if name.startswith("theta.") and name != THETA_WEIGHT:
-            flat = value.reshape(-1, *value.shape[2:])
-            arrays[name[len("theta.") :]] = flat.copy() if copy else flat
-    return ThetaStreams(**arrays)
-
-
-def theta_state(theta: ThetaStreams, n_streams: int) -> dict[str, np.ndarray]:
-    """``theta``'s arrays as the state's entries, ``(n_streams, C, ...)``."""
-    return {
-        f"theta.{name}": value.reshape(n_streams, -1, *value.shape[1:])
-        for name, value in theta.arrays().items()
-    }
+THETA_WEIGHT = f"{STATE_PREFIX}weight"  # the state's entry that marks streams combined with Theta
 
 
 def _listed(nodes: list[Any]) -> list[tuple[str, str, list[Any]]]:
@@ -343,10 +324,10 @@ class OnnxStreamer:
                 state[f"output.{name}"] = value
             state.update(zip(spec.state, results[len(spec.outputs) :], strict=True))
         if THETA_WEIGHT in state:
-            theta = theta_streams(state, copy=True)
+            theta = ThetaStreams(**stream_arrays(state, copy=True))
             for t in range(steps.shape[1]):
                 theta.update(steps[:, t].ravel())
-            state.update(theta_state(theta, steps.shape[0]))
+            state.update(state_entries(theta, steps.shape[0]))
         return state
 
     def partial_update(self, values: Any, X: Any = None) -> OnnxStreamer:
@@ -621,7 +602,9 @@ class OnnxStreamer:
         shift = np.zeros_like(loc)
         combined = np.flatnonzero(share.any(axis=1))  # (series that joined after fit have none)
         rows = (combined[:, None] * c + np.arange(c)).ravel()
-        forecast = theta_streams(state).forecast(horizon, rows).reshape(len(combined), c, horizon)
+        forecast = (
+            ThetaStreams(**stream_arrays(state)).forecast(horizon, rows).reshape(len(combined), c, horizon)
+        )
         part = share[combined, None, :] * (forecast.transpose(0, 2, 1) - loc[combined])
         shift[combined] = np.where(np.isfinite(part), part, 0.0)
         return shift

@@ -32,6 +32,7 @@ import torch
 from torch import nn
 
 from aaren_ts._files import atomic_write
+from aaren_ts._theta import STATE_PREFIX, state_entries
 from aaren_ts.engine.calibration import CALIBRATION_COVERAGES, calibration_step
 from aaren_ts.engine.covariates import FutureEffect
 from aaren_ts.engine.forecast import ForecastEngine
@@ -231,10 +232,9 @@ def _forecaster_step(
         # the streams' current forecasts, as the step's outputs would give them (the network's own)
         state["output.loc"] = engine.predict(combined=False)
         state["output.params"] = engine.predict_params()
-        theta = engine.theta_arrays()
-        if theta is not None:  # the Theta method's streams: advanced and combined by the streamer itself
-            for name, value in theta.items():
-                state[f"theta.{name}"] = value.reshape(n, c, *value.shape[1:]) if name != "weight" else value
+        if engine.theta is not None:  # the Theta method's streams: advanced and combined by the streamer
+            state.update(state_entries(engine.theta, n))
+            state[f"{STATE_PREFIX}weight"] = engine.theta_weight.copy()
     spec = ModelSpec(
         kind="forecaster",
         observation="y",
