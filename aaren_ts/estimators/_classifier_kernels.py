@@ -66,7 +66,10 @@ def kernel_config(lengths: np.ndarray, n_features: int, seed: int | None) -> dic
     validation cut from JapaneseVowels' training set, lengths 7 to 26 with median 15, 3-fold, seeds
     0, 1, 2, the kernels alone were right in 94.4 / 94.4 / 94.1 % of the cases with them and 95.9 /
     95.9 / 96.3 % with dilations up to the longest series; after half of each series 91.5 / 92.2 /
-    90.7 against 94.1 / 94.4 / 94.1 %.)"""
+    90.7 against 94.1 / 94.4 / 94.1 %. The first difference of each channel read beside it, as
+    MultiRocket reads one, changed nothing beyond chance: the kernels alone on whole series, ridge
+    classifiers scored by 5-fold cross-validation on the training sets, seeds 0 to 5, were right in
+    96.85 % of JapaneseVowels' cases without it and 97.10 % with it, 92.92 and 92.78 % of UWave's.)"""
     if not n_features:
         return None
     median = float(np.median(lengths))
