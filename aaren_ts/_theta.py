@@ -34,11 +34,13 @@ __all__ = [
     "ALPHAS",
     "STATE_PREFIX",
     "ThetaStreams",
+    "combination_shift",
     "fit_theta",
     "is_seasonal",
     "seasonal_component",
     "state_entries",
     "stream_arrays",
+    "stream_rows",
 ]
 
 #: The smoothing parameters tried in :meth:`ThetaStreams.fit` (one-step squared error in-sample).
@@ -258,6 +260,33 @@ class ThetaStreams:
     def arrays(self) -> dict[str, np.ndarray]:
         """The state as named arrays (what saving and restoring carry)."""
         return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+def stream_rows(series: np.ndarray, n_channels: int) -> np.ndarray:
+    """The rows of the streams of ``series`` (indices of series, each with one stream per channel,
+    channel fastest): ``(len(series) * n_channels,)``."""
+    return (np.asarray(series)[:, None] * n_channels + np.arange(n_channels)).ravel()
+
+
+def combination_shift(
+    streams: ThetaStreams, weight: np.ndarray, point: np.ndarray, series: np.ndarray
+) -> np.ndarray:
+    """What the combination with the Theta method adds to forecasts ``point`` ``(R, horizon, C)`` whose
+    own weights are ``weight`` ``(R, C)``: ``(1 - weight) * (theta - point)``, with ``theta`` the
+    forecasts of the streams of ``series`` ``(R,)`` (:func:`stream_rows`); 0 where the weight is 1 or
+    the stream has seen nothing. Only the series with a weight below 1 are forecast (a series that
+    joined after fit has none)."""
+    share = 1.0 - np.asarray(weight)
+    shift = np.zeros_like(point)
+    combined = np.flatnonzero(share.any(axis=1))
+    if not len(combined):
+        return shift
+    _, horizon, c = point.shape
+    rows = stream_rows(np.asarray(series)[combined], c)
+    forecast = streams.forecast(horizon, rows).reshape(len(combined), c, horizon).transpose(0, 2, 1)
+    part = share[combined, None, :] * (forecast - point[combined])
+    shift[combined] = np.where(np.isfinite(part), part, 0.0)
+    return shift
 
 
 def state_entries(streams: ThetaStreams, n_series: int) -> dict[str, np.ndarray]:

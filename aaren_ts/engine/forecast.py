@@ -25,7 +25,7 @@ import torch
 
 from aaren_ts._limits import MAX_SCALE, MAX_STANDARDISED
 from aaren_ts._normal import gaussian_z
-from aaren_ts._theta import ThetaStreams
+from aaren_ts._theta import ThetaStreams, combination_shift, stream_rows
 from aaren_ts.engine._restore_checks import check_calibration, check_layout, check_stream_values
 from aaren_ts.engine._streams import Streams
 from aaren_ts.engine.calibration import Calibration
@@ -301,15 +301,10 @@ class ForecastEngine(Streams):
         """A seasonal component of zeros for ``n`` series' channels, as long as the streams'."""
         return np.zeros((n * self.n_channels, 1 if self.theta is None else self.theta.season.shape[1]))
 
-    def _theta_rows(self, rows: np.ndarray) -> np.ndarray:
-        """The Theta streams' rows of the series at ``rows``: ``(R * n_channels,)``, channel fastest."""
-        c = self.n_channels
-        return (np.asarray(rows)[:, None] * c + np.arange(c)).ravel()
-
     def _advance_theta(self, rows: np.ndarray, values: np.ndarray, lengths: np.ndarray) -> None:
         """Advance the Theta streams of the series at ``rows`` through ``values`` ``(R, N, C)`` (model
         units; row ``i`` takes its first ``lengths[i]`` steps)."""
-        theta_rows = self._theta_rows(rows).reshape(len(rows), -1)
+        theta_rows = stream_rows(rows, self.n_channels).reshape(len(rows), -1)
         for t in range(values.shape[1]):
             live = t < lengths
             if not live.any():
@@ -320,22 +315,13 @@ class ForecastEngine(Streams):
         self, rows: np.ndarray, point: np.ndarray, theta: ThetaStreams | None = None
     ) -> np.ndarray:
         """What the combination with the Theta method adds to the streams' forecasts ``point`` ``(R,
-        horizon, C)`` (model units) of the series at ``rows``: ``(1 - weight) * (theta - point)``, 0
-        where the weight is 1 or the Theta stream has seen nothing (``theta``: those streams instead
-        of the engine's, one per row and channel)."""
-        share = 1.0 - self.theta_weight[rows]  # (R, C)
-        shift = np.zeros_like(point)
-        combined = np.flatnonzero(share.any(axis=1))  # (only these: series that join later have none)
-        if self.theta is None or not len(combined):
-            return shift
-        if theta is None:
-            forecast = self.theta.forecast(self.horizon, self._theta_rows(np.asarray(rows)[combined]))
-        else:
-            forecast = theta.take(self._theta_rows(combined)).forecast(self.horizon)
-        forecast = forecast.reshape(len(combined), self.n_channels, self.horizon).transpose(0, 2, 1)
-        part = share[combined, None, :] * (forecast - point[combined])
-        shift[combined] = np.where(np.isfinite(part), part, 0.0)
-        return shift
+        horizon, C)`` (model units) of the series at ``rows`` (:func:`~aaren_ts._theta.
+        combination_shift`; ``theta``: those series' streams instead of the engine's, one per row and
+        channel)."""
+        if self.theta is None:
+            return np.zeros_like(point)
+        streams, series = (self.theta, rows) if theta is None else (theta, np.arange(len(rows)))
+        return combination_shift(streams, self.theta_weight[rows], point, series)
 
     def _fallback(self, rows: np.ndarray) -> dict[str, torch.Tensor]:
         """The network's ``naive``, ``spread``, ``naive_std`` and ``max_std`` arguments for the streams
@@ -658,7 +644,7 @@ class ForecastEngine(Streams):
             if self.theta is None:
                 return point
             rows, c = np.array([row]), self.n_channels
-            theta = self.theta.take(self._theta_rows(rows))
+            theta = self.theta.take(stream_rows(rows, c))
             shifts = []
             for step in range(len(values)):
                 theta.update(values[step, :c])

@@ -16,7 +16,7 @@ from aaren_ts._files import atomic_write
 from aaren_ts._limits import MAX_STANDARDISED, first_beyond
 from aaren_ts._log_target import first_non_positive, from_log, to_log
 from aaren_ts._normal import gaussian_z, interpolate_z, level_z
-from aaren_ts._theta import STATE_PREFIX, ThetaStreams, state_entries, stream_arrays
+from aaren_ts._theta import STATE_PREFIX, ThetaStreams, combination_shift, state_entries, stream_arrays
 from aaren_ts.onnx._format import ModelSpec, check_interface, read_metadata, verify_checksum
 from aaren_ts.onnx._state_checks import check_state_values
 
@@ -597,17 +597,8 @@ class OnnxStreamer:
         if THETA_WEIGHT not in state:
             return 0.0
         loc = state["output.loc"]
-        _, horizon, c = loc.shape
-        share = 1.0 - state[THETA_WEIGHT]  # (n, C)
-        shift = np.zeros_like(loc)
-        combined = np.flatnonzero(share.any(axis=1))  # (series that joined after fit have none)
-        rows = (combined[:, None] * c + np.arange(c)).ravel()
-        forecast = (
-            ThetaStreams(**stream_arrays(state)).forecast(horizon, rows).reshape(len(combined), c, horizon)
-        )
-        part = share[combined, None, :] * (forecast.transpose(0, 2, 1) - loc[combined])
-        shift[combined] = np.where(np.isfinite(part), part, 0.0)
-        return shift
+        streams = ThetaStreams(**stream_arrays(state))
+        return combination_shift(streams, state[THETA_WEIGHT], loc, np.arange(len(loc)))
 
     def predict_interval(self, coverage: float = 0.9, X: Any = None) -> tuple[np.ndarray, np.ndarray]:
         """Lower and upper bounds of the central ``coverage`` interval of each forecast (``X``: the
