@@ -25,6 +25,7 @@ from aaren_ts.estimators._forecast_data import SegmentDataset, pad_segments
 from aaren_ts.estimators._interval_spread import tail_intervals
 from aaren_ts.estimators._panel import SeriesPanel
 from aaren_ts.estimators._seasonality import detect_sp
+from aaren_ts.nn.ensemble import ForecastEnsemble
 from aaren_ts.nn.forecast import ForecastNet
 from aaren_ts.nn.forecast_training import ForecastLoss, held_out_errors
 from aaren_ts.nn.heads import HEADS
@@ -93,8 +94,11 @@ class ForecasterTrainingMixin:
             point_loss=self.loss,
         )
         collate = {"iterator_train__collate_fn": pad_segments, "iterator_valid__collate_fn": pad_segments}
+        module: type[torch.nn.Module] = ForecastNet
+        if int(self.n_estimators) > 1:
+            module, module_params = ForecastEnsemble, {"n_members": int(self.n_estimators), **module_params}
         return self._build_net(
-            NeuralNet, ForecastNet, module_params, loss, train_split, with_callbacks,
+            NeuralNet, module, module_params, loss, train_split, with_callbacks,
             average_best_epochs=int(self.average_best_epochs), **collate,
         )  # fmt: skip
 

@@ -139,6 +139,13 @@ class AarenForecaster(
         10.90 / 10.94 / 10.94, and on random walks the forecaster still falls back to the last
         value. Needs a validation tail (``validation_fraction``); fine-tuning keeps its last
         weights.
+    n_estimators : int, default=1
+        Networks trained side by side (a deep ensemble: each initialised differently and trained on
+        its own loss, on the same segments); the forecast is their mean (the mean of their
+        distributions' parameters: of the means, and of the spreads or quantile offsets), and early
+        stopping watches the mean's validation loss. Every member streams with its own state, so
+        training, prediction and each streamed observation cost ``n_estimators`` times one
+        network's, still O(1) per observation; the export holds every member.
     validation_fraction : float or None, default=0.2
         Fraction of the series' end held out for early stopping. ``None`` or ``0`` disables it; it is
         also skipped when the tail would be shorter than ``horizon + 2`` steps.
@@ -271,6 +278,7 @@ class AarenForecaster(
         "target_transform": Options(TARGET_TRANSFORMS),
         "segment_length": Optional(PositiveInt),
         "average_best_epochs": PositiveInt,
+        "n_estimators": PositiveInt,
         "update_epochs": Interval(0, None, integer=True),
         "fine_tune_epochs": Interval(0, None, integer=True),
         "sp": Either(PositiveInt, Options(("auto",))),
@@ -310,6 +318,7 @@ class AarenForecaster(
         early_stopping: bool = True,
         patience: int = 3,
         average_best_epochs: int = 3,
+        n_estimators: int = 1,
         validation_fraction: float | None = 0.2,
         update_epochs: int = 1,
         fine_tune_epochs: int = 0,

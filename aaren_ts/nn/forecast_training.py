@@ -10,6 +10,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
+from aaren_ts.nn.ensemble import MemberForecasts
 from aaren_ts.nn.forecast import Forecast, ForecastNet
 from aaren_ts.nn.heads import make_head
 
@@ -255,7 +256,9 @@ class ForecastLoss:
         self.point_loss = POINT_LOSSES[point_loss]
         self.head = make_head(distribution, 1, 1, 1).requires_grad_(False)
 
-    def __call__(self, pred: Forecast, target: torch.Tensor) -> torch.Tensor:
+    def __call__(self, pred: Forecast | MemberForecasts, target: torch.Tensor) -> torch.Tensor:
+        if isinstance(pred, MemberForecasts):  # an ensemble in training: each member's own loss
+            return torch.stack([self(pred.member(k), target) for k in range(len(pred.loc))]).mean()
         skip = min(self.full_window - 1, target.shape[1] - 1)
         tail = target[:, skip:]
         valid = torch.isfinite(tail)

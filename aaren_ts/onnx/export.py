@@ -39,6 +39,7 @@ from aaren_ts.engine.forecast import ForecastEngine
 from aaren_ts.nn.blocks import StackedEncoder
 from aaren_ts.nn.classify import ClassifierModule
 from aaren_ts.nn.encoder import AarenEncoder
+from aaren_ts.nn.ensemble import ForecastEnsemble
 from aaren_ts.nn.forecast import ForecastNet, pad_before_first
 from aaren_ts.nn.functional import AarenState
 from aaren_ts.nn.state import flatten_state
@@ -78,12 +79,15 @@ class ForecasterStep(nn.Module):
     scores that :class:`QuantileFunction` reads the intervals at).
     """
 
-    def __init__(self, module: ForecastNet, calibration_rate: float | None) -> None:
+    def __init__(self, module: ForecastNet | ForecastEnsemble, calibration_rate: float | None) -> None:
         super().__init__()
         self.module = module
         self.rate = calibration_rate
         self.rows = module.n_channels if module.channel_independent else 1
-        self.n_layers = len(module.encoder.layers)
+        # an ensemble's members in turn, each with its own encoder state (its layers numbered on)
+        self.members = list(_members(module))
+        self.member_layers = [len(member.encoder.layers) for member in self.members]
+        self.n_layers = sum(self.member_layers)
 
     def state_names(self) -> list[str]:
         names = ["history_values", "history_observed"]
@@ -112,18 +116,25 @@ class ForecasterStep(nn.Module):
         offset = module.history_length - (module.context_length - 1)
         windows = filled[:, offset:].transpose(1, 2)[:, None]  # (B, 1, C, P)
         missing = (~observed[:, offset:]).to(x.dtype).transpose(1, 2)[:, None]
-        tokens, z, level, local_scale, window_std = module.tokens(
-            windows, missing, None if exog is None else exog[:, None]
-        )
-        h, new_encoder = StackedEncoder.step(
-            module.encoder, tokens[:, 0], _encoder_state(encoder_flat, self.rows)
-        )
-        forecast = module.distribution(
-            h[:, None], z, level, local_scale, window_std, batch, naive, spread, naive_std, max_std
-        )
-        loc, params = forecast.loc[:, 0], forecast.params[:, 0]  # (B, T, C), (B, T, C, K) standardised
+        locs, params, new_encoder, start = [], [], [], 0
+        for member, n_layers in zip(self.members, self.member_layers, strict=True):
+            tokens, z, level, local_scale, window_std = member.tokens(
+                windows, missing, None if exog is None else exog[:, None]
+            )
+            own = _encoder_state(encoder_flat[start : start + 3 * n_layers], self.rows)
+            h, own = StackedEncoder.step(member.encoder, tokens[:, 0], own)
+            forecast = member.distribution(
+                h[:, None], z, level, local_scale, window_std, batch, naive, spread, naive_std, max_std
+            )
+            locs.append(forecast.loc[:, 0])  # (B, T, C) standardised
+            params.append(forecast.params[:, 0])  # (B, T, C, K)
+            new_encoder += _encoder_outputs(own, self.rows)
+            start += 3 * n_layers
+        # (an ensemble's forecast: the mean of its members', as ForecastEnsemble combines them)
+        loc = locs[0] if len(locs) == 1 else torch.stack(locs).mean(dim=0)
+        params = params[0] if len(params) == 1 else torch.stack(params).mean(dim=0)
         history = module.history_length
-        new_state = [values[:, -history:], observed[:, -history:], *_encoder_outputs(new_encoder, self.rows)]
+        new_state = [values[:, -history:], observed[:, -history:], *new_encoder]
         scaled = torch.tensor(module.distribution_head.scaled, device=y.device)
         series_scale = scale[:, None, :c, None]
         params_scale = torch.where(scaled, series_scale, torch.ones_like(series_scale))
@@ -323,12 +334,18 @@ def _require_onnx() -> None:
         raise ImportError(_EXTRA_HINT) from err
 
 
+def _members(module: torch.nn.Module) -> list[torch.nn.Module]:
+    """The networks of ``module``: an ensemble's members, or the network itself."""
+    return list(module.members) if isinstance(module, ForecastEnsemble) else [module]
+
+
 def _require_constant_state(module: torch.nn.Module) -> None:
-    if not isinstance(module.encoder, AarenEncoder):
-        raise ValueError(
-            f"to_onnx: the state of a {type(module.encoder).__name__} (a KV cache) grows with every "
-            "observation; only the Aaren backbone has a constant-size state to export"
-        )
+    for member in _members(module):
+        if not isinstance(member.encoder, AarenEncoder):
+            raise ValueError(
+                f"to_onnx: the state of a {type(member.encoder).__name__} (a KV cache) grows with every "
+                "observation; only the Aaren backbone has a constant-size state to export"
+            )
 
 
 def export_forecaster(

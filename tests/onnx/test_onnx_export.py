@@ -368,8 +368,9 @@ def test_missing_runtime_names_the_extra(exported, monkeypatch):
         {"local_norm": None},
         {"channel_embedding": True},
         {"sp": 4},
+        {"n_estimators": 2},
     ],
-    ids=["last", "mean", "no-local-norm", "channel-embedding", "seasonal-skip"],
+    ids=["last", "mean", "no-local-norm", "channel-embedding", "seasonal-skip", "ensemble"],
 )
 def test_model_variants_stream_as_the_estimator(params, tmp_path):
     rng = np.random.default_rng(5)

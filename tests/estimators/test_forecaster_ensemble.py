@@ -1,0 +1,131 @@
+"""AarenForecaster(n_estimators=K): a deep ensemble that trains, streams, saves and fine-tunes as one."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from aaren_ts import AarenForecaster
+from aaren_ts.nn.ensemble import ForecastEnsemble, MemberForecasts
+from aaren_ts.nn.forecast import Forecast, ForecastNet
+from aaren_ts.nn.forecast_training import ForecastLoss
+from aaren_ts.nn.state import flatten_state
+
+TINY = {
+    "d_model": 8,
+    "n_heads": 2,
+    "n_layers": 1,
+    "d_ff": 16,
+    "context_length": 6,
+    "segment_length": 12,
+    "max_epochs": 2,
+    "batch_size": 4,
+    "device": "cpu",
+    "random_state": 0,
+    "n_estimators": 2,
+}
+
+
+def _series(n: int, n_columns: int = 2, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    t = np.arange(n)
+    values = np.stack(
+        [10 + 3 * np.sin(2 * np.pi * t / (8 + 3 * c)) + rng.normal(0, 0.3, n) for c in range(n_columns)], 1
+    )
+    return pd.DataFrame(values, index=pd.date_range("2021-01-01", periods=n, freq="h"))
+
+
+@pytest.fixture(scope="module")
+def fitted() -> tuple[AarenForecaster, pd.DataFrame]:
+    y = _series(150)
+    return AarenForecaster(**TINY, horizon=4).fit(y[:80]), y
+
+
+def _member_forecast(f: AarenForecaster, k: int, values: np.ndarray) -> np.ndarray:
+    """Member ``k``'s own forecast after the whole of ``values`` ``(N, C)``, in the series' units."""
+    member = f.net_.module_.members[k]
+    mean, scale = f.engine_.mean[0, : f.n_channels_], f.engine_.scale[0, : f.n_channels_]
+    x = torch.as_tensor(((values - mean) / scale)[None], dtype=torch.float32)
+    with torch.no_grad():
+        loc = member(x, last_only=True).loc[0, 0].numpy()
+    return loc * scale + mean
+
+
+def test_members_start_apart_and_the_forecast_is_their_mean(fitted) -> None:
+    f, y = fitted
+    module = f.net_.module_
+    assert isinstance(module, ForecastEnsemble) and len(module.members) == 2
+    first, second = (dict(m.named_parameters()) for m in module.members)
+    assert not torch.equal(first["embed.weight"], second["embed.weight"])
+    values = y.to_numpy()[:80]
+    members = [_member_forecast(f, k, values) for k in range(2)]
+    assert np.abs(members[0] - members[1]).max() > 1e-3  # two different networks
+    ensemble = f.predict_windows(values[None])[0]
+    np.testing.assert_allclose(ensemble, (members[0] + members[1]) / 2, rtol=1e-5)
+
+
+def test_streaming_in_chunks_equals_the_whole_series(fitted) -> None:
+    f, y = fitted
+    f = pickle.loads(pickle.dumps(f))
+    for start, stop in [(80, 81), (81, 117), (117, 150)]:
+        f.partial_update(y[start:stop])
+    streamed = f.predict(fh=[1, 2, 3, 4]).to_numpy()
+    whole = f.predict_windows(y.to_numpy()[None])[0]
+    np.testing.assert_allclose(streamed, whole, rtol=1e-5, atol=1e-5 * np.abs(whole).max())
+    # one state per member, each the size of one network's: the stream's memory is K networks'
+    state = f.engine_.state
+    assert len(state) == 2
+    sizes = [sum(t.numel() for t in flatten_state(member_state)) for member_state in state]
+    assert sizes[0] == sizes[1] > 0
+
+
+def test_save_load_and_pickle_keep_every_member_and_stream(fitted, tmp_path) -> None:
+    f, y = fitted
+    f = pickle.loads(pickle.dumps(f))
+    f.partial_update(y[80:90])
+    loaded = AarenForecaster.load(f.save(tmp_path / "ensemble"))
+    assert isinstance(loaded.net_.module_, ForecastEnsemble)
+    pd.testing.assert_frame_equal(f.predict(fh=[1, 4]), loaded.predict(fh=[1, 4]))
+    f.partial_update(y[90:120])
+    loaded.partial_update(y[90:120])
+    pd.testing.assert_frame_equal(f.predict(fh=[1, 2]), loaded.predict(fh=[1, 2]))
+
+
+def test_fine_tuning_moves_every_member(fitted) -> None:
+    f, y = fitted
+    f = pickle.loads(pickle.dumps(f))
+    before = {k: v.clone() for k, v in f.net_.module_.state_dict().items()}
+    f.update(y[80:110], update_params=True)
+    after = f.net_.module_.state_dict()
+    for k in range(2):
+        key = f"members.{k}.embed.weight"
+        assert not torch.equal(before[key], after[key]), key
+
+
+def test_one_estimator_is_the_plain_network_and_fits_as_before() -> None:
+    y = _series(80)
+    params = {**TINY, "n_estimators": 1}
+    single = AarenForecaster(**params, horizon=3).fit(y)
+    assert isinstance(single.net_.module_, ForecastNet)
+
+
+def test_the_loss_of_members_in_training_is_the_mean_of_their_own() -> None:
+    rng = torch.Generator().manual_seed(0)
+    loc = torch.randn(3, 2, 5, 4, 1, generator=rng)
+    params = torch.rand(3, 2, 5, 4, 1, 1, generator=rng) + 0.5
+    target = torch.randn(2, 5, 4, 1, generator=rng)
+    loss = ForecastLoss(full_window=2)
+    own = [loss(Forecast(loc[k], params[k]), target) for k in range(3)]
+    torch.testing.assert_close(loss(MemberForecasts(loc, params), target), torch.stack(own).mean())
+
+
+def test_an_ensemble_needs_two_members() -> None:
+    with pytest.raises(ValueError, match="at least 2 members"):
+        ForecastEnsemble(1, n_channels=1, context_length=4, horizon=2, encoder=None, channel_independent=True,
+                         local_norm="standard")  # fmt: skip
+    with pytest.raises(ValueError, match="n_estimators"):
+        AarenForecaster(n_estimators=0, horizon=2).fit(_series(40))
