@@ -8,6 +8,8 @@ import textwrap
 
 import pytest
 
+from aaren_ts import AarenForecaster
+
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
@@ -59,10 +61,13 @@ def test_notebook_with_verbose_fits_runs_and_shows_progress(tmp_path):
     stdout, stderr = _outputs(notebook, "stream", "stdout"), _outputs(notebook, "stream", "stderr")
     assert "forecast of 3 steps" in stdout
     assert "accuracy" in stdout
-    # both fits' epoch tables, and a second one where the forecaster said it trains again (its
-    # network on the log scale beat the naive forecast nowhere)
+    # both fits' epoch tables (one per network of the forecaster's ensemble, each announced), and
+    # again where the forecaster said it trains again (its network on the log scale beat the naive
+    # forecast nowhere)
     retries = stdout.count("Training again on the series' own scale")
-    assert stdout.count("train_loss") == 2 + retries
+    n_networks = AarenForecaster().n_estimators
+    assert stdout.count(f"Training network {n_networks} of {n_networks}") == 1 + retries
+    assert stdout.count("train_loss") == 1 + n_networks * (1 + retries)
     assert "\x1b[" not in stdout + stderr
     assert "Traceback" not in stderr and "Exception ignored" not in stderr
     if importlib.util.find_spec("ipywidgets") is None:  # the text bar, in the stderr stream

@@ -25,6 +25,7 @@ from aaren_ts.estimators._forecast_data import SegmentDataset, pad_segments
 from aaren_ts.estimators._interval_spread import tail_intervals
 from aaren_ts.estimators._panel import SeriesPanel
 from aaren_ts.estimators._seasonality import detect_sp
+from aaren_ts.estimators._skorch import print_epoch_line
 from aaren_ts.nn.ensemble import ForecastEnsemble
 from aaren_ts.nn.forecast import ForecastNet
 from aaren_ts.nn.forecast_training import ForecastLoss, held_out_errors
@@ -71,7 +72,11 @@ _MIN_DEFAULT_CONTEXT, _MAX_DEFAULT_CONTEXT, _MIN_SHORT_CONTEXT = 96, 168, 8
 class ForecasterTrainingMixin:
     """Network building and training of :class:`~aaren_ts.AarenForecaster`."""
 
-    def _build_forecast_net(self, train_split: Any = None, with_callbacks: bool = True) -> Any:
+    def _build_forecast_net(
+        self, train_split: Any = None, with_callbacks: bool = True, n_members: int | None = None
+    ) -> Any:
+        """The skorch net of ``n_members`` networks (default ``n_estimators``; more than one: a
+        :class:`~aaren_ts.nn.ensemble.ForecastEnsemble`)."""
         from skorch import NeuralNet
 
         module_params = {
@@ -95,12 +100,50 @@ class ForecasterTrainingMixin:
         )
         collate = {"iterator_train__collate_fn": pad_segments, "iterator_valid__collate_fn": pad_segments}
         module: type[torch.nn.Module] = ForecastNet
-        if int(self.n_estimators) > 1:
-            module, module_params = ForecastEnsemble, {"n_members": int(self.n_estimators), **module_params}
+        n_members = int(self.n_estimators if n_members is None else n_members)
+        if n_members > 1:
+            module, module_params = ForecastEnsemble, {"n_members": n_members, **module_params}
         return self._build_net(
             NeuralNet, module, module_params, loss, train_split, with_callbacks,
             average_best_epochs=int(self.average_best_epochs), **collate,
         )  # fmt: skip
+
+    def _fit_networks(self, train_split: Any, train_ds: SegmentDataset) -> Any:
+        """A new skorch net trained on ``train_ds`` (early stopping on ``train_split``'s data).
+
+        With ``n_estimators > 1`` the networks are trained one after the other, each as the only
+        one would be (its own initialisation, segment crops, shuffling, dropout, early stopping and
+        best epochs' average), then joined into one :class:`~aaren_ts.nn.ensemble.ForecastEnsemble`
+        whose net fine-tunes them together, from the learning rate the first member ended at; its
+        ``history`` holds every member's epochs in turn (the ``"member"`` of each row). (Trained
+        together instead, on the same segments with one early stop watching the mean's validation
+        loss, the members were no better on M4 Hourly's validation cut than one network: sMAPE
+        10.84 / 10.93 / 11.18 against 10.90 / 10.94 / 10.94, seeds 0, 1, 2.)
+        """
+        from skorch.history import History
+
+        members, n_members = [], int(self.n_estimators)
+        for k in range(n_members):
+            if self.verbose and n_members > 1:
+                print_epoch_line(f"Training network {k + 1} of {n_members}")
+            net = self._build_forecast_net(train_split, n_members=1)
+            net.fit(train_ds, y=None)
+            members.append(net)
+        if len(members) == 1:
+            return members[0]
+        ensemble = self._build_forecast_net(train_split)
+        ensemble.initialize()
+        for member, net in zip(ensemble.module_.members, members, strict=True):
+            member.load_state_dict(net.module_.state_dict())
+        ensemble.history = History(
+            [{**row, "member": k} for k, net in enumerate(members) for row in net.history]
+        )
+        # fine-tuning carries on from the learning rate the first member's training ended at
+        trained_groups = members[0].optimizer_.param_groups
+        for group, trained in zip(ensemble.optimizer_.param_groups, trained_groups, strict=True):
+            group["lr"] = trained["lr"]
+            group["initial_lr"] = trained.get("initial_lr", trained["lr"])
+        return ensemble
 
     def _standardize(self, parts: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         """Per-series ``(mean, scale)`` of shape ``(n_series, C)`` from each series' observed values."""
@@ -208,8 +251,7 @@ class ForecasterTrainingMixin:
                 from skorch.helper import predefined_split
 
                 train_split = predefined_split(valid_ds) if valid_ds is not None else None
-                self.net_ = self._build_forecast_net(train_split)
-                self.net_.fit(train_ds, y=None)
+                self.net_ = self._fit_networks(train_split, train_ds)
             else:
                 if self.net_.train_split is not None:
                     # fine-tuning trains on the new data only: no validation split, no early stopping

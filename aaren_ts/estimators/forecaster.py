@@ -139,7 +139,7 @@ class AarenForecaster(
         10.90 / 10.94 / 10.94, and on random walks the forecaster still falls back to the last
         value. Needs a validation tail (``validation_fraction``); fine-tuning keeps its last
         weights.
-    n_estimators : int, default=1
+    n_estimators : int, default=3
         Networks trained side by side (a deep ensemble: each initialised differently and trained on
         its own loss, on the same segments); the forecast is their mean (the mean of their
         distributions' parameters: of the means, and of the spreads or quantile offsets), and early
@@ -318,7 +318,7 @@ class AarenForecaster(
         early_stopping: bool = True,
         patience: int = 3,
         average_best_epochs: int = 3,
-        n_estimators: int = 1,
+        n_estimators: int = 3,
         validation_fraction: float | None = 0.2,
         update_epochs: int = 1,
         fine_tune_epochs: int = 0,
@@ -652,5 +652,6 @@ class AarenForecaster(
                 "context_length": 4,
                 "max_epochs": 1,
                 "validation_fraction": None,
+                "n_estimators": 2,
             },
         ]

@@ -15,6 +15,7 @@ from aaren_ts import AarenForecaster
 from aaren_ts.engine import MAX_STANDARDISED, ForecastEngine
 
 TINY = {
+    "n_estimators": 1,  # one network (the ensemble's own tests: test_forecaster_ensemble.py)
     "d_model": 8,
     "n_heads": 2,
     "n_layers": 1,

@@ -40,6 +40,7 @@ from aaren_ts.onnx import OnnxStreamer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = {
+    "n_estimators": 1,  # one network (the ensemble's own tests: test_forecaster_ensemble.py)
     "d_model": 8,
     "n_heads": 2,
     "n_layers": 1,

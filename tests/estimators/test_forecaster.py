@@ -15,6 +15,7 @@ from sktime.forecasting.naive import NaiveForecaster
 from aaren_ts import AarenForecaster
 
 TINY = {
+    "n_estimators": 1,  # one network (the ensemble's own tests: test_forecaster_ensemble.py)
     "d_model": 8,
     "n_heads": 2,
     "n_layers": 1,

@@ -59,6 +59,9 @@ def test_members_start_apart_and_the_forecast_is_their_mean(fitted) -> None:
     f, y = fitted
     module = f.net_.module_
     assert isinstance(module, ForecastEnsemble) and len(module.members) == 2
+    # trained one after the other, each with its own epochs and early stop, logged in turn
+    assert [row["member"] for row in f.net_.history] == sorted(row["member"] for row in f.net_.history)
+    assert {row["member"] for row in f.net_.history} == {0, 1}
     first, second = (dict(m.named_parameters()) for m in module.members)
     assert not torch.equal(first["embed.weight"], second["embed.weight"])
     values = y.to_numpy()[:80]
@@ -129,3 +132,13 @@ def test_an_ensemble_needs_two_members() -> None:
                          local_norm="standard")  # fmt: skip
     with pytest.raises(ValueError, match="n_estimators"):
         AarenForecaster(n_estimators=0, horizon=2).fit(_series(40))
+
+
+def test_a_transformer_ensemble_streams_its_growing_caches_exactly() -> None:
+    y = _series(110)
+    f = AarenForecaster(**{**TINY, "backbone": "transformer"}, horizon=3).fit(y[:60])
+    for start, stop in [(60, 61), (61, 90), (90, 110)]:
+        f.partial_update(y[start:stop])
+    streamed = f.predict(fh=[1, 2, 3]).to_numpy()
+    whole = f.predict_windows(y.to_numpy()[None])[0]
+    np.testing.assert_allclose(streamed, whole, rtol=1e-5, atol=1e-5 * np.abs(whole).max())

@@ -11,6 +11,7 @@ from aaren_ts import AarenClassifier, AarenForecaster
 from aaren_ts.estimators._forecast_training import memory_budget
 
 TINY = {
+    "n_estimators": 1,  # one network (the ensemble's own tests: test_forecaster_ensemble.py)
     "d_model": 8,
     "n_heads": 2,
     "n_layers": 1,

@@ -16,6 +16,7 @@ from aaren_ts._log_target import from_log, to_log
 from aaren_ts.nn.state import flatten_state
 
 TINY = {
+    "n_estimators": 1,  # one network (the ensemble's own tests: test_forecaster_ensemble.py)
     "d_model": 8,
     "n_heads": 2,
     "n_layers": 2,

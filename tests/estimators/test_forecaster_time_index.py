@@ -15,7 +15,7 @@ from sktime.utils._testing.hierarchical import _make_hierarchical
 from aaren_ts import AarenForecaster
 from aaren_ts.datasets import from_long_format
 
-TINY = {**AarenForecaster.get_test_params()[0], "horizon": 3}
+TINY = {**AarenForecaster.get_test_params()[0], "horizon": 3, "n_estimators": 1}  # one network
 FH = [1, 2, 3]
 KINDS = ["datetime", "datetime-nofreq", "period", "int"]
 

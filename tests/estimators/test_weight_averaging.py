@@ -85,6 +85,7 @@ def _series(n: int = 160) -> pd.DataFrame:
 
 
 TINY = {
+    "n_estimators": 1,  # one network (the ensemble's own tests: test_forecaster_ensemble.py)
     "d_model": 8,
     "n_heads": 2,
     "n_layers": 1,

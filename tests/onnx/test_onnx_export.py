@@ -17,6 +17,7 @@ from aaren_ts import AarenClassifier, AarenForecaster
 from aaren_ts.onnx import OnnxStreamer
 
 TINY = {
+    "n_estimators": 1,  # one network (the ensemble's own tests: test_forecaster_ensemble.py)
     "d_model": 16,
     "n_heads": 2,
     "n_layers": 2,

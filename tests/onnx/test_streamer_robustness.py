@@ -32,6 +32,7 @@ from aaren_ts.onnx import OnnxStreamer
 from aaren_ts.onnx._format import CHECKSUM_KEY, SPEC_KEY, STATE_KEY, sealed_bytes
 
 TINY = {
+    "n_estimators": 1,  # one network (the ensemble's own tests: test_forecaster_ensemble.py)
     "d_model": 8,
     "n_heads": 2,
     "n_layers": 1,
