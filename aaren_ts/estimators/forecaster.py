@@ -140,12 +140,18 @@ class AarenForecaster(
         value. Needs a validation tail (``validation_fraction``); fine-tuning keeps its last
         weights.
     n_estimators : int, default=3
-        Networks trained side by side (a deep ensemble: each initialised differently and trained on
-        its own loss, on the same segments); the forecast is their mean (the mean of their
-        distributions' parameters: of the means, and of the spreads or quantile offsets), and early
-        stopping watches the mean's validation loss. Every member streams with its own state, so
-        training, prediction and each streamed observation cost ``n_estimators`` times one
-        network's, still O(1) per observation; the export holds every member.
+        Networks in the forecaster's ensemble (a deep ensemble): each is trained as a lone network
+        would be (its own initialisation, segment crops, shuffling, dropout and early stopping), one
+        after the other, and the forecast is their mean (of the means, and of the distributions'
+        spreads or quantile offsets: the members' quantile functions averaged). Each streams with its
+        own state, so a stream keeps ``n_estimators`` states and every observation costs that many
+        networks' steps, still O(1); fit costs that many trainings; the export holds every member.
+        On the validation cuts of the training parts (seeds 0, 1, 2), three networks against one
+        moved M4 Hourly's sMAPE from 10.90 / 10.94 / 10.94 to 10.83 / 10.74 / 10.94 and MASE from
+        0.925 / 0.911 / 0.910 to 0.908 / 0.902 / 0.905, and tourism quarterly's MASE from 1.852 /
+        1.834 / 1.846 to 1.829 / 1.833 / 1.834 and MSIS from 15.26 / 15.20 / 14.96 to 14.79 / 15.03
+        / 14.98 (its MAPE, seeds 0 to 5, 19.44 on average either way); random walks still fall back
+        to the last value.
     validation_fraction : float or None, default=0.2
         Fraction of the series' end held out for early stopping. ``None`` or ``0`` disables it; it is
         also skipped when the tail would be shorter than ``horizon + 2`` steps.
