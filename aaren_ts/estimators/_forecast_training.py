@@ -26,6 +26,7 @@ from aaren_ts.estimators._interval_spread import tail_intervals
 from aaren_ts.estimators._panel import SeriesPanel
 from aaren_ts.estimators._seasonality import detect_sp
 from aaren_ts.estimators._skorch import print_epoch_line
+from aaren_ts.estimators._weight_averaging import unwrapped_network
 from aaren_ts.nn.ensemble import ForecastEnsemble
 from aaren_ts.nn.forecast import ForecastNet
 from aaren_ts.nn.forecast_training import ForecastLoss, held_out_errors
@@ -133,8 +134,11 @@ class ForecasterTrainingMixin:
             return members[0]
         ensemble = self._build_forecast_net(train_split)
         ensemble.initialize()
-        for member, net in zip(ensemble.module_.members, members, strict=True):
-            member.load_state_dict(net.module_.state_dict())
+        # (under Accelerate, every net's module is wrapped for data-parallel training)
+        for member, net in zip(unwrapped_network(ensemble).members, members, strict=True):
+            member.load_state_dict(unwrapped_network(net).state_dict())
+        if getattr(ensemble, "unwrap_after_train", False):  # as Accelerate leaves a net after training
+            ensemble._unwrap_accelerator()
         ensemble.history = History(
             [{**row, "member": k} for k, net in enumerate(members) for row in net.history]
         )

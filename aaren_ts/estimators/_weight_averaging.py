@@ -15,7 +15,7 @@ from typing import Any
 import torch
 from skorch.callbacks import Callback
 
-__all__ = ["BestEpochsAverage"]
+__all__ = ["BestEpochsAverage", "unwrapped_network"]
 
 
 class BestEpochsAverage(Callback):
@@ -53,7 +53,7 @@ class BestEpochsAverage(Callback):
             return
         if len(self.best_) == self.k and float(loss) >= self.best_[-1][0]:
             return
-        weights = {name: t.detach().clone() for name, t in _network(net).state_dict().items()}
+        weights = {name: t.detach().clone() for name, t in unwrapped_network(net).state_dict().items()}
         self.best_.append((float(loss), len(net.history), weights))
         self.best_.sort(key=lambda item: (item[0], item[1]))
         del self.best_[self.k :]
@@ -69,11 +69,11 @@ class BestEpochsAverage(Callback):
                 mean[name] = (total / len(states)).to(best.dtype)
             else:
                 mean[name] = best
-        _network(net).load_state_dict(mean)
+        unwrapped_network(net).load_state_dict(mean)
         self.best_ = []  # (the weights are not kept with the net)
 
 
-def _network(net: Any) -> torch.nn.Module:
+def unwrapped_network(net: Any) -> torch.nn.Module:
     """``net.module_`` without the wrapper Accelerate puts around it in data-parallel training."""
     accelerator = getattr(net, "accelerator", None)
     return net.module_ if accelerator is None else accelerator.unwrap_model(net.module_)
