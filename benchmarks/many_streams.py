@@ -8,7 +8,8 @@ training), then serves ``--streams`` series (M4 Hourly tiled, each started from 
 
 * (a) one series at a time through the same estimator (the same calls, one id each);
 * (b) sktime's broadcasting (``ForecastByLevel``: one AarenForecaster per series) and its ``update``;
-* (c) the Transformer twin (the same global forecaster with ``backbone="transformer"``);
+* (c) the Transformer twin (the same global forecaster with ``backbone="transformer"``, one network:
+  three networks' KV caches for 2 000 streams outgrow a 24 GiB machine);
 * the same Aaren forecaster without the online interval calibration (``interval_calibration=None``);
 * the floors: the encoder's own step on the same batch, and the GEMM floor of the work (the model's
   matrix products for one token per stream, as plain sgemms of the same shapes).
@@ -60,6 +61,31 @@ def _tile(y: pd.DataFrame, n_streams: int, warmup: int) -> pd.DataFrame:
     return out[out.index.get_level_values(0).isin(keep)]
 
 
+def _observations(
+    f: AarenForecaster, rng: np.random.Generator, series_ids: list | None = None
+) -> Callable[[], np.ndarray]:
+    """New observations ``(n, 1)`` for the streams of ``f`` (or ``series_ids``), one per call: each
+    stream's next forecast times a random factor close to 1. Like the M4 series they are positive: a
+    value at or below zero is taken as missing on the log scale the defaults put them on, and every
+    step would then time the path for gaps."""
+    level = np.abs(f.predict_array(series_ids)[:, :1, 0]) + 1.0
+    return lambda: level * (1.0 + rng.normal(0.0, 0.01, size=level.shape))
+
+
+def _stepper(
+    f: AarenForecaster, rng: np.random.Generator, series_ids: list | None = None
+) -> Callable[[], None]:
+    """One observation for every stream of ``f`` (or of ``series_ids``, in that order), then their
+    forecasts: ``partial_update_array`` + ``predict_array``."""
+    new = _observations(f, rng, series_ids)
+
+    def run() -> None:
+        f.partial_update_array(new(), series_ids=series_ids)
+        f.predict_array(series_ids)
+
+    return run
+
+
 def _state_bytes(f: AarenForecaster) -> int:
     return sum(t.element_size() * t.nelement() for t in f.stream_state_tensors())
 
@@ -76,18 +102,66 @@ def _synced(fn: Callable[[], object], device: str) -> Callable[[], None]:
     return run
 
 
-def _encoder_step(f: AarenForecaster, device: str) -> Callable[[], object]:
-    """The encoder's own step on a token for every stream of ``f`` (from their states)."""
+def _members(f: AarenForecaster) -> list[torch.nn.Module]:
+    """The networks of ``f``: its ensemble's members, or its one network."""
     module = f.net_.module_
-    state = f.engine_.state
+    return list(getattr(module, "members", [module]))
+
+
+def _encoder_step(f: AarenForecaster, device: str) -> Callable[[], object]:
+    """The encoders' own steps on a token for every stream of ``f`` (from their states; one encoder per
+    network of the ensemble)."""
+    members = _members(f)
+    states = f.engine_.state if len(members) > 1 else [f.engine_.state]
     rows = f.engine_.forecast.shape[0] * f.engine_.rows_per_series
-    tokens = torch.randn(rows, module.embed.out_features, device=device)
+    tokens = [torch.randn(rows, m.embed.out_features, device=device) for m in members]
 
     def run() -> object:
         with torch.no_grad():
-            return module.encoder.step(tokens, state)
+            return [m.encoder.step(x, s) for m, x, s in zip(members, tokens, states, strict=True)]
 
     return run
+
+
+def _ensemble_costs(
+    data, sizes: list[int], n_streams: int, warmup: int, small_fit: dict, repeats: int, device: str
+) -> list[list[object]]:
+    """The cost of one observation against the ensemble's size (``n_estimators``): for each size, a
+    global forecaster fitted on M4 Hourly serving ``n_streams`` streams (all in one call), and one
+    fitted on one series (one observation); the state per stream. Every size's calls alternate."""
+    rng = np.random.default_rng(1)
+    single_series = data.y_train.xs(data.series_ids[0], level=0)
+    streams = _tile(data.y_train, n_streams, warmup)
+    calls: dict[str, Callable[[], object]] = {}
+    state_bytes, n_streamed = {}, {}
+    for k in sizes:
+        params = {**small_fit, "n_estimators": k}
+        panel = AarenForecaster(horizon=data.horizon, **params).fit(data.y_train)
+        panel.partial_update(streams)
+        n_all = n_streamed[k] = len(panel.series_ids_)
+        state_bytes[k] = _state_bytes(panel) / n_all
+        one = AarenForecaster(horizon=data.horizon, **params).fit(single_series)
+
+        calls[f"all {k}"] = _synced(_stepper(panel, rng), device)
+        calls[f"one {k}"] = _synced(_stepper(one, rng), device)
+    seconds = best_times({n: fn for n, fn in calls.items() if n.startswith("all")}, repeats=repeats)
+    seconds |= best_times({n: fn for n, fn in calls.items() if n.startswith("one")}, repeats=repeats * 20)
+    first = sizes[0]
+    per_stream = {k: seconds[f"all {k}"] / n_streamed[k] for k in sizes}
+    rows = []
+    for k in sizes:
+        rows.append(
+            [
+                k,
+                f"{per_stream[k] * 1e6:.2f}",
+                f"{per_stream[k] / per_stream[first]:.2f}",
+                f"{seconds[f'one {k}'] * 1e3:.3f}",
+                f"{seconds[f'one {k}'] / seconds[f'one {first}']:.2f}",
+                f"{state_bytes[k] / 1024:.1f}",
+                f"{state_bytes[k] / state_bytes[first]:.2f}",
+            ]
+        )
+    return rows
 
 
 def main() -> None:
@@ -103,6 +177,10 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--device", default="cpu", help='"cpu" or "cuda": where the models run')
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument(
+        "--ensemble-sizes", type=int, nargs="*", default=[1, 2, 3, 5], help="n_estimators compared"
+    )
+    parser.add_argument("--ensemble-streams", type=int, default=2_000, help="streams of each ensemble size")
     parser.add_argument("--output", default=None, help="results folder")
     args = parser.parse_args()
     warnings.filterwarnings("ignore", message=".*remember_data.*", category=FutureWarning)
@@ -117,12 +195,12 @@ def main() -> None:
     variants = {
         "aaren": {"backbone": "aaren"},
         "aaren, interval_calibration=None": {"backbone": "aaren", "interval_calibration": None},
-        "transformer": {"backbone": "transformer"},
+        "transformer, n_estimators=1": {"backbone": "transformer", "n_estimators": 1},
     }
     for backbone, params in variants.items():
         start = time.perf_counter()
         f = AarenForecaster(horizon=data.horizon, **params, **small_fit).fit(data.y_train)
-        count = args.transformer_streams if backbone == "transformer" else args.streams
+        count = args.transformer_streams if backbone.startswith("transformer") else args.streams
         streams = _tile(data.y_train, count, args.warmup)
         f.partial_update(streams)  # new series start their streams (no training)
         models[backbone] = f
@@ -138,20 +216,11 @@ def main() -> None:
     n_aaren = len(aaren.series_ids_)
     calls: dict[str, Callable[[], object]] = {}
     for backbone, f in models.items():
-        n_all = len(f.series_ids_)
-
-        def step_all(f=f, n_all=n_all) -> None:
-            f.partial_update_array(rng.normal(size=(n_all, 1)))  # every stream, one observation each
-            f.predict_array()
-
-        calls[backbone] = _synced(step_all, device)
+        calls[backbone] = _synced(_stepper(f, rng), device)  # every stream, one observation each
     half = list(rng.permutation(np.array(aaren.series_ids_, dtype=object))[: n_aaren // 2])
 
-    def step_half() -> None:  # any subset of the series, in any order: advanced in place
-        aaren.partial_update_array(rng.normal(size=(len(half), 1)), series_ids=half)
-        aaren.predict_array(half)
-
-    calls["aaren, half"] = _synced(step_half, device)
+    # any subset of the series, in any order: advanced in place
+    calls["aaren, half"] = _synced(_stepper(aaren, rng, half), device)
     calls["encoder step"] = _synced(_encoder_step(aaren, device), device)
     linears = [m for m in aaren.net_.module_.modules() if isinstance(m, torch.nn.Linear)]
     calls["gemm floor"] = _synced(
@@ -164,7 +233,7 @@ def main() -> None:
         t = seconds[backbone]
         figures[f"{backbone} all"] = t / n_all
         state_kib = _state_bytes(f) / n_all / 1024
-        label = f" (c) ({n_all} streams)" if backbone == "transformer" else f" ({n_all} streams)"
+        label = f" (c) ({n_all} streams)" if backbone.startswith("transformer") else f" ({n_all} streams)"
         rows.append(
             [
                 f"global {backbone}: partial_update_array + predict_array, all streams in one call{label}",
@@ -186,7 +255,7 @@ def main() -> None:
     ids = [i for i in f.series_ids_ if "#" in str(i)]
     times = f.series_cutoffs_.loc[ids].to_numpy()
     new = pd.DataFrame(
-        {"y": rng.normal(size=n)},
+        {"y": _observations(f, rng, ids)()[:, 0]},
         index=pd.MultiIndex.from_arrays([ids, np.asarray(times) + 1], names=["series", "time"]),
     )
     start = time.perf_counter()
@@ -203,10 +272,11 @@ def main() -> None:
     )
 
     subset = ids[: args.one_at_a_time]
+    new_each = {i: _observations(f, rng, [i]) for i in subset}
 
     def one_at_a_time() -> None:
         for i in subset:
-            f.partial_update_array(rng.normal(size=(1, 1)), series_ids=[i])
+            f.partial_update_array(new_each[i](), series_ids=[i])
             f.predict_array([i])
 
     t = best_time(one_at_a_time, repeats=1)
@@ -227,7 +297,7 @@ def main() -> None:
     )
     cut = few.groupby(level=0, sort=False).tail(1)
     nxt = pd.DataFrame(
-        {"y": rng.normal(size=len(cut))},
+        {"y": cut.iloc[:, 0].to_numpy() * (1.0 + rng.normal(0.0, 0.01, size=len(cut)))},
         index=pd.MultiIndex.from_arrays(
             [cut.index.get_level_values(0), cut.index.get_level_values(1) + 1], names=few.index.names
         ),
@@ -266,14 +336,15 @@ def main() -> None:
     one = AarenForecaster(horizon=data.horizon, **small_fit).fit(single_series)
     one_arrays = copy.deepcopy(one)  # its own stream, so that the two paths' timings can alternate
     position = [int(single_series.index[-1])]
+    new_one, new_arrays = _observations(one, rng), _observations(one_arrays, rng)
 
     def pandas_step() -> None:
         position[0] += 1
-        one.partial_update(pd.DataFrame({"y": [rng.normal()]}, index=[position[0]]))
+        one.partial_update(pd.DataFrame({"y": new_one()[0]}, index=[position[0]]))
         one.predict(fh)
 
     def array_step() -> None:
-        one_arrays.partial_update_array(rng.normal(size=(1, 1)))
+        one_arrays.partial_update_array(new_arrays())
         one_arrays.predict_array()
 
     module = one.net_.module_
@@ -307,7 +378,8 @@ def main() -> None:
         f"Machine: {platform.machine()}, torch {torch.__version__}, {args.threads} thread(s)"
         + (f", {torch.cuda.get_device_name()}" if device.startswith("cuda") else "")
         + "; "
-        "default model sizes (d_model 64, 2 layers), fitted one epoch on M4 Hourly; each stream started "
+        "default model sizes (d_model 64, 2 layers, an ensemble of three networks), fitted one epoch on "
+        "M4 Hourly; each stream started "
         f"from {args.warmup} observations. Best of repeated calls; * scaled to {n} series from the "
         "per-series cost measured.",
         "",
@@ -324,6 +396,34 @@ def main() -> None:
         "",
         markdown_table(["call", "ms", "× the model's own compute"], single_rows),
     ]
+    if args.ensemble_sizes:
+        ensemble_rows = _ensemble_costs(
+            data, args.ensemble_sizes, args.ensemble_streams, args.warmup, small_fit, args.repeats, device
+        )
+        first = args.ensemble_sizes[0]
+        text += [
+            "",
+            "## Ensemble size",
+            "",
+            f"The cost of one observation against `n_estimators` (every network streams with its own state): "
+            f"a global forecaster serving {args.ensemble_streams} M4 streams in one call "
+            "(partial_update_array + predict_array), and one fitted on one series, each fitted as above "
+            f"with that many networks; ratios to `n_estimators={first}` in the same run (linear growth: "
+            "the ratio equals the size or less).",
+            "",
+            markdown_table(
+                [
+                    "n_estimators",
+                    "µs per stream (many)",
+                    "ratio",
+                    "ms (one series)",
+                    "ratio",
+                    "state KiB per stream",
+                    "ratio",
+                ],
+                ensemble_rows,
+            ),
+        ]
     out = results_dir(args.output)
     name = "many_streams.md" if device == "cpu" else f"many_streams_{device.split(':')[0]}.md"
     (out / name).write_text("\n".join(text) + "\n")

@@ -3,16 +3,17 @@
 Two levels, at 1 stream and at ``--streams`` streams (1024 by default), every figure the best of
 ``--repeats`` timed runs of ``--inner`` calls, the paths' runs alternating, all in the same run:
 
-* **Encoder step** (what the fused C kernel computes): the default forecaster's Aaren encoder (2
-  layers, ``d_model=64``, 4 heads, ``d_ff=128``) advancing every stream by one token, through the
-  fused C kernel, through PyTorch operations (the same step without the kernel), and through ONNX
-  Runtime (the same step exported with ``torch.onnx.export``). Beside them the FLOP floor: the step's
-  matrix products as plain sgemms of the same shapes (``torch.mm``).
-* **Forecaster step** (what a server runs): one observation per stream and the new forecast, through
-  the estimator (``partial_update_array`` + ``predict_array``), through ``OnnxStreamer``
-  (``partial_update`` + ``predict``, numpy in and out), and through the exported graph alone
-  (``InferenceSession.run`` on prepared inputs), with the default online interval calibration and, at
-  many streams, also without it. Floor: the model's matrix products as sgemms.
+* **Encoder step** (what the fused C kernel computes): the Aaren encoder of one of the default
+  forecaster's networks (2 layers, ``d_model=64``, 4 heads, ``d_ff=128``) advancing every stream by
+  one token, through the fused C kernel, through PyTorch operations (the same step without the
+  kernel), and through ONNX Runtime (the same step exported with ``torch.onnx.export``). Beside them
+  the FLOP floor: the step's matrix products as plain sgemms of the same shapes (``torch.mm``).
+* **Forecaster step** (what a server runs): one observation per stream and the new forecast (every
+  network of the default ensemble of three), through the estimator (``partial_update_array`` +
+  ``predict_array``), through ``OnnxStreamer`` (``partial_update`` + ``predict``, numpy in and out),
+  and through the exported graph alone (``InferenceSession.run`` on prepared inputs), with the
+  default online interval calibration and, at many streams, also without it. Floor: the model's
+  matrix products as sgemms.
 
 Usage::
 
@@ -182,7 +183,8 @@ def main() -> None:
         f.fit(panel[fitted])
         f.partial_update(panel[~fitted])  # the other series start their streams (no training)
         many[calibration] = f
-    encoder = single.net_.module_.encoder.eval()
+    module = single.net_.module_
+    encoder = getattr(module, "members", [module])[0].encoder.eval()  # (one network of the ensemble)
 
     table = []
     with tempfile.TemporaryDirectory() as tmp:
