@@ -83,6 +83,11 @@ def check_stream_values(engine: Any, tensors: Sequence[torch.Tensor], n_observed
             f"the saved window history holds infinite or out-of-range values (beyond "
             f"{MAX_STANDARDISED:g}), or observed values that are NaN"
         )
+    if bool((known.int().cummax(dim=1).values.bool() & ~known).any()):  # (B, H, C): time is dim 1
+        raise ValueError(
+            "the saved window history holds NaN after a known value (a stream's history is NaN only "
+            "before its first observation)"
+        )
     if bool((torch.as_tensor(n_observed == 0) & known.flatten(1).any(dim=1).cpu()).any()):
         raise ValueError("the saved window history holds values of a series that has observed none")
 

@@ -265,6 +265,8 @@ class ForecastNet(nn.Module):
             values = torch.cat([history.values, x], dim=1)
             observed = torch.ones_like(values, dtype=torch.bool)
             return values, observed, None, WindowHistory(values[:, -h:], observed[:, -h:])
+        if lengths is None and n == 1:
+            return self._carried_one(x, observed, history)
         if lengths is not None:
             observed = observed & (torch.arange(n, device=x.device)[None, :, None] < lengths[:, None, None])
         values = torch.cat([history.values, torch.where(observed, x, float("nan"))], dim=1)
@@ -279,6 +281,21 @@ class ForecastNet(nn.Module):
         keep = (ends[:, None] + torch.arange(h, device=x.device)[None, :])[..., None].expand(-1, -1, c)
         new_history = WindowHistory(carried_forward.gather(1, keep), observed.gather(1, keep))
         return filled, observed, ~observed, new_history  # carried: gaps and the padding before the start
+
+    def _carried_one(
+        self, x: torch.Tensor, observed: torch.Tensor, history: WindowHistory
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, WindowHistory]:
+        """:meth:`_carried` for one new step ``x`` ``(B, 1, C)`` with something missing (a stream's
+        step): the history already holds carried values, NaN only before a series' first observation
+        (as :meth:`_carried` leaves it, and as a restored state is checked to hold), so the new value
+        is ``x`` where observed and the history's last value otherwise, with no scan over the history
+        (the same values as the general case, in a fraction of its time)."""
+        values = torch.cat([history.values, torch.where(observed, x, history.values[:, -1:])], dim=1)
+        observed = torch.cat([history.observed, observed], dim=1)
+        new_history = WindowHistory(values[:, 1:], observed[:, 1:])
+        known = torch.isfinite(values)
+        filled = values if _all_true(known) else pad_before_first(values, known)
+        return filled, observed, ~observed, new_history
 
     def filled(self, x: torch.Tensor) -> torch.Tensor:
         """``x`` ``(B, N, C)`` with every missing value carried forward as the windows see it."""

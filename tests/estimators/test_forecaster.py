@@ -450,3 +450,35 @@ def test_standard_local_norm_makes_forecasts_affine_equivariant():
     # each token's window is standardised, so the forecast follows any affine change of the series
     # (not at the first step, whose window is constant: there the variance floor decides the scale)
     torch.testing.assert_close(moved[:, 1:], 5.0 * base[:, 1:] - 7.0, rtol=1e-3, atol=1e-3)
+
+
+def test_steps_with_gaps_one_at_a_time_equal_the_whole_series():
+    """A stream's one-step path with something missing (the history holds carried values) gives the
+    forecasts, state and history of the whole series at once: after a late first observation, over
+    gaps, and where the whole batch observes."""
+    from aaren_ts.nn import EncoderConfig
+    from aaren_ts.nn.forecast import ForecastNet
+    from aaren_ts.nn.state import flatten_state
+
+    torch.manual_seed(0)
+    net = ForecastNet(2, 6, 3, EncoderConfig("aaren", 16, 2, 1, 32, 0.0), True, "standard").eval()
+    torch.nn.init.normal_(net.head.weight, std=0.1)
+    x = torch.randn(4, 30, 2)
+    x[0, :7] = float("nan")  # nothing observed for 7 steps
+    x[1, 10:14, 0] = float("nan")  # a gap in one channel
+    x[2, ::3] = float("nan")  # every third step
+    x[3, 20:] = float("nan")  # a series that stops
+    with torch.no_grad():
+        whole, state, history = net(x, return_state=True)
+        state_k, history_k, steps = None, None, []
+        for t in range(x.shape[1]):
+            step, state_k, history_k = net(x[:, t : t + 1], state_k, history_k, return_state=True)
+            steps.append(step.loc)
+    # (before a series' first observation the whole series' windows read it ahead; a stream cannot)
+    seen = torch.isfinite(x).cummax(dim=1).values[:, :, None, :].expand_as(whole.loc)
+    assert seen.float().mean() > 0.8
+    torch.testing.assert_close(torch.cat(steps, dim=1)[seen], whole.loc[seen], rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(history_k.values, history.values, equal_nan=True)
+    assert torch.equal(history_k.observed, history.observed)
+    for a, b in zip(flatten_state(state_k), flatten_state(state), strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
