@@ -45,6 +45,7 @@ from _common import best_time, best_times, gemm_floor, markdown_table, results_d
 
 from aaren_ts import AarenForecaster
 from aaren_ts.datasets import load_m4
+from aaren_ts.nn.ensemble import member_networks
 
 SMALL_FIT = {"max_epochs": 1, "device": "cpu", "random_state": 0}
 
@@ -108,16 +109,10 @@ def _synced(fn: Callable[[], object], device: str) -> Callable[[], None]:
     return run
 
 
-def _members(f: AarenForecaster) -> list[torch.nn.Module]:
-    """The networks of ``f``: its ensemble's members, or its one network."""
-    module = f.net_.module_
-    return list(getattr(module, "members", [module]))
-
-
 def _encoder_step(f: AarenForecaster, device: str) -> Callable[[], object]:
     """The encoders' own steps on a token for every stream of ``f`` (from their states; one encoder per
     network of the ensemble)."""
-    members = _members(f)
+    members = member_networks(f.net_.module_)
     states = f.engine_.state if len(members) > 1 else [f.engine_.state]
     rows = f.engine_.forecast.shape[0] * f.engine_.rows_per_series
     tokens = [torch.randn(rows, m.embed.out_features, device=device) for m in members]

@@ -41,6 +41,7 @@ from aaren_ts import AarenForecaster
 from aaren_ts.nn import fused_step_available
 from aaren_ts.nn.blocks import StackedEncoder
 from aaren_ts.nn.encoder import _StepPlan
+from aaren_ts.nn.ensemble import member_networks
 from aaren_ts.nn.functional import AarenState
 from aaren_ts.onnx import OnnxStreamer
 from aaren_ts.onnx.export import _quiet_exporter
@@ -183,8 +184,7 @@ def main() -> None:
         f.fit(panel[fitted])
         f.partial_update(panel[~fitted])  # the other series start their streams (no training)
         many[calibration] = f
-    module = single.net_.module_
-    encoder = getattr(module, "members", [module])[0].encoder.eval()  # (one network of the ensemble)
+    encoder = member_networks(single.net_.module_)[0].encoder.eval()  # (one network of the ensemble)
 
     table = []
     with tempfile.TemporaryDirectory() as tmp:

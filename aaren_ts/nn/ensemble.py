@@ -28,7 +28,7 @@ from torch import nn
 from aaren_ts.nn.forecast import Forecast, ForecastNet, WindowHistory, future_effect
 from aaren_ts.nn.heads import DistributionHead
 
-__all__ = ["ForecastEnsemble", "MemberForecasts"]
+__all__ = ["ForecastEnsemble", "MemberForecasts", "member_networks"]
 
 
 class MemberForecasts(NamedTuple):
@@ -137,3 +137,8 @@ class ForecastEnsemble(nn.Module):
         if return_state:
             return combined, new_states, new_history
         return combined
+
+
+def member_networks(module: nn.Module) -> list[ForecastNet]:
+    """The networks of a forecasting module: a :class:`ForecastEnsemble`'s members, or the network itself."""
+    return list(module.members) if isinstance(module, ForecastEnsemble) else [module]  # type: ignore[list-item]

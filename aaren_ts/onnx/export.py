@@ -39,7 +39,7 @@ from aaren_ts.engine.forecast import ForecastEngine
 from aaren_ts.nn.blocks import StackedEncoder
 from aaren_ts.nn.classify import ClassifierModule
 from aaren_ts.nn.encoder import AarenEncoder
-from aaren_ts.nn.ensemble import ForecastEnsemble
+from aaren_ts.nn.ensemble import ForecastEnsemble, member_networks
 from aaren_ts.nn.forecast import ForecastNet, pad_before_first
 from aaren_ts.nn.functional import AarenState
 from aaren_ts.nn.state import flatten_state
@@ -85,7 +85,7 @@ class ForecasterStep(nn.Module):
         self.rate = calibration_rate
         self.rows = module.n_channels if module.channel_independent else 1
         # an ensemble's members in turn, each with its own encoder state (its layers numbered on)
-        self.members = list(_members(module))
+        self.members = list(member_networks(module))
         self.member_layers = [len(member.encoder.layers) for member in self.members]
         self.n_layers = sum(self.member_layers)
 
@@ -334,13 +334,8 @@ def _require_onnx() -> None:
         raise ImportError(_EXTRA_HINT) from err
 
 
-def _members(module: torch.nn.Module) -> list[torch.nn.Module]:
-    """The networks of ``module``: an ensemble's members, or the network itself."""
-    return list(module.members) if isinstance(module, ForecastEnsemble) else [module]
-
-
 def _require_constant_state(module: torch.nn.Module) -> None:
-    for member in _members(module):
+    for member in member_networks(module):
         if not isinstance(member.encoder, AarenEncoder):
             raise ValueError(
                 f"to_onnx: the state of a {type(member.encoder).__name__} (a KV cache) grows with every "
