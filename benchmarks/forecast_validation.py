@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import platform
+import re
 import time
 import warnings
 from statistics import NormalDist
@@ -101,7 +102,9 @@ def _scores(train, valid, pred, sp, lower=None, upper=None) -> dict[str, float]:
 
 
 def _variant(text: str) -> dict[str, object]:
-    return dict(parse_param(item) for item in text.split(",") if item)
+    """``NAME=VALUE[,NAME=VALUE]`` as parameters; a comma starts a new one only before ``NAME=``, so
+    a value may be a JSON list (``loss=["mse","mae"]``)."""
+    return dict(parse_param(item) for item in re.split(r",(?=\w+=)", text) if item)
 
 
 def main() -> None:

@@ -73,11 +73,22 @@ _MIN_DEFAULT_CONTEXT, _MAX_DEFAULT_CONTEXT, _MIN_SHORT_CONTEXT = 96, 168, 8
 class ForecasterTrainingMixin:
     """Network building and training of :class:`~aaren_ts.AarenForecaster`."""
 
+    def _member_losses(self) -> tuple[str, ...]:
+        """The point loss of each of the ``n_estimators`` networks: ``loss``, or its entries in turn
+        (repeated from the first when there are more networks than entries)."""
+        losses = (self.loss,) if isinstance(self.loss, str) else tuple(self.loss)
+        return tuple(str(losses[k % len(losses)]) for k in range(int(self.n_estimators)))
+
     def _build_forecast_net(
-        self, train_split: Any = None, with_callbacks: bool = True, n_members: int | None = None
+        self,
+        train_split: Any = None,
+        with_callbacks: bool = True,
+        n_members: int | None = None,
+        member: int = 0,
     ) -> Any:
         """The skorch net of ``n_members`` networks (default ``n_estimators``; more than one: a
-        :class:`~aaren_ts.nn.ensemble.ForecastEnsemble`)."""
+        :class:`~aaren_ts.nn.ensemble.ForecastEnsemble`, each member on its own loss); one network
+        trains on the loss of the ensemble's member ``member``."""
         from skorch import NeuralNet
 
         module_params = {
@@ -93,15 +104,16 @@ class ForecasterTrainingMixin:
             "n_future": int(getattr(self, "n_future_", 0)),
             "distribution": self.distribution,
         }
+        n_members = int(self.n_estimators if n_members is None else n_members)
+        losses = self._member_losses()
         loss = functools.partial(
             ForecastLoss,
             full_window=int(self.context_length_),
             distribution=self.distribution,
-            point_loss=self.loss,
+            point_loss=losses if n_members > 1 else losses[member],
         )
         collate = {"iterator_train__collate_fn": pad_segments, "iterator_valid__collate_fn": pad_segments}
         module: type[torch.nn.Module] = ForecastNet
-        n_members = int(self.n_estimators if n_members is None else n_members)
         if n_members > 1:
             module, module_params = ForecastEnsemble, {"n_members": n_members, **module_params}
         return self._build_net(
@@ -127,7 +139,7 @@ class ForecasterTrainingMixin:
         for k in range(n_members):
             if self.verbose and n_members > 1:
                 print_epoch_line(f"Training network {k + 1} of {n_members}")
-            net = self._build_forecast_net(train_split, n_members=1)
+            net = self._build_forecast_net(train_split, n_members=1, member=k)
             net.fit(train_ds, y=None)
             members.append(net)
         if len(members) == 1:
@@ -308,7 +320,7 @@ class ForecasterTrainingMixin:
         """
         module = self.net_.module_
         device = self._resolved_device()
-        tails = held_out_errors(module, series, n_train, device, loss=self.loss)
+        tails = held_out_errors(module, series, n_train, device, loss=self._member_losses()[0])
         if not (tails.count > 0).any():
             shape = tails.error.shape
             return NaiveVerdict(np.zeros(shape, dtype=bool), np.ones(shape), np.zeros(shape), np.zeros(shape))

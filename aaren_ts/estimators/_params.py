@@ -19,6 +19,7 @@ __all__ = [
     "SHARED_CONSTRAINTS",
     "Constraint",
     "DistinctPositiveInts",
+    "Each",
     "Either",
     "Flag",
     "Interval",
@@ -112,6 +113,19 @@ class Either(Constraint):
 
     def __str__(self) -> str:
         return f"{self.first} or {self.second}"
+
+
+@dataclass(frozen=True)
+class Each(Constraint):
+    """A non-empty list or tuple whose every entry ``inner`` accepts."""
+
+    inner: Constraint
+
+    def check(self, value: Any) -> bool:
+        return isinstance(value, list | tuple) and len(value) > 0 and all(self.inner.check(v) for v in value)
+
+    def __str__(self) -> str:
+        return f"a non-empty list or tuple, each {self.inner}"
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from aaren_ts.estimators._forecast_training import ForecasterTrainingMixin
 from aaren_ts.estimators._panel import SeriesPanel
 from aaren_ts.estimators._params import (
     SHARED_CONSTRAINTS,
+    Each,
     Either,
     Flag,
     Interval,
@@ -171,10 +172,17 @@ class AarenForecaster(
         Forecast-distribution head, by its registered name (:mod:`aaren_ts.nn.heads`): ``"normal"``
         (a Gaussian), or ``"quantile"`` (1-99 % quantiles learnt with the pinball loss, for skewed or
         heavy-tailed errors). The point forecast is the same either way.
-    loss : {"mse", "mae"}, default="mse"
+    loss : {"mse", "mae"} or sequence of them, default="mse"
         The point forecast's training loss, on each series' standardised values: the squared error
         (the forecast aims at the mean) or the absolute error (at the median, what sMAPE, MASE and
-        MAPE reward). The naive-forecast check after training uses the same loss.
+        MAPE reward). A sequence gives the ensemble's networks their losses in turn (network ``k``
+        trains on entry ``k`` modulo its length, so one network trains on the first), as N-BEATS
+        ensembles networks trained on different losses: their errors differ more than those of
+        networks that differ by initialisation alone. The naive-forecast check after training and
+        the Theta weights use the first entry. On the validation cuts of the training parts (seeds
+        0, 1, 2), ``["mse", "mse", "mae"]`` against ``"mse"`` moved M4 Hourly's MASE from 0.908 /
+        0.902 / 0.905 to 0.882 / 0.872 / 0.877 (sMAPE 10.83 / 10.74 / 10.94 to 10.68 / 10.76 /
+        10.84) and tourism quarterly's MAPE from 19.34 / 19.41 / 19.41 to 19.50 / 19.53 / 19.55.
     combination : {"auto", "theta", None}, default="auto"
         ``"theta"``: every forecast is a weighted mean of the streams' own (the network's, or the naive
         forecast where a series falls back to it) and the Theta method's (simple exponential smoothing
@@ -290,7 +298,7 @@ class AarenForecaster(
         "sp": Either(PositiveInt, Options(("auto",))),
         "interval_calibration": Options(("aci", None)),
         "distribution": Registered(HEADS),
-        "loss": Options(tuple(POINT_LOSSES)),
+        "loss": Either(Options(tuple(POINT_LOSSES)), Each(Options(tuple(POINT_LOSSES)))),
         "combination": Options(("auto", "theta", None)),
         "calibration_rate": Interval(0.0, 1.0, closed="neither"),
         "past_covariates": Optional(Names()),
@@ -331,7 +339,7 @@ class AarenForecaster(
         interval_calibration: str | None = "aci",
         calibration_rate: float = 0.005,
         distribution: str = "normal",
-        loss: str = "mse",
+        loss: str | Sequence[str] = "mse",
         combination: str | None = "auto",
         past_covariates: Sequence[Any] | None = None,
         static_covariates: Sequence[Any] | None = None,
@@ -489,7 +497,7 @@ class AarenForecaster(
             self.engine_.naive.copy(),
             int(self.sp_),
             self._resolved_device(),
-            loss=self.loss,
+            loss=self._member_losses()[0],
         )
         if (weight < 1.0).any():  # (else no Theta streams at all: nothing to carry, step or export)
             # (fitted on standardised values: the seasonal component in the streams' units)

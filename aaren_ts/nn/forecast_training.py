@@ -5,7 +5,7 @@ each series against the naive forecast."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -242,8 +242,11 @@ class ForecastLoss:
         Number of observations from which a step's window is full (``context_length``).
     distribution : str, default="normal"
         The network's distribution head (its loss is a function of the forecasts alone).
-    point_loss : {"mse", "mae"}, default="mse"
-        The point forecast's loss (:data:`POINT_LOSSES`).
+    point_loss : {"mse", "mae"} or sequence of them, default="mse"
+        The point forecast's loss (:data:`POINT_LOSSES`). A sequence gives each member of an ensemble
+        its own (member ``k`` trains on entry ``k``, :class:`~aaren_ts.nn.ensemble.MemberForecasts`);
+        a combined forecast (an ensemble in evaluation mode: its validation loss) is scored by the
+        first.
 
     Notes
     -----
@@ -251,14 +254,25 @@ class ForecastLoss:
     to a device and data-parallel training (Accelerate) has nothing of it to wrap.
     """
 
-    def __init__(self, full_window: int = 1, distribution: str = "normal", point_loss: str = "mse") -> None:
+    def __init__(
+        self, full_window: int = 1, distribution: str = "normal", point_loss: str | Sequence[str] = "mse"
+    ) -> None:
         self.full_window = full_window
-        self.point_loss = POINT_LOSSES[point_loss]
+        names = (point_loss,) if isinstance(point_loss, str) else tuple(point_loss)
+        self.point_losses = tuple(POINT_LOSSES[name] for name in names)
+        self.point_loss = self.point_losses[0]
         self.head = make_head(distribution, 1, 1, 1).requires_grad_(False)
 
     def __call__(self, pred: Forecast | MemberForecasts, target: torch.Tensor) -> torch.Tensor:
         if isinstance(pred, MemberForecasts):  # an ensemble in training: each member's own loss
-            return torch.stack([self(pred.member(k), target) for k in range(len(pred.loc))]).mean()
+            losses = [
+                self._loss(pred.member(k), target, self.point_losses[k % len(self.point_losses)])
+                for k in range(len(pred.loc))
+            ]
+            return torch.stack(losses).mean()
+        return self._loss(pred, target, self.point_loss)
+
+    def _loss(self, pred: Forecast, target: torch.Tensor, point_loss: Any) -> torch.Tensor:
         skip = min(self.full_window - 1, target.shape[1] - 1)
         tail = target[:, skip:]
         valid = torch.isfinite(tail)
@@ -266,4 +280,4 @@ class ForecastLoss:
         truth = torch.where(valid, tail, loc)  # (a missing target: no error, no gradient)
         head_loss = self.head.loss(loc, pred.params[:, skip:], truth)
         head_loss = torch.where(valid, head_loss, 0.0).sum() / valid.sum().clamp_min(1)
-        return self.point_loss(pred.loc, target) + (head_loss - head_loss.detach())
+        return point_loss(pred.loc, target) + (head_loss - head_loss.detach())

@@ -126,6 +126,42 @@ def test_the_loss_of_members_in_training_is_the_mean_of_their_own() -> None:
     torch.testing.assert_close(loss(MemberForecasts(loc, params), target), torch.stack(own).mean())
 
 
+def test_members_take_their_losses_in_turn_and_the_mean_forecast_the_first() -> None:
+    rng = torch.Generator().manual_seed(1)
+    loc = torch.randn(3, 2, 5, 4, 1, generator=rng)
+    params = torch.rand(3, 2, 5, 4, 1, 1, generator=rng) + 0.5
+    target = 3.0 * torch.randn(2, 5, 4, 1, generator=rng)
+    mixed = ForecastLoss(full_window=2, point_loss=("mse", "mae"))
+    by_name = {name: ForecastLoss(full_window=2, point_loss=name) for name in ("mse", "mae")}
+    own = [by_name[name](Forecast(loc[k], params[k]), target) for k, name in enumerate(["mse", "mae", "mse"])]
+    torch.testing.assert_close(mixed(MemberForecasts(loc, params), target), torch.stack(own).mean())
+    combined = Forecast(loc[1], params[1])
+    torch.testing.assert_close(mixed(combined, target), by_name["mse"](combined, target))
+    assert not torch.isclose(by_name["mse"](combined, target), by_name["mae"](combined, target))
+
+
+def test_each_network_trains_on_its_entry_of_loss() -> None:
+    """Member ``k`` trains on ``loss[k % len(loss)]``: the first member of ``loss=("mae", "mse")`` is
+    the lone network trained on the absolute error, weight for weight."""
+    assert AarenForecaster(n_estimators=5, loss=("mse", "mse", "mae"))._member_losses() == (
+        "mse", "mse", "mae", "mse", "mse",
+    )  # fmt: skip
+    assert AarenForecaster(n_estimators=2, loss="mae")._member_losses() == ("mae", "mae")
+    y = _series(80)
+    ensemble = AarenForecaster(**{**TINY, "loss": ("mae", "mse")}, horizon=3).fit(y)
+    first = ensemble.net_.module_.members[0].state_dict()
+    for loss, same in [("mae", True), ("mse", False)]:
+        lone = AarenForecaster(**{**TINY, "n_estimators": 1, "loss": loss}, horizon=3).fit(y)
+        weights = lone.net_.module_.state_dict()
+        assert all(torch.equal(first[k], weights[k]) for k in weights) is same, loss
+
+
+@pytest.mark.parametrize("loss", [(), ("mse", "huber"), "huber", ["mae", None]])
+def test_a_bad_loss_is_refused_before_training(loss) -> None:
+    with pytest.raises(ValueError, match="loss must be one of 'mse', 'mae' or a non-empty list or tuple"):
+        AarenForecaster(**TINY, horizon=3, loss=loss).fit(_series(40))
+
+
 def test_an_ensemble_needs_two_members() -> None:
     with pytest.raises(ValueError, match="at least 2 members"):
         ForecastEnsemble(1, n_channels=1, context_length=4, horizon=2, encoder=None, channel_independent=True,
