@@ -90,6 +90,7 @@ class FittedForecasterMixin:
                 "columns": plain_names(self.columns_),
                 "exog_columns": None if self.exog_columns_ is None else plain_names(self.exog_columns_),
                 "n_future": int(self.n_future_),
+                "member_losses": list(self._member_losses()),
                 "level_names": plain_metadata(self.level_names_),
                 "series_ids": [plain_metadata(i) for i in engine.ids],
                 "series_cutoffs": self._cutoffs.to_plain(),
@@ -133,6 +134,8 @@ class FittedForecasterMixin:
                 )
         else:
             self.static_mean_, self.static_scale_ = np.zeros(0), np.ones(0)
+        # (archives written before per-network losses: every network on the loss parameter)
+        self.member_losses_ = tuple(attributes.get("member_losses", self._planned_losses()))
         self.net_ = self._build_forecast_net(with_callbacks=False).initialize()
         self.net_.module_.load_state_dict(state_dict)
         self.net_.module_.eval()

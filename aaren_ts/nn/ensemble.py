@@ -61,6 +61,16 @@ class ForecastEnsemble(nn.Module):
             raise ValueError(f"an ensemble needs at least 2 members, got n_members={n_members}")
         self.members = nn.ModuleList(ForecastNet(**params) for _ in range(int(n_members)))
 
+    @classmethod
+    def of(cls, members: list[ForecastNet]) -> nn.Module:
+        """The ensemble of ``members`` (the modules themselves, not copies); one member is itself."""
+        if len(members) == 1:
+            return members[0]
+        ensemble = cls.__new__(cls)
+        nn.Module.__init__(ensemble)
+        ensemble.members = nn.ModuleList(members)
+        return ensemble
+
     # ------------------------------------------------------------------ what every member shares
     @property
     def first(self) -> ForecastNet:

@@ -10,6 +10,8 @@ import pytest
 import torch
 
 from aaren_ts import AarenForecaster
+from aaren_ts.estimators import _forecast_training as forecast_training
+from aaren_ts.estimators._forecast_training import clear_gain
 from aaren_ts.nn.ensemble import ForecastEnsemble, MemberForecasts
 from aaren_ts.nn.forecast import Forecast, ForecastNet
 from aaren_ts.nn.forecast_training import ForecastLoss
@@ -156,9 +158,51 @@ def test_each_network_trains_on_its_entry_of_loss() -> None:
         assert all(torch.equal(first[k], weights[k]) for k in weights) is same, loss
 
 
-@pytest.mark.parametrize("loss", [(), ("mse", "huber"), "huber", ["mae", None]])
+def test_a_clear_gain_is_large_and_significant_across_the_series() -> None:
+    rng = np.random.default_rng(0)
+    baseline = rng.uniform(0.5, 2.0, 200)
+    noise = np.exp(rng.normal(0.0, 0.01, 200))
+    assert clear_gain(0.9 * baseline * noise, baseline)[0]  # 10 % lower everywhere
+    assert not clear_gain(0.99 * baseline * noise, baseline)[0]  # significant, but 1 % only
+    assert not clear_gain(baseline * np.exp(rng.normal(-0.05, 1.0, 200)), baseline)[0]  # noise
+    assert not clear_gain(baseline * noise, baseline)[0]
+    assert not clear_gain(np.array([0.5]), np.array([1.0]))[0]  # a single series
+    helps, mean, t = clear_gain(np.array([0.5, 0.25, 0.0]), np.array([1.0, 0.5, 1.0]))
+    assert helps and mean == pytest.approx(np.log(0.5)) and t == -np.inf  # (a zero error left out)
+
+
+@pytest.mark.parametrize("helps", [True, False])
+def test_auto_keeps_the_absolute_error_network_only_where_the_tails_favour_it(
+    monkeypatch, tmp_path, helps
+) -> None:
+    """``loss="auto"`` trains the networks on ``MIXED_LOSSES`` in turn; where the tails do not favour
+    the absolute-error network it trains again on the squared error and the others stay as they
+    were. Saving keeps the losses the networks trained on."""
+    verdicts = []
+
+    def verdict(error, baseline):
+        verdicts.append((error.shape, baseline.shape))
+        return helps, -0.1, -5.0
+
+    monkeypatch.setattr(forecast_training, "clear_gain", verdict)
+    y = _series(80)
+    params = {**TINY, "n_estimators": 3}
+    auto = AarenForecaster(**params, loss="auto", horizon=3).fit(y)
+    mixed = AarenForecaster(**params, loss=["mse", "mse", "mae"], horizon=3).fit(y)
+    assert len(verdicts) == 1 and verdicts[0][0] == verdicts[0][1] == (2,)  # two series' channels, once
+    assert auto.member_losses_ == (("mse", "mse", "mae") if helps else ("mse", "mse", "mse"))
+    for k in range(3):
+        own, other = auto.net_.module_.members[k].state_dict(), mixed.net_.module_.members[k].state_dict()
+        assert all(torch.equal(own[name], other[name]) for name in own) is (helps or k < 2), k
+    restored = AarenForecaster.load(auto.save(tmp_path / "auto"))
+    assert restored.member_losses_ == auto.member_losses_
+    pd.testing.assert_frame_equal(restored.predict(fh=[1, 2, 3]), auto.predict(fh=[1, 2, 3]))
+
+
+@pytest.mark.parametrize("loss", [(), ("mse", "huber"), "huber", ["mae", None], ["auto"]])
 def test_a_bad_loss_is_refused_before_training(loss) -> None:
-    with pytest.raises(ValueError, match="loss must be one of 'mse', 'mae' or a non-empty list or tuple"):
+    message = "loss must be one of 'mse', 'mae', 'auto' or a non-empty list or tuple"
+    with pytest.raises(ValueError, match=message):
         AarenForecaster(**TINY, horizon=3, loss=loss).fit(_series(40))
 
 
