@@ -260,7 +260,6 @@ class ForecastLoss:
         self.full_window = full_window
         names = (point_loss,) if isinstance(point_loss, str) else tuple(point_loss)
         self.point_losses = tuple(POINT_LOSSES[name] for name in names)
-        self.point_loss = self.point_losses[0]
         self.head = make_head(distribution, 1, 1, 1).requires_grad_(False)
 
     def __call__(self, pred: Forecast | MemberForecasts, target: torch.Tensor) -> torch.Tensor:
@@ -270,7 +269,7 @@ class ForecastLoss:
                 for k in range(len(pred.loc))
             ]
             return torch.stack(losses).mean()
-        return self._loss(pred, target, self.point_loss)
+        return self._loss(pred, target, self.point_losses[0])
 
     def _loss(self, pred: Forecast, target: torch.Tensor, point_loss: Any) -> torch.Tensor:
         skip = min(self.full_window - 1, target.shape[1] - 1)
