@@ -86,7 +86,9 @@ class AarenClassifier(
         weighted mean of the network's and theirs, the network's scores tempered by a factor (at most
         1). The weight and factor of each prefix length are chosen on half of the training series,
         scored by a second network and ridge classifiers fitted on the other half (so ``fit``
-        trains the network's architecture twice: once on all series, once on half of them). A
+        trains the network's architecture twice: once on all series, once on half of them); after
+        the whole series, the network's weight is at least 0.5 (the one of half the data undersells
+        the one of all of it). A
         stream keeps one running sum per class and prefix length
         and the last ``8 * max dilation`` inputs (dilations up to an eighth of the longest training
         series). ``0`` turns them off.

@@ -8,7 +8,12 @@ import pytest
 import torch
 
 from aaren_ts import AarenClassifier
-from aaren_ts.estimators._classifier_kernels import fit_mixture, kernel_config, mixture_split
+from aaren_ts.estimators._classifier_kernels import (
+    WHOLE_SERIES_MIN_WEIGHT,
+    fit_mixture,
+    kernel_config,
+    mixture_split,
+)
 from aaren_ts.nn import EncoderConfig
 from aaren_ts.nn.classify import ClassifierModule
 
@@ -40,6 +45,19 @@ def test_the_better_informed_model_gets_the_weight_at_each_prefix_length() -> No
     fit_mixture(module, head, kernels, codes)
     assert module.head_weight[0] <= 0.1 and module.head_weight[1] == 1.0
     assert module.head_gain[1] == 1.0  # (confident and right: not tempered)
+
+
+def test_after_the_whole_series_the_network_keeps_at_least_the_floor_weight() -> None:
+    # (the network the weights are chosen for trained on half of the series: after the whole series,
+    # its weight is not let below the floor, and its scores are not tempered there)
+    rng = np.random.default_rng(2)
+    codes = rng.integers(N_CLASSES, size=300)
+    head = np.stack([_informed(codes, 0.0, rng), 20.0 * _informed(codes, 0.0, rng)])
+    kernels = np.stack([_probabilities(_informed(codes, 6.0, rng))] * 2)
+    module = _module()
+    fit_mixture(module, head, kernels, codes)
+    assert module.head_weight[0] <= 0.1
+    assert module.head_weight[1] == WHOLE_SERIES_MIN_WEIGHT and module.head_gain[1] == 1.0
 
 
 def test_a_network_confident_and_often_wrong_is_tempered() -> None:
