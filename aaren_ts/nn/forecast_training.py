@@ -115,6 +115,20 @@ class HeldOutErrors(NamedTuple):
         of the MASE gain over the seasonal naive back to it, while on a panel of random walks, or a
         single one, the margin alone kept the network where a long tail favoured it by chance. A
         series without a tail follows the pooled verdict (all False when no series has a tail).
+
+        Tried and not kept: where the pooled tails show a gain, letting a tail shorter than 40 values
+        send its series to the naive forecast only if the naive forecast's one-step errors there are
+        white noise (a Ljung-Box test at 5 %). On tourism quarterly's validation cut (tails of 10 to
+        25 values, seeds 0, 1, 2) the tails alone sent 124 / 131 / 135 of the 427 series to the
+        seasonal naive forecast, the network forecast 62-78 % of them better over the next 8 quarters,
+        and the rule kept it for all but about 19: sMAPE 18.15 / 18.03 / 18.16 -> 17.65 / 17.60 /
+        17.65, MASE 1.837 / 1.826 / 1.831 -> 1.807 / 1.800 / 1.799, MSIS 14.84 / 14.93 / 14.92 ->
+        14.63 / 14.74 / 14.65, but MAPE, tourism's own measure, 19.33 / 19.21 / 19.38 -> 19.27 / 19.35
+        / 19.35; on the test part every measure was worse (MAPE 15.65 / 15.61 / 15.68 -> 16.23 /
+        16.08 / 16.38, MASE 1.506 / 1.523 / 1.538 -> 1.520 / 1.535 / 1.560), so the short tails' verdict
+        is not reliably wrong either. On M4 Hourly's validation cut (tails of 140 to 192 values, seed
+        0) keeping the network on the 63 series the tails sent to the naive forecast took the panel's
+        MASE from 0.882 to 0.942 and its MSIS from 6.52 to 6.86: long tails judge well.
         """
         scored = self.count > 0
         if not scored.any():
