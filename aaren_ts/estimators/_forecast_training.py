@@ -218,7 +218,13 @@ class ForecasterTrainingMixin:
         return helps
 
     def _standardize(self, parts: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-        """Per-series ``(mean, scale)`` of shape ``(n_series, C)`` from each series' observed values."""
+        """Per-series ``(mean, scale)`` of shape ``(n_series, C)`` from each series' observed values.
+
+        (One scale per channel for the whole panel, the median of the series' own, so that the loss
+        weighs each series' errors on the log scale alike, as MAPE does, lost on tourism's validation
+        cut, seeds 0, 1, 2: MAPE 19.33 / 19.21 / 19.38 -> 20.00 / 19.83 / 19.89, MASE 1.837 / 1.826
+        / 1.831 -> 1.940 / 1.921 / 1.927.)
+        """
         stats = [standardization(v, self.normalization == "standard") for v in parts]
         mean, scale = np.stack([m for m, _ in stats]), np.stack([s for _, s in stats])
         positions = self._static_positions()
