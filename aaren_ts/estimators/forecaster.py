@@ -159,7 +159,10 @@ class AarenForecaster(
         0.925 / 0.911 / 0.910 to 0.908 / 0.902 / 0.905, and tourism quarterly's MASE from 1.852 /
         1.834 / 1.846 to 1.829 / 1.833 / 1.834 and MSIS from 15.26 / 15.20 / 14.96 to 14.79 / 15.03
         / 14.98 (its MAPE, seeds 0 to 5, 19.44 on average either way); random walks still fall back
-        to the last value.
+        to the last value. Five networks against three, on tourism's cut with today's other defaults,
+        seeds 0, 1, 2: MAPE 19.33 / 19.21 / 19.38 -> 19.27 / 19.29 / 19.32, MASE 1.837 / 1.826 / 1.831
+        -> 1.830 / 1.826 / 1.829, MSIS unchanged (14.84 / 14.93 / 14.92 -> 14.85 / 14.92 / 14.91), for
+        1.6 times the fitting time: not worth it.
     validation_fraction : float or None, default=0.2
         Fraction of the series' end held out for early stopping. ``None`` or ``0`` disables it; it is
         also skipped when the tail would be shorter than ``horizon + 2`` steps.
