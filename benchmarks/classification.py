@@ -115,13 +115,34 @@ def stream_curve(clf: Any, X_test: list[np.ndarray], y_test: np.ndarray, fractio
     return accuracies
 
 
+def mixture_parts(clf: Any, X_test: list[np.ndarray], y_test: np.ndarray) -> tuple[float, float] | None:
+    """Test accuracy % of the fitted classifier's random kernels alone and of its network alone: the
+    network's weight in the mixture set to 0, then to 1 (its scores untempered), at every prefix
+    length, and restored after; ``None`` without kernels. A diagnostic of the parts, not a setting
+    anyone chose: the mixture's weights are chosen on held-out training series."""
+    if getattr(clf, "random_kernels_", None) is None:
+        return None
+    module = clf.net_.module_
+    gain, weight = module.head_gain.clone(), module.head_weight.clone()
+    scores = []
+    try:
+        for g, w in ((gain, torch.zeros_like(weight)), (torch.ones_like(gain), torch.ones_like(weight))):
+            module.set_head_gains(g, w)
+            scores.append(100.0 * float(np.mean(np.asarray(clf.predict(X_test)) == y_test)))
+    finally:
+        module.set_head_gains(gain, weight)
+    return scores[0], scores[1]
+
+
 def run_aaren(
     datasets: dict[str, tuple], seeds: list[int], params: dict[str, Any], fractions: tuple, transformer: bool
-) -> tuple[list, list, list[str]]:
-    """Fit and score AarenClassifier (and its Transformer twin, when asked) on every dataset and seed."""
+) -> tuple[list, list, list[str], list]:
+    """Fit and score AarenClassifier (and its Transformer twin, when asked) on every dataset and seed;
+    ``parts``: per dataset and seed, the test accuracy of the classifier, its kernels and its network
+    (:func:`mixture_parts`)."""
     from aaren_ts import AarenClassifier
 
-    rows, curve, notes = [], [], []
+    rows, curve, notes, parts = [], [], [], []
     variants = {AAREN: {}} | ({f"{AAREN}(transformer)": {"backbone": "transformer"}} if transformer else {})
     for name, (X_train, y_train, X_test, y_test) in datasets.items():
         for seed in seeds:
@@ -152,7 +173,11 @@ def run_aaren(
                         f"{name} seed {seed}: the streamed accuracy on whole series ({streamed[-1]:.2f} %) "
                         f"differs from predict's ({acc:.2f} %)"
                     )
-    return rows, curve, notes
+                split = mixture_parts(clf, X_test, y_test)
+                if split is not None:
+                    parts.append([name, seed, acc, *split])
+                    print(f"{name:22s} kernels alone {split[0]:6.2f}%, network alone {split[1]:6.2f}%")
+    return rows, curve, notes, parts
 
 
 def _export(datasets: dict[str, tuple], folder: Path) -> list[dict[str, str]]:
@@ -376,6 +401,7 @@ def write_report(
                     f"{sel[1][2] / sel[0][2]:.2f}; "
                     f"re-running predict_proba ratio = {sel[1][3] / sel[0][3]:.1f}"
                 )
+    lines += _parts_lines(context.get("parts", []))
     if notes:
         lines += ["", "## Notes", ""] + [f"- {n}" for n in notes]
     report = RESULTS / f"{output}.md"
@@ -384,6 +410,31 @@ def write_report(
     if curves:
         _plot_curve(curves, RESULTS / f"{output}_curve.png")
     return report
+
+
+def _parts_lines(parts: list) -> list[str]:
+    """The section on the mixture's parts (rows of :func:`run_aaren`'s ``parts``)."""
+    if not parts:
+        return []
+    lines = [
+        "",
+        f"## {AAREN}'s parts on the test split",
+        "",
+        "The same fitted models, scored with the network's weight in the mixture set to 0 (the random "
+        "kernels' ridge classifiers alone) and to 1 (the network alone) at every prefix length. A "
+        "diagnostic: the weights the classifier uses are chosen on training series held out from a "
+        "network and ridge classifiers fitted on the others, never on these test series.",
+        "",
+        "| dataset | classifier % | kernels alone % | network alone % | by seed (classifier / kernels / "
+        "network) |",
+        "|---|---|---|---|---|",
+    ]
+    for name in sorted({p[0] for p in parts}):
+        sel = np.array([p[2:] for p in parts if p[0] == name], dtype=float)
+        means = " | ".join(f"{m:.2f} ± {sd:.2f}" for m, sd in zip(sel.mean(0), sel.std(0), strict=True))
+        seeds = "; ".join(" / ".join(f"{v:.2f}" for v in row) for row in sel)
+        lines.append(f"| {name} | {means} | {seeds} |")
+    return lines
 
 
 def _plot(summary: dict, stream_rows: list, path: Path) -> None:
@@ -501,10 +552,16 @@ def main(argv: list[str] | None = None) -> int:
     peer_rows, peer_curve, peer_notes, aeon_version = run_peers(
         datasets, args.seeds, peers, fractions, args.aeon_python
     )
-    rows, curve, aaren_notes = run_aaren(datasets, args.seeds, params, fractions, args.transformer)
+    rows, curve, aaren_notes, parts = run_aaren(datasets, args.seeds, params, fractions, args.transformer)
     stream_rows = [] if args.skip_streaming else run_streaming(args.data_home)
     command = "python benchmarks/classification.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    context = {"command": command.strip(), "params": params, "aeon": aeon_version, "missing": missing}
+    context = {
+        "command": command.strip(),
+        "params": params,
+        "aeon": aeon_version,
+        "missing": missing,
+        "parts": parts,
+    }
     report = write_report(
         rows + peer_rows,
         curve + peer_curve,

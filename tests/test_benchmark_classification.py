@@ -111,3 +111,34 @@ def test_early_validation_scores_the_engine_s_rule() -> None:
     assert hm == pytest.approx(early_validation.harmonic_mean(accuracy, earliness))
     accuracy, earliness, _ = early_validation.score_rule(staged, lengths, codes, 0.75, 2)
     assert accuracy == 1.0 and earliness == pytest.approx((3 / 4 + 1) / 2)
+
+
+def test_mixture_parts_scores_each_part_and_restores_the_mixture(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from aaren_ts import AarenClassifier
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40, 2, 24)).astype("float32")
+    y = np.where(X[:, 0, :8].mean(axis=1) > 0, "up", "down")
+    clf = AarenClassifier(
+        d_model=8, n_heads=2, n_layers=1, d_ff=16, max_epochs=2, n_random_features=500, random_state=0
+    ).fit(X, y)
+    before = clf.predict_proba(X)
+    kernels, network = classification.mixture_parts(clf, X, y)
+    np.testing.assert_array_equal(clf.predict_proba(X), before)  # the mixture as it was
+    module = clf.net_.module_
+    gain, weight = module.head_gain.clone(), module.head_weight.clone()
+    module.set_head_gains(gain, weight * 0.0)
+    assert kernels == pytest.approx(100.0 * np.mean(clf.predict(X) == y))
+    module.set_head_gains(gain, weight)
+    assert 0.0 <= network <= 100.0
+    assert classification.mixture_parts(AarenClassifier(n_random_features=0), X, y) is None
+
+    monkeypatch.setattr(classification, "RESULTS", tmp_path)
+    rows = [["BasicMotions", "AarenClassifier", 0, 90.0, 1.0, 1.0, 0.1, 0.1]]
+    context = {"command": "c", "params": {}, "aeon": None, "missing": {}}
+    context["parts"] = [["BasicMotions", 0, 90.0, 95.0, 80.0], ["BasicMotions", 1, 92.0, 93.0, 84.0]]
+    text = classification.write_report(rows, [], [], [], context, "clf").read_text()
+    means = "| BasicMotions | 91.00 ± 1.00 | 94.00 ± 1.00 | 82.00 ± 2.00 |"
+    assert f"{means} 90.00 / 95.00 / 80.00; 92.00 / 93.00 / 84.00 |" in text
