@@ -162,7 +162,8 @@ class AarenForecaster(
         to the last value. Five networks against three, on tourism's cut with today's other defaults,
         seeds 0, 1, 2: MAPE 19.33 / 19.21 / 19.38 -> 19.27 / 19.29 / 19.32, MASE 1.837 / 1.826 / 1.831
         -> 1.830 / 1.826 / 1.829, MSIS unchanged (14.84 / 14.93 / 14.92 -> 14.85 / 14.92 / 14.91), for
-        1.6 times the fitting time: not worth it.
+        1.6 times the fitting time; on M4 Hourly's cut, seed 0, worse (sMAPE 10.68 -> 10.78, MASE 0.897
+        where three networks average 0.877 over seeds 0, 1, 2) in 735 CPU seconds: not worth it.
     validation_fraction : float or None, default=0.2
         Fraction of the series' end held out for early stopping. ``None`` or ``0`` disables it; it is
         also skipped when the tail would be shorter than ``horizon + 2`` steps.
