@@ -166,7 +166,10 @@ class AarenForecaster(
         where three networks average 0.877 over seeds 0, 1, 2) in 735 CPU seconds: not worth it.
     validation_fraction : float or None, default=0.2
         Fraction of the series' end held out for early stopping. ``None`` or ``0`` disables it; it is
-        also skipped when the tail would be shorter than ``horizon + 2`` steps.
+        also skipped when the tail would be shorter than ``horizon + 2`` steps. On tourism's
+        validation cut, seeds 0, 1, 2 (MAPE 19.33 / 19.21 / 19.38, MASE 1.837 / 1.826 / 1.831 with
+        0.2), 0.3 gave 19.25 / 19.32 / 19.43 and 1.856 / 1.837 / 1.848, 0.15 gave 19.40 / 19.45 / 19.44
+        and 1.860 / 1.861 / 1.868.
     update_epochs : int, default=1
         Epochs of fine-tuning in ``update(y, update_params=True)`` and in a repeated ``pretrain``.
     fine_tune_epochs : int, default=0
