@@ -57,6 +57,7 @@ from _aeon_peers import PEERS, prefix_lengths
 
 from aaren_ts.datasets import list_datasets
 from aaren_ts.datasets.reference import PAPER_ACCURACY
+from aaren_ts.nn.ensemble import member_networks
 
 RESULTS = Path(__file__).resolve().parent / "results"
 WORKER = Path(__file__).resolve().parent / "_aeon_peers.py"
@@ -118,19 +119,23 @@ def stream_curve(clf: Any, X_test: list[np.ndarray], y_test: np.ndarray, fractio
 def mixture_parts(clf: Any, X_test: list[np.ndarray], y_test: np.ndarray) -> tuple[float, float] | None:
     """Test accuracy % of the fitted classifier's random kernels alone and of its network alone: the
     network's weight in the mixture set to 0, then to 1 (its scores untempered), at every prefix
-    length, and restored after; ``None`` without kernels. A diagnostic of the parts, not a setting
-    anyone chose: the mixture's weights are chosen on held-out training series."""
+    length, and restored after (in every member of an ensemble: its kernels alone are the mean of
+    the members' kernels); ``None`` without kernels. A diagnostic of the parts, not a setting anyone
+    chose: the mixture's weights are chosen on held-out training series."""
     if getattr(clf, "random_kernels_", None) is None:
         return None
-    module = clf.net_.module_
-    gain, weight = module.head_gain.clone(), module.head_weight.clone()
+    members = member_networks(clf.net_.module_)
+    saved = [(m.head_gain.clone(), m.head_weight.clone()) for m in members]
     scores = []
     try:
-        for g, w in ((gain, torch.zeros_like(weight)), (torch.ones_like(gain), torch.ones_like(weight))):
-            module.set_head_gains(g, w)
+        for network_weight in (0.0, 1.0):
+            for member, (gain, weight) in zip(members, saved, strict=True):
+                factor = gain if network_weight == 0.0 else torch.ones_like(gain)
+                member.set_head_gains(factor, torch.full_like(weight, network_weight))
             scores.append(100.0 * float(np.mean(np.asarray(clf.predict(X_test)) == y_test)))
     finally:
-        module.set_head_gains(gain, weight)
+        for member, (gain, weight) in zip(members, saved, strict=True):
+            member.set_head_gains(gain, weight)
     return scores[0], scores[1]
 
 

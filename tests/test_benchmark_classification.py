@@ -127,11 +127,13 @@ def test_mixture_parts_scores_each_part_and_restores_the_mixture(
     before = clf.predict_proba(X)
     kernels, network = classification.mixture_parts(clf, X, y)
     np.testing.assert_array_equal(clf.predict_proba(X), before)  # the mixture as it was
-    module = clf.net_.module_
-    gain, weight = module.head_gain.clone(), module.head_weight.clone()
-    module.set_head_gains(gain, weight * 0.0)
+    members = clf.net_.module_.members  # (an ensemble by default: every member's weight is set)
+    saved = [(m.head_gain.clone(), m.head_weight.clone()) for m in members]
+    for member, (gain, weight) in zip(members, saved, strict=True):
+        member.set_head_gains(gain, weight * 0.0)
     assert kernels == pytest.approx(100.0 * np.mean(clf.predict(X) == y))
-    module.set_head_gains(gain, weight)
+    for member, (gain, weight) in zip(members, saved, strict=True):
+        member.set_head_gains(gain, weight)
     assert 0.0 <= network <= 100.0
     assert classification.mixture_parts(AarenClassifier(n_random_features=0), X, y) is None
 

@@ -1,6 +1,7 @@
 """The streaming engine of a classifying network: one recurrent state per stream, and the work.
 
 :class:`ClassifierStreams` holds a batch of streams of a :class:`~aaren_ts.nn.classify.ClassifierModule`
+(or of every member of a :class:`~aaren_ts.nn.ensemble.ClassifierEnsemble`)
 (the encoder's state, the readout's running statistics, the time points each has seen and the left
 context of the embedding convolution) and does what they do: start them, advance any of them by the
 next time points (ragged, in blocks), give the current class probabilities, and give and restore the
@@ -19,6 +20,7 @@ import torch
 from aaren_ts.engine._streams import Streams
 from aaren_ts.engine.early import ConfidenceRule, EarlyDecisions
 from aaren_ts.nn.classify import ClassifierModule, StreamState
+from aaren_ts.nn.ensemble import ClassifierEnsemble, EnsembleState
 from aaren_ts.nn.state import flatten_state, unflatten_state
 
 __all__ = ["ClassifierStreams"]
@@ -30,17 +32,17 @@ class ClassifierStreams(Streams):
 
     Attributes
     ----------
-    state : StreamState or None
-        Every stream's state, batched; ``None`` before the first :meth:`advance` (or after
-        :meth:`reset`).
+    state : StreamState, EnsembleState or None
+        Every stream's state, batched (an ensemble's: every member's); ``None`` before the first
+        :meth:`advance` (or after :meth:`reset`).
     early : EarlyDecisions or None
         Every stream's early decision under the rule given to :meth:`advance` (``None`` with the
         state).
     """
 
-    def __init__(self, module: ClassifierModule, device: torch.device | str) -> None:
+    def __init__(self, module: ClassifierModule | ClassifierEnsemble, device: torch.device | str) -> None:
         super().__init__(module, device)
-        self.state: StreamState | None = None
+        self.state: StreamState | EnsembleState | None = None
         self.early: EarlyDecisions | None = None
 
     def __len__(self) -> int:
@@ -219,9 +221,12 @@ class ClassifierStreams(Streams):
                     f"model's is {want.dtype} with shape {tuple(want.shape)}"
                 )
         state = unflatten_state(template, [t.to(self.device) for t in tensors])
-        if (state.seen < 0).any():
+        members = state.members if isinstance(state, EnsembleState) else (state,)
+        if any((member.seen < 0).any() for member in members):
             raise ValueError("the saved streams' time-point counts are negative")
-        held = (*flatten_state(state.readout), state.context, state.kernel_scores)
+        if any((member.seen != state.seen).any() for member in members):
+            raise ValueError("the saved streams' networks disagree on the time points each stream has seen")
+        held = [t for m in members for t in (*flatten_state(m.readout), m.context, m.kernel_scores)]
         if not all(torch.isfinite(t).all() for t in held):
             raise ValueError("the saved streams' readout, context or kernel scores hold non-finite values")
         if early:

@@ -45,6 +45,7 @@ from aaren_ts.estimators._skorch import (
     torch_seed,
 )
 from aaren_ts.nn import EncoderConfig
+from aaren_ts.nn.ensemble import member_seed
 
 __all__ = ["AarenEstimatorMixin", "NotFittedError", "standardization"]
 
@@ -177,11 +178,13 @@ class AarenEstimatorMixin:
 
     # ------------------------------------------------------------------ running torch
     @contextlib.contextmanager
-    def _torch_context(self, seed: bool = False) -> Iterator[None]:
+    def _torch_context(self, seed: bool = False, member: int = 0) -> Iterator[None]:
         """Run a block with ``num_threads`` torch threads and, with ``seed``, torch's RNG seeded from
-        ``random_state`` (forked: the caller's global RNG is left alone)."""
+        ``random_state`` (forked: the caller's global RNG is left alone), for an ensemble's member
+        ``member`` (:func:`~aaren_ts.nn.ensemble.member_seed`)."""
         device = self._resolved_device()
-        with num_threads(self.num_threads), seeded(torch_seed(self.random_state) if seed else None, device):
+        torch_rng = member_seed(torch_seed(self.random_state), member) if seed else None
+        with num_threads(self.num_threads), seeded(torch_rng, device):
             yield
 
     def _resolved_device(self) -> str:

@@ -52,14 +52,17 @@ class FittedClassifierMixin:
         self.channel_scale_ = attributes["channel_scale"].numpy()
         self.fit_time_ = attributes["fit_time"]
         self.random_kernels_ = attributes.get("random_kernels")
+        members = {name.split(".")[1] for name in state_dict if name.startswith("members.")}
+        if not members and int(self.n_estimators) > 1:  # saved before n_estimators: one network
+            self.n_estimators = 1
         self.net_ = self._build_classifier_net(with_callbacks=False).initialize()
-        if self.random_kernels_ is not None and "head_gain" not in state_dict:
+        if self.random_kernels_ is not None and not members and "head_gain" not in state_dict:
             # saved before the network's scores had a factor per prefix length: they had none (1),
             # and the kernels' maps shared one factor
             module = self.net_.module_
             shared = state_dict["kernel_gain"].expand_as(module.kernel_gain)
             state_dict = {**state_dict, "head_gain": module.head_gain, "kernel_gain": shared}
-        if self.random_kernels_ is not None and "head_weight" not in state_dict:
+        if self.random_kernels_ is not None and not members and "head_weight" not in state_dict:
             # saved before the mixture's weights were chosen on out-of-fold scores: an even mixture
             state_dict = {**state_dict, "head_weight": self.net_.module_.head_weight}
         self.net_.module_.load_state_dict(state_dict)

@@ -26,7 +26,7 @@ from aaren_ts.estimators._interval_spread import tail_intervals
 from aaren_ts.estimators._panel import SeriesPanel
 from aaren_ts.estimators._seasonality import detect_sp
 from aaren_ts.estimators._skorch import print_epoch_line
-from aaren_ts.estimators._weight_averaging import unwrapped_network
+from aaren_ts.estimators._weight_averaging import join_members, unwrapped_network
 from aaren_ts.nn.ensemble import ForecastEnsemble
 from aaren_ts.nn.forecast import ForecastNet
 from aaren_ts.nn.forecast_training import NAIVE_T, ForecastLoss, held_out_errors
@@ -162,7 +162,6 @@ class ForecasterTrainingMixin:
         loss, the members were no better on M4 Hourly's validation cut than one network: sMAPE
         10.84 / 10.93 / 11.18 against 10.90 / 10.94 / 10.94, seeds 0, 1, 2.)
         """
-        from skorch.history import History
 
         members, n_members, trained = [], int(self.n_estimators), trained or {}
         for k in range(n_members):
@@ -176,16 +175,8 @@ class ForecasterTrainingMixin:
             members.append(net)
         if len(members) == 1:
             return members[0], members
-        ensemble = self._build_forecast_net(train_split, losses=losses)
-        ensemble.initialize()
         # (under Accelerate, every net's module is wrapped for data-parallel training)
-        for member, net in zip(unwrapped_network(ensemble).members, members, strict=True):
-            member.load_state_dict(unwrapped_network(net).state_dict())
-        if getattr(ensemble, "unwrap_after_train", False):  # as Accelerate leaves a net after training
-            ensemble._unwrap_accelerator()
-        ensemble.history = History(
-            [{**row, "member": k} for k, net in enumerate(members) for row in net.history]
-        )
+        ensemble = join_members(self._build_forecast_net(train_split, losses=losses).initialize(), members)
         # fine-tuning carries on from the learning rate the first member's training ended at
         trained_groups = members[0].optimizer_.param_groups
         for group, trained in zip(ensemble.optimizer_.param_groups, trained_groups, strict=True):

@@ -15,7 +15,7 @@ from typing import Any
 import torch
 from skorch.callbacks import Callback
 
-__all__ = ["BestEpochsAverage", "unwrapped_network"]
+__all__ = ["BestEpochsAverage", "join_members", "unwrapped_network"]
 
 
 class BestEpochsAverage(Callback):
@@ -77,3 +77,18 @@ def unwrapped_network(net: Any) -> torch.nn.Module:
     """``net.module_`` without the wrapper Accelerate puts around it in data-parallel training."""
     accelerator = getattr(net, "accelerator", None)
     return net.module_ if accelerator is None else accelerator.unwrap_model(net.module_)
+
+
+def join_members(ensemble: Any, members: list[Any]) -> Any:
+    """Load the trained networks of the skorch nets ``members`` into the members of ``ensemble``, an
+    initialised skorch net of an ensemble module (its ``members``, in order), and give it their
+    training logs: its ``history`` holds every member's epochs in turn (the ``"member"`` of each row).
+    Returns ``ensemble``."""
+    from skorch.history import History
+
+    for member, net in zip(unwrapped_network(ensemble).members, members, strict=True):
+        member.load_state_dict(unwrapped_network(net).state_dict())
+    if getattr(ensemble, "unwrap_after_train", False):  # as Accelerate leaves a net after training
+        ensemble._unwrap_accelerator()
+    ensemble.history = History([{**row, "member": k} for k, net in enumerate(members) for row in net.history])
+    return ensemble

@@ -1,4 +1,4 @@
-"""Several forecasting networks as one: :class:`ForecastEnsemble`.
+"""Several networks as one: :class:`ForecastEnsemble` and :class:`ClassifierEnsemble`.
 
 A deep ensemble (Lakshminarayanan et al., 2017): networks of the same architecture, initialised
 differently (and with their own dropout), each trained on its own loss; their forecasts are averaged.
@@ -16,19 +16,52 @@ In training mode the module returns every member's forecast (:class:`MemberForec
 (:class:`~aaren_ts.nn.forecast_training.ForecastLoss`) averages the members' own losses, so each member
 learns as it would alone; in evaluation mode (validation, prediction, streaming) it returns the
 combined forecast, so early stopping watches the ensemble's validation loss.
+
+A :class:`ClassifierEnsemble`'s members are trained apart, each as a classifier of its own
+(:class:`~aaren_ts.AarenClassifier` with ``n_estimators > 1``); its class distribution is the mean of
+theirs, after every step, so a stream of ``K`` members keeps ``K`` states (:class:`EnsembleState`)
+and answers exactly as averaging the ``K`` classifiers' probabilities would.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any, NamedTuple
 
 import torch
 from torch import nn
 
+from aaren_ts.nn.classify import ClassifierModule, StepLogits, StreamState
 from aaren_ts.nn.forecast import Forecast, ForecastNet, WindowHistory, future_effect
 from aaren_ts.nn.heads import DistributionHead
 
-__all__ = ["ForecastEnsemble", "MemberForecasts", "member_networks"]
+__all__ = [
+    "MEMBER_SEED_STRIDE",
+    "ClassifierEnsemble",
+    "EnsembleState",
+    "ForecastEnsemble",
+    "MemberForecasts",
+    "member_kernels",
+    "member_networks",
+    "member_seed",
+]
+
+#: Member ``k`` of an ensemble is seeded with ``seed + MEMBER_SEED_STRIDE * k`` (its initial weights,
+#: dropout, batches, splits and random kernels), so member 0 is the network a single one would be.
+MEMBER_SEED_STRIDE = 1000
+
+
+def member_seed(seed: int | None, k: int) -> int | None:
+    """The seed of member ``k`` (``None``, not reproducible, stays ``None``)."""
+    return None if seed is None else int(seed) + MEMBER_SEED_STRIDE * int(k)
+
+
+def member_kernels(random_kernels: dict[str, Any] | None, k: int) -> dict[str, Any] | None:
+    """Member ``k``'s ``random_kernels`` (:class:`~aaren_ts.nn.classify.ClassifierModule`): the same
+    dilations, biases per kernel and prefix lengths, the kernels drawn from member ``k``'s seed."""
+    if random_kernels is None:
+        return None
+    return {**random_kernels, "seed": int(random_kernels["seed"]) + MEMBER_SEED_STRIDE * int(k)}
 
 
 class MemberForecasts(NamedTuple):
@@ -149,6 +182,102 @@ class ForecastEnsemble(nn.Module):
         return combined
 
 
-def member_networks(module: nn.Module) -> list[ForecastNet]:
-    """The networks of a forecasting module: a :class:`ForecastEnsemble`'s members, or the network itself."""
-    return list(module.members) if isinstance(module, ForecastEnsemble) else [module]  # type: ignore[list-item]
+class EnsembleState(NamedTuple):
+    """Where a batch of streams of a :class:`ClassifierEnsemble` stands: every member's
+    :class:`~aaren_ts.nn.classify.StreamState`, in member order (all have seen the same steps)."""
+
+    members: tuple[StreamState, ...]
+
+    @property
+    def seen(self) -> torch.Tensor:
+        """int64 ``(batch,)``: real time points consumed per stream."""
+        return self.members[0].seen
+
+
+class ClassifierEnsemble(nn.Module):
+    """``n_members`` :class:`~aaren_ts.nn.classify.ClassifierModule` as one module with their
+    interface: its class distribution is the mean of theirs, its stream state an :class:`EnsembleState`.
+
+    Parameters
+    ----------
+    n_members : int
+        Networks in the ensemble (at least 2).
+    random_kernels : dict or None, default=None
+        Member 0's random kernels; member ``k`` draws its own (:func:`member_kernels`).
+    **params
+        The other parameters of every member (:class:`~aaren_ts.nn.classify.ClassifierModule`).
+    """
+
+    def __init__(self, n_members: int, random_kernels: dict[str, Any] | None = None, **params: Any) -> None:
+        super().__init__()
+        if int(n_members) < 2:
+            raise ValueError(f"an ensemble needs at least 2 members, got n_members={n_members}")
+        self.members = nn.ModuleList(
+            ClassifierModule(random_kernels=member_kernels(random_kernels, k), **params)
+            for k in range(int(n_members))
+        )
+
+    @property
+    def first(self) -> ClassifierModule:
+        return self.members[0]
+
+    n_channels = property(lambda self: self.first.n_channels)
+    n_classes = property(lambda self: self.first.n_classes)
+    d_model = property(lambda self: self.first.d_model)
+    readout = property(lambda self: self.first.readout)
+    kernels = property(lambda self: self.first.kernels)
+    receptive_field = property(lambda self: self.first.receptive_field)
+    step_outputs = property(lambda self: self.first.step_outputs)
+
+    def init_state(self, batch_size: int, device: torch.device | str | None = None) -> EnsembleState:
+        """Every member's state of ``batch_size`` streams that have seen nothing."""
+        return EnsembleState(tuple(member.init_state(batch_size, device) for member in self.members))
+
+    def encode(
+        self, x: torch.Tensor, mask: torch.Tensor, state: EnsembleState | None = None, every_step: bool = True
+    ) -> tuple[torch.Tensor, EnsembleState]:
+        """Every member's :meth:`~aaren_ts.nn.classify.ClassifierModule.encode`, their features side by
+        side (member order) in one ``z``."""
+        states = state.members if state is not None else [None] * len(self.members)
+        features, new_states = [], []
+        for member, member_state in zip(self.members, states, strict=True):
+            z, member_state = member.encode(x, mask, member_state, every_step=every_step)
+            features.append(z)
+            new_states.append(member_state)
+        return torch.cat(features, dim=-1), EnsembleState(tuple(new_states))
+
+    def current_features(self, state: EnsembleState) -> torch.Tensor:
+        """Every member's features after its last consumed step, side by side."""
+        return torch.cat(
+            [m.current_features(s) for m, s in zip(self.members, state.members, strict=True)], dim=-1
+        )
+
+    def member_logits(self, z: torch.Tensor) -> list[torch.Tensor]:
+        """Each member's class scores from the features of :meth:`encode` (any leading shape)."""
+        parts = z.chunk(len(self.members), dim=-1)
+        return [member.logits(part) for member, part in zip(self.members, parts, strict=True)]
+
+    def logits(self, z: torch.Tensor) -> torch.Tensor:
+        """The log of the mean of the members' class distributions (a softmax gives it back)."""
+        return self._mean_distribution(self.member_logits(z))
+
+    def _mean_distribution(self, logits: list[torch.Tensor]) -> torch.Tensor:
+        log_probabilities = torch.stack([torch.log_softmax(s, dim=-1) for s in logits])
+        return torch.logsumexp(log_probabilities, dim=0) - math.log(len(logits))
+
+    def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor | StepLogits:
+        """The log of the mean of the members' class distributions at each series' last real step
+        (with ``step_outputs``: after every step too, a :class:`~aaren_ts.nn.classify.StepLogits`)."""
+        outputs = [member(x, lengths) for member in self.members]
+        if not isinstance(outputs[0], StepLogits):
+            return self._mean_distribution(outputs)
+        last = self._mean_distribution([o.last for o in outputs])
+        steps = self._mean_distribution([o.steps for o in outputs])
+        return StepLogits(last, steps, outputs[0].mask)
+
+
+def member_networks(module: nn.Module) -> list[nn.Module]:
+    """The networks of a module: an ensemble's members, or the network itself."""
+    if isinstance(module, ForecastEnsemble | ClassifierEnsemble):
+        return list(module.members)
+    return [module]

@@ -128,8 +128,9 @@ def _check_classifier_state(
     """Every stream has seen :attr:`n_seen` time points; the probabilities are a distribution."""
     if (loaded["seen"] != n_seen).any():
         refuse("seen", f"disagrees with the {n_seen} time points the state says every stream has seen")
-    if "readout.count" in loaded and (loaded["readout.count"] != n_seen).any():
-        refuse("readout.count", f"disagrees with the {n_seen} time points every stream has seen")
+    for name in [name for name in loaded if name.endswith("readout.count")]:  # (each member's)
+        if (loaded[name] != n_seen).any():
+            refuse(name, f"disagrees with the {n_seen} time points every stream has seen")
     proba = loaded["output.proba"].astype(np.float64)
     if n_seen and not ((proba >= 0).all() and np.allclose(proba.sum(axis=1), 1.0, atol=1e-4)):
         refuse("output.proba", "is not a probability distribution over the classes")

@@ -39,7 +39,7 @@ from aaren_ts.engine.forecast import ForecastEngine
 from aaren_ts.nn.blocks import StackedEncoder
 from aaren_ts.nn.classify import ClassifierModule
 from aaren_ts.nn.encoder import AarenEncoder
-from aaren_ts.nn.ensemble import ForecastEnsemble, member_networks
+from aaren_ts.nn.ensemble import ClassifierEnsemble, EnsembleState, ForecastEnsemble, member_networks
 from aaren_ts.nn.forecast import ForecastNet, pad_before_first
 from aaren_ts.nn.functional import AarenState
 from aaren_ts.nn.state import flatten_state
@@ -177,31 +177,57 @@ class ClassifierStep(nn.Module):
     """One time point for every stream of a fitted :class:`~aaren_ts.AarenClassifier`.
 
     Inputs: ``x`` ``(B, C)`` float64 (original units, finite), then the state (:meth:`state_names`).
-    Outputs: ``proba`` ``(B, n_classes)`` float32, then the new state in the same order.
+    Outputs: ``proba`` ``(B, n_classes)`` float32, then the new state in the same order. An ensemble's
+    members are stepped in turn, each on its own state (its names prefixed ``member<k>.``; the count
+    of time points seen is one for all), and its probabilities are the mean of theirs.
     """
 
-    def __init__(self, module: ClassifierModule, channel_mean: np.ndarray, channel_scale: np.ndarray) -> None:
+    def __init__(
+        self,
+        module: ClassifierModule | ClassifierEnsemble,
+        channel_mean: np.ndarray,
+        channel_scale: np.ndarray,
+    ) -> None:
         super().__init__()
         self.module = module
+        self.members = nn.ModuleList(member_networks(module))
         self.register_buffer("channel_mean", torch.as_tensor(channel_mean, dtype=torch.float64))
         self.register_buffer("channel_scale", torch.as_tensor(channel_scale, dtype=torch.float64))
-        self.n_layers = len(module.encoder.layers)
+
+    def member_names(self, k: int) -> list[str]:
+        """The names of member ``k``'s state (all but the count of time points seen)."""
+        member = self.members[k]
+        names = [f"encoder.{i}.{part}" for i in range(len(member.encoder.layers)) for part in ("m", "c", "a")]
+        readout = {"last": ["readout.z"], "mean": ["readout.sum", "readout.count"]}
+        names += readout.get(member.readout, ["readout.m", "readout.c", "readout.a"])
+        names += ["context", *(["kernel_scores"] if member.kernels is not None else [])]
+        return names if len(self.members) == 1 else [f"member{k}.{name}" for name in names]
 
     def state_names(self) -> list[str]:
-        names = [f"encoder.{i}.{part}" for i in range(self.n_layers) for part in ("m", "c", "a")]
-        readout = {"last": ["readout.z"], "mean": ["readout.sum", "readout.count"]}
-        names += readout.get(self.module.readout, ["readout.m", "readout.c", "readout.a"])
-        return [*names, "seen", "context", *(["kernel_scores"] if self.module.kernels is not None else [])]
+        return ["seen", *(name for k in range(len(self.members)) for name in self.member_names(k))]
 
     def output_names(self) -> list[str]:
         return ["proba"]
 
     def forward(self, x: torch.Tensor, *state: torch.Tensor):
-        module = self.module
-        encoder_flat = state[: 3 * self.n_layers]
-        rest = list(state[3 * self.n_layers :])
+        seen, *rest = state
+        new_state, probabilities = [], []
+        for k, member in enumerate(self.members):
+            own = [rest.pop(0) for _ in self.member_names(k)]
+            proba, own = self._member_step(member, x, seen, own)
+            probabilities.append(proba)
+            new_state += own
+        proba = probabilities[0] if len(probabilities) == 1 else torch.stack(probabilities).mean(dim=0)
+        return (proba.to(torch.float32), seen + 1, *new_state)
+
+    def _member_step(
+        self, module: ClassifierModule, x: torch.Tensor, seen: torch.Tensor, state: list[torch.Tensor]
+    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        """One network's class distribution (float64) after ``x`` and its new state, in its names' order."""
+        n_layers = len(module.encoder.layers)
+        encoder_flat, rest = state[: 3 * n_layers], state[3 * n_layers :]
         scores = rest.pop() if module.kernels is not None else None
-        *readout, seen, context = rest
+        *readout, context = rest
         xs = ((x - self.channel_mean) / self.channel_scale).to(context.dtype)
         full = torch.cat([context, xs[:, None]], dim=1)  # (B, k, C)
         h = module.embed_window(full)[:, 0]  # (B, d_model)
@@ -214,10 +240,8 @@ class ClassifierStep(nn.Module):
         else:
             scores = torch.zeros(x.shape[0], 0, dtype=torch.float64, device=x.device)
         logits = module.logits(module.step_features(readout, scores, seen + 1))
-        proba = torch.softmax(logits, dim=-1).to(torch.float32)
-        readout = list(readout)
-        new_context = full[:, 1:]
-        return (proba, *_encoder_outputs(encoder, 1), *readout, seen + 1, new_context, *new_scores)
+        proba = torch.softmax(logits.double(), dim=-1)
+        return proba, [*_encoder_outputs(encoder, 1), *readout, full[:, 1:], *new_scores]
 
 
 def _forecaster_step(
@@ -276,13 +300,18 @@ def _forecaster_step(
 
 
 def _classifier_step(
-    module: ClassifierModule, channel_mean: np.ndarray, channel_scale: np.ndarray, classes: list[Any]
+    module: ClassifierModule | ClassifierEnsemble,
+    channel_mean: np.ndarray,
+    channel_scale: np.ndarray,
+    classes: list[Any],
 ) -> tuple[ClassifierStep, dict[str, np.ndarray], ModelSpec]:
     step = ClassifierStep(module, channel_mean, channel_scale)
     empty = module.init_state(1, "cpu")
-    flat = [t.unflatten(0, (1, 1)) for t in flatten_state(empty.encoder)]
-    flat += [*flatten_state(empty.readout), empty.seen, empty.context]
-    flat += [empty.kernel_scores] if module.kernels is not None else []
+    flat = [empty.seen]
+    for member in empty.members if isinstance(empty, EnsembleState) else (empty,):
+        flat += [t.unflatten(0, (1, 1)) for t in flatten_state(member.encoder)]
+        flat += [*flatten_state(member.readout), member.context]
+        flat += [member.kernel_scores] if module.kernels is not None else []
     state = {name: t.numpy() for name, t in zip(step.state_names(), flat, strict=True)}
     spec = ModelSpec(
         kind="classifier",
@@ -378,7 +407,7 @@ def export_forecaster(
 
 
 def export_classifier(
-    module: ClassifierModule,
+    module: ClassifierModule | ClassifierEnsemble,
     path: str | os.PathLike,
     channel_mean: np.ndarray,
     channel_scale: np.ndarray,
@@ -388,8 +417,8 @@ def export_classifier(
 
     Parameters
     ----------
-    module : ClassifierModule
-        The trained network (Aaren backbone).
+    module : ClassifierModule or ClassifierEnsemble
+        The trained network or ensemble (Aaren backbone).
     path : str or path-like
         The file to write.
     channel_mean, channel_scale : ndarray of shape (n_channels,)

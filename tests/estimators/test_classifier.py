@@ -14,7 +14,15 @@ import torch
 
 from aaren_ts import AarenClassifier, NotFittedError
 
-TINY = {"d_model": 8, "n_heads": 2, "n_layers": 1, "d_ff": 16, "device": "cpu", "random_state": 0}
+TINY = {
+    "d_model": 8,
+    "n_heads": 2,
+    "n_layers": 1,
+    "d_ff": 16,
+    "device": "cpu",
+    "random_state": 0,
+    "n_estimators": 1,
+}
 
 
 def _panel(n: int = 24, n_channels: int = 2, length: int = 20, seed: int = 0) -> tuple[np.ndarray, ...]:

@@ -12,7 +12,15 @@ from aaren_ts import AarenClassifier
 from aaren_ts.engine.early import ConfidenceRule, EarlyDecisions
 from aaren_ts.nn.classify import ClassificationLoss, StepLogits
 
-TINY = {"d_model": 8, "n_heads": 2, "n_layers": 1, "d_ff": 16, "device": "cpu", "random_state": 0}
+TINY = {
+    "d_model": 8,
+    "n_heads": 2,
+    "n_layers": 1,
+    "d_ff": 16,
+    "device": "cpu",
+    "random_state": 0,
+    "n_estimators": 1,
+}
 
 
 def _panel(n: int = 32, length: int = 24, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

@@ -99,7 +99,9 @@ def test_fit_chooses_the_weights_on_held_out_series_and_the_answer_mixes_by_them
     y = np.arange(40) % 2
     X = rng.normal(scale=1.0, size=(40, 2, 20)).astype(np.float32)
     X[:, 0, :5] += np.where(y == 1, 0.4, -0.4)[:, None]
-    clf = AarenClassifier(d_model=8, n_heads=2, n_layers=1, d_ff=16, max_epochs=5, random_state=0)
+    clf = AarenClassifier(
+        d_model=8, n_heads=2, n_layers=1, d_ff=16, max_epochs=5, n_estimators=1, random_state=0
+    )
     clf.fit(X, y)
     module = clf.module_
     weights = module.head_weight.numpy()

@@ -39,6 +39,7 @@ MODEL = {
     "d_ff": 384,
     "max_epochs": 1,
     "batch_size": 16,
+    "n_estimators": 1,
     "device": "cpu",
 }
 N_KILLS = 6
@@ -208,7 +209,9 @@ def tiny(tmp_path_factory):
     """A small fitted classifier's saved file (a few kilobytes)."""
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(16, 2, 12)), np.arange(16) % 2
-    est = AarenClassifier(d_model=8, n_heads=2, n_layers=1, d_ff=16, max_epochs=1, random_state=0)
+    est = AarenClassifier(
+        d_model=8, n_heads=2, n_layers=1, d_ff=16, max_epochs=1, n_estimators=1, random_state=0
+    )
     return est.fit(X, y).save(tmp_path_factory.mktemp("tiny") / "tiny")
 
 

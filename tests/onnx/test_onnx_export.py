@@ -214,16 +214,17 @@ def test_covariates_stream_as_the_estimator(calibration, tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("readout", "n_random_features"), [("mean", 10_000), ("last", 10_000), ("attention", 10_000), ("mean", 0)]
+    ("readout", "n_random_features", "n_estimators"),
+    [("mean", 10_000, 2), ("last", 10_000, 1), ("attention", 10_000, 1), ("mean", 0, 1)],
 )
 @pytest.mark.parametrize("n_streams", [1, 256])
-def test_classifier_streams_as_the_estimator(readout, n_random_features, n_streams, tmp_path):
+def test_classifier_streams_as_the_estimator(readout, n_random_features, n_estimators, n_streams, tmp_path):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 3, 30)).cumsum(axis=2)
     y = np.where(X[:, 0, -1] > 0, "up", "down")
     est = AarenClassifier(
         d_model=16, n_heads=2, n_layers=2, d_ff=32, max_epochs=2, readout=readout,
-        n_random_features=n_random_features, random_state=0,
+        n_random_features=n_random_features, n_estimators=n_estimators, random_state=0,
     ).fit(X, y)  # fmt: skip
     streamer = OnnxStreamer(est.to_onnx(tmp_path / "clf.onnx"))
     assert streamer.kind == "classifier" and list(streamer.classes_) == list(est.classes_)

@@ -72,7 +72,9 @@ def forecaster_file(tmp_path_factory):
 def classifier_file(tmp_path_factory):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(20, 2, 10)) * 3.0 + 50.0
-    est = AarenClassifier(d_model=8, n_heads=2, n_layers=1, d_ff=16, max_epochs=1, random_state=0)
+    est = AarenClassifier(
+        d_model=8, n_heads=2, n_layers=1, d_ff=16, max_epochs=1, n_estimators=1, random_state=0
+    )
     return est.fit(X, np.arange(20) % 2).to_onnx(tmp_path_factory.mktemp("onnx") / "classifier.onnx")
 
 
