@@ -238,6 +238,7 @@ SHARED_CONSTRAINTS: dict[str, Constraint] = {
     "lr_decay": Interval(0.0, 1.0, closed="right"),
     "batch_size": PositiveInt,
     "max_epochs": PositiveInt,
+    "n_estimators": PositiveInt,
     "validation_fraction": Optional(_Fraction),
     "early_stopping": Flag(),
     "patience": PositiveInt,

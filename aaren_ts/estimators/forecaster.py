@@ -316,7 +316,6 @@ class AarenForecaster(
         "target_transform": Options(TARGET_TRANSFORMS),
         "segment_length": Optional(PositiveInt),
         "average_best_epochs": PositiveInt,
-        "n_estimators": PositiveInt,
         "update_epochs": Interval(0, None, integer=True),
         "fine_tune_epochs": Interval(0, None, integer=True),
         "sp": Either(PositiveInt, Options(("auto",))),
