@@ -35,9 +35,10 @@ CONSECUTIVE = (1, 2, 3, 5)
 
 
 def out_of_fold_staged(
-    X: list[np.ndarray], y: np.ndarray, seed: int, n_folds: int, prefix_weight: float
+    X: list[np.ndarray], y: np.ndarray, seed: int, n_folds: int, prefix_weight: float, **params: object
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Out-of-fold probabilities after every time point: ``(n, T, classes)``, lengths, class codes."""
+    """Out-of-fold probabilities after every time point: ``(n, T, classes)``, lengths, class codes
+    (``params`` override the benchmark's classifier settings)."""
     from sklearn.model_selection import StratifiedKFold
 
     from aaren_ts import AarenClassifier
@@ -47,7 +48,8 @@ def out_of_fold_staged(
     staged = np.zeros((len(X), int(lengths.max()), len(classes)))
     folds = StratifiedKFold(n_folds, shuffle=True, random_state=seed)
     for fit_idx, held_idx in folds.split(np.zeros(len(y)), y):
-        clf = AarenClassifier(prefix_weight=prefix_weight, random_state=seed, num_threads=1, **AAREN_PARAMS)
+        settings = {**AAREN_PARAMS, **params}
+        clf = AarenClassifier(prefix_weight=prefix_weight, random_state=seed, num_threads=1, **settings)
         clf.fit([X[i] for i in fit_idx], y[fit_idx])
         if not np.array_equal(clf.classes_, classes):
             raise RuntimeError("a fold lacks a class; use fewer folds")
@@ -85,6 +87,7 @@ def main() -> None:
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--folds", type=int, default=3)
     parser.add_argument("--prefix-weight", type=float, default=0.5)
+    parser.add_argument("--n-estimators", type=int, default=AAREN_PARAMS["n_estimators"])
     parser.add_argument("--data-home", default=None)
     parser.add_argument("--out", default=None, help="results folder (default benchmarks/results)")
     args = parser.parse_args()
@@ -99,7 +102,9 @@ def main() -> None:
         scores = np.empty((len(args.seeds), len(rules)))
         start = time.process_time()
         for s, seed in enumerate(args.seeds):
-            staged, lengths, codes = out_of_fold_staged(X, y, seed, args.folds, args.prefix_weight)
+            staged, lengths, codes = out_of_fold_staged(
+                X, y, seed, args.folds, args.prefix_weight, n_estimators=args.n_estimators
+            )
             scores[s] = [score_rule(staged, lengths, codes, t, c)[2] for t, c in rules]
             best = rules[int(np.argmax(scores[s]))]
             print(f"{name} seed={seed}: best rule {best}, HM {scores[s].max():.3f}", flush=True)
@@ -117,6 +122,7 @@ def main() -> None:
         for k, v in vars(args).items()
         if k not in ("data_home", "out")
     )
+    settings = {**AAREN_PARAMS, "n_estimators": args.n_estimators}
     lines = [
         "# Early classification: the confidence rule chosen on validation data",
         "",
@@ -124,7 +130,8 @@ def main() -> None:
         "",
         f"Out-of-fold harmonic mean of accuracy and earliness on the TRAIN splits ({args.folds} stratified "
         f"folds, seeds {', '.join(map(str, args.seeds))}; mean ± sd over seeds), for an AarenClassifier "
-        f"with prefix_weight={args.prefix_weight} and {AAREN_PARAMS}. No test series is read. CPU seconds "
+        f"with prefix_weight={args.prefix_weight} and {settings}. "
+        "No test series is read. CPU seconds "
         "per dataset, all seeds and folds: "
         + ", ".join(f"{name} {s:.0f}" for name, s in fit_s.items())
         + ".",
