@@ -142,3 +142,26 @@ def test_an_ensemble_decides_early_on_the_mean_of_its_members_distributions(
         t = confident[0] if len(confident) else x.shape[1] - 1
         assert decided_at[i] == t + 1
         assert labels[i] == ensemble.classes_[staged[t, i].argmax()]
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        {"n_random_features": 0},
+        {"readout": "attention"},
+        {"readout": "last", "backbone": "transformer", "n_random_features": 0},
+        {"prefix_weight": 0.5},
+    ],
+    ids=["no-kernels", "attention-readout", "transformer", "prefix-loss"],
+)
+def test_every_variant_of_an_ensemble_streams_as_it_classifies_whole_series(
+    variant: dict, data: tuple[list[np.ndarray], np.ndarray]
+) -> None:
+    X, y = data
+    params = {**SMALL, "max_epochs": 2, "n_random_features": 300, **variant}
+    clf = AarenClassifier(n_estimators=2, random_state=1, **params).fit(X, y)
+    alone = [AarenClassifier(n_estimators=1, random_state=s, **params).fit(X, y) for s in (1, 1001)]
+    whole = clf.predict_proba(X[:6])
+    np.testing.assert_allclose(whole, (alone[0].predict_proba(X[:6]) + alone[1].predict_proba(X[:6])) / 2)
+    clf.partial_update([x[:, :4] for x in X[:6]]).partial_update([x[:, 4:] for x in X[:6]])
+    np.testing.assert_allclose(clf.predict_proba(), whole, atol=1e-5)
