@@ -153,16 +153,21 @@ def _held_out_scores(
 
 
 def fit_kernel_head(
-    module: ClassifierModule, values: np.ndarray, lengths: np.ndarray, codes: np.ndarray, seed: int | None
+    module: ClassifierModule,
+    values: np.ndarray,
+    lengths: np.ndarray,
+    codes: np.ndarray,
+    seed: int | None,
+    split: tuple[np.ndarray, np.ndarray] | None,
 ) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray] | None:
     """Set ``module``'s kernel biases from the standardised training series ``values`` ``(n, T, C)``
     (``lengths`` real steps each), its kernel maps to ridge classifiers of the class ``codes`` (one per
     prefix length) and their factor.
 
-    Returns the split of :func:`mixture_split`, ``(train, rows)``, and the kernels' class
+    Returns ``split``, the one of :func:`mixture_split` ``(train, rows)``, and the kernels' class
     distributions ``(n_prefixes, n_rows, n_classes)`` of the series ``rows`` after each prefix length
     from ridge classifiers fitted on the series ``train``, their scores times the factor that fits
-    them best; ``None`` where a class has fewer than two series."""
+    them best; ``None`` where ``split`` is (a class has fewer than two series)."""
     kernels = module.kernels
     generator = torch.Generator().manual_seed(int(seed or 0))
     kernels.fit_biases(torch.as_tensor(values), torch.as_tensor(lengths), generator)
@@ -171,7 +176,6 @@ def fit_kernel_head(
     weight = np.stack([coef for coef, _, _ in fits])  # (P, n_classes, F)
     bias = np.stack([intercept for _, intercept, _ in fits])  # (P, n_classes)
     gains, halves = [], []
-    split = mixture_split(codes, seed)
     for p, (_, _, alpha) in enumerate(fits):
         held_out = _held_out_scores(features[p], codes, alpha, seed)
         gains.append(1.0 if held_out is None else _gain(held_out, codes))
@@ -310,7 +314,7 @@ def fit_mixture(
 
 def fit_network_share(
     network: ClassifierModule,
-    fit_part: Callable[[np.ndarray], ClassifierModule],
+    half_network: Callable[[], ClassifierModule],
     values: np.ndarray,
     lengths: np.ndarray,
     codes: np.ndarray,
@@ -318,13 +322,18 @@ def fit_network_share(
 ) -> None:
     """Set the trained ``network``'s factor and weight at each prefix length of the kernels' maps, from
     the kernels' distributions on half of the training series, ``kernel_half = ((train, rows),
-    distributions)`` (:func:`fit_kernel_head`), and the scores there of a network trained by
-    ``fit_part(train)`` on the other half (:func:`fit_mixture`); where a class has fewer than two
-    series, the factor fitted on the training series and an even mixture (:func:`fit_head_gains`)."""
+    distributions)`` (:func:`fit_kernel_head`), and the scores there of ``half_network()``, a network
+    of the same architecture trained on the series ``train`` (:func:`fit_mixture`); where a class has
+    fewer than two series, the factor fitted on the training series and an even mixture
+    (:func:`fit_head_gains`), without calling ``half_network``.
+
+    The members of an ensemble share one such network (the estimator trains it once): it stands for
+    "a network trained on half of the series"; each member's weights are still chosen against its own
+    kernels' distributions."""
     if kernel_half is None:
         fit_head_gains(network, values, lengths, codes)
         return
-    (train, rows), kernel_probabilities = kernel_half
+    (_, rows), kernel_probabilities = kernel_half
     steps = prefix_steps(network, lengths)[:, rows]
-    head_scores = _head_scores(fit_part(train), values[rows], steps)
+    head_scores = _head_scores(half_network(), values[rows], steps)
     fit_mixture(network, head_scores, kernel_probabilities, codes[rows])

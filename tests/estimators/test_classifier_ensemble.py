@@ -1,5 +1,6 @@
-"""AarenClassifier with ``n_estimators > 1``: the mean of its members' class distributions, each member
-the classifier a single one seeded ``random_state + 1000 k`` would be, in every computation path."""
+"""AarenClassifier with ``n_estimators > 1``: the mean of its members' class distributions, each member's
+network and kernels those of the classifier seeded ``random_state + 1000 k`` (their mixtures chosen
+against one network on half of the series), in every computation path."""
 
 from __future__ import annotations
 
@@ -35,27 +36,55 @@ def ensemble(data: tuple[list[np.ndarray], np.ndarray]) -> AarenClassifier:
     return AarenClassifier(n_estimators=2, random_state=0, **SMALL).fit(X, y)
 
 
-def test_the_ensemble_answers_the_mean_of_its_members_fitted_alone(
-    data: tuple[list[np.ndarray], np.ndarray], ensemble: AarenClassifier
+MIXTURE = ("head_gain", "head_weight")  # a member's factor and weight against its kernels
+
+
+def test_each_member_is_trained_as_a_classifier_of_its_own_and_the_mixtures_share_one_half_network(
+    data: tuple[list[np.ndarray], np.ndarray], ensemble: AarenClassifier, capsys: pytest.CaptureFixture
 ) -> None:
     X, y = data
     assert isinstance(ensemble.module_, ClassifierEnsemble)
     alone = [AarenClassifier(n_estimators=1, random_state=s, **SMALL).fit(X, y) for s in (0, 1000)]
-    mean = (alone[0].predict_proba(X) + alone[1].predict_proba(X)) / 2
-    np.testing.assert_allclose(ensemble.predict_proba(X), mean, atol=1e-12)
+    first, second = (m.state_dict() for m in ensemble.module_.members)
+    # member 0 is the classifier a single one would be, its mixture included
+    own = alone[0].module_.state_dict()
+    assert first.keys() == own.keys()
+    for name in own:
+        torch.testing.assert_close(first[name], own[name], rtol=0, atol=0, msg=name)
+    # member 1's network and kernels are those of the classifier seeded 1000; its mixture is chosen
+    # against the network on half of the series that member 0 trained, not against one of its own
+    other = alone[1].module_.state_dict()
+    for name in other:
+        if name not in MIXTURE:
+            torch.testing.assert_close(second[name], other[name], rtol=0, atol=0, msg=name)
+    weights = second["head_weight"].numpy()
+    assert ((weights >= 0) & (weights <= 1)).all() and weights[-1] >= 0.5
     assert not np.allclose(alone[0].predict_proba(X), alone[1].predict_proba(X))  # (two different members)
-    staged = list(ensemble.staged_predict_proba(X[:5]))
-    staged_alone = [list(a.staged_predict_proba(X[:5])) for a in alone]
-    for t in (0, 5, len(staged) - 1):
-        np.testing.assert_allclose(staged[t], (staged_alone[0][t] + staged_alone[1][t]) / 2, atol=1e-12)
+    capsys.readouterr()
+    AarenClassifier(n_estimators=2, random_state=0, verbose=1, **SMALL).fit(X, y)
+    assert capsys.readouterr().out.count("to weigh it against the kernels") == 1
     # member k's kernels are drawn from its own seed; the first member's are the classifier's own
-    kernels = [m.kernels for m in ensemble.module_.members]
     assert ensemble.random_kernels_["seed"] == 0
-    for member, own in zip(kernels, alone, strict=True):
-        torch.testing.assert_close(member.channels, own.module_.kernels.channels)
-        torch.testing.assert_close(member.biases, own.module_.kernels.biases)
     rows = ensemble.net_.history[:, "member"]
     assert sorted(set(rows)) == [0, 1] and len(rows) == 2 * SMALL["max_epochs"]
+
+
+def test_the_ensemble_answers_the_mean_of_its_members_answers(
+    data: tuple[list[np.ndarray], np.ndarray], ensemble: AarenClassifier
+) -> None:
+    X, _ = data
+    members = []
+    for member in ensemble.module_.members:
+        alone = AarenClassifier(n_estimators=1, random_state=0, **SMALL).fit(*data)
+        alone.module_.load_state_dict(member.state_dict())
+        alone.reset_stream()
+        members.append(alone)
+    mean = (members[0].predict_proba(X) + members[1].predict_proba(X)) / 2
+    np.testing.assert_allclose(ensemble.predict_proba(X), mean, atol=1e-12)
+    staged = list(ensemble.staged_predict_proba(X[:5]))
+    staged_alone = [list(a.staged_predict_proba(X[:5])) for a in members]
+    for t in (0, 5, len(staged) - 1):
+        np.testing.assert_allclose(staged[t], (staged_alone[0][t] + staged_alone[1][t]) / 2, atol=1e-12)
 
 
 def test_streams_of_an_ensemble_match_the_batch_answer_and_survive_save_and_load(
@@ -161,6 +190,8 @@ def test_every_variant_of_an_ensemble_streams_as_it_classifies_whole_series(
     params = {**SMALL, "max_epochs": 2, "n_random_features": 300, **variant}
     clf = AarenClassifier(n_estimators=2, random_state=1, **params).fit(X, y)
     alone = [AarenClassifier(n_estimators=1, random_state=s, **params).fit(X, y) for s in (1, 1001)]
+    if clf.random_kernels_ is not None:  # (the mixture of member 1 is chosen against member 0's half network)
+        alone[1].module_.set_head_gains(*(clf.module_.members[1].get_buffer(b) for b in MIXTURE))
     whole = clf.predict_proba(X[:6])
     np.testing.assert_allclose(whole, (alone[0].predict_proba(X[:6]) + alone[1].predict_proba(X[:6])) / 2)
     clf.partial_update([x[:, :4] for x in X[:6]]).partial_update([x[:, 4:] for x in X[:6]])
