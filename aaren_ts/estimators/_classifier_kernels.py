@@ -17,7 +17,9 @@ the map of 20 %, 61.1 / 61.1 / 63.9 % with that of 25 %; the classifier, with th
 % for seed 1 and 63.9 % with that of 5 %, the other seeds unchanged.) A stream uses the one of
 the longest prefix length it has reached, so its answer after a few steps comes from a classifier
 trained on prefixes that long, as per-prefix classifiers do (TEASER, MiniRocket trained per prefix),
-while its state stays one running sum per class and prefix length. They are fitted once, before the
+while its state stays one running sum per class and prefix length. A map before the whole series
+reads either all the features or only those of the kernels that fit in its prefix, whichever classifies
+the training series' prefixes better out of fold (:func:`_prefix_map`). They are fitted once, before the
 network trains, each with the factor that turns its scores into logits: the one that minimises the
 cross-entropy of its out-of-fold scores (5-fold, stratified), so that an early answer is as confident
 as a classifier of that prefix length can be. The network
@@ -37,7 +39,7 @@ import numpy as np
 import torch
 
 from aaren_ts.nn.classify import ClassifierModule
-from aaren_ts.nn.rocket import N_KERNELS, default_dilations
+from aaren_ts.nn.rocket import KERNEL_LENGTH, N_KERNELS, default_dilations
 
 __all__ = [
     "WHOLE_SERIES_MIN_WEIGHT",
@@ -125,13 +127,22 @@ def _ridge(features: np.ndarray, codes: np.ndarray, alpha: float | None = None) 
     return coef, intercept, float(ridge.alpha_ if alpha is None else alpha)
 
 
+def _cross_entropies(scores: np.ndarray, codes: np.ndarray, gains: np.ndarray) -> np.ndarray:
+    """The mean cross-entropy of class scores ``(n, n_classes)`` times each of ``gains``."""
+    logits = gains[:, None, None] * scores[None]
+    log_norm = np.logaddexp.reduce(logits, axis=2)
+    return (log_norm - logits[:, np.arange(len(codes)), codes]).mean(axis=1)
+
+
+def _cross_entropy(scores: np.ndarray, codes: np.ndarray, gain: float) -> float:
+    """The mean cross-entropy of class scores ``(n, n_classes)`` times ``gain``."""
+    return float(_cross_entropies(scores, codes, np.array([gain]))[0])
+
+
 def _gain(scores: np.ndarray, codes: np.ndarray, gains: np.ndarray = _GAINS) -> float:
     """The factor among ``gains`` on class scores ``(n, n_classes)`` that minimises their
     cross-entropy."""
-    logits = gains[:, None, None] * scores[None]
-    log_norm = np.logaddexp.reduce(logits, axis=2)
-    losses = (log_norm - logits[:, np.arange(len(codes)), codes]).mean(axis=1)
-    return float(gains[int(np.argmin(losses))])
+    return float(gains[int(np.argmin(_cross_entropies(scores, codes, gains)))])
 
 
 def _held_out_scores(
@@ -172,20 +183,66 @@ def fit_kernel_head(
     generator = torch.Generator().manual_seed(int(seed or 0))
     kernels.fit_biases(torch.as_tensor(values), torch.as_tensor(lengths), generator)
     features = _running_means(module, values, prefix_steps(module, lengths))
-    fits = [_ridge(part, codes) for part in features]
-    weight = np.stack([coef for coef, _, _ in fits])  # (P, n_classes, F)
-    bias = np.stack([intercept for _, intercept, _ in fits])  # (P, n_classes)
+    prefixes = module.kernel_prefixes.cpu().numpy()
+    weights, biases = [], []
     gains, halves = [], []
-    for p, (_, _, alpha) in enumerate(fits):
-        held_out = _held_out_scores(features[p], codes, alpha, seed)
+    for p, part in enumerate(features):
+        whole = p == len(features) - 1  # (the last map reads whole series)
+        columns, coef, intercept, alpha, held_out = _prefix_map(
+            part, codes, _fitting(kernels, prefixes[p], whole), seed
+        )
+        weights.append(np.zeros((len(coef), kernels.n_features)))
+        weights[-1][:, columns] = coef
+        biases.append(intercept)
         gains.append(1.0 if held_out is None else _gain(held_out, codes))
         if split is not None:
             train, rows = split
-            coef, intercept, _ = _ridge(features[p][train], codes[train], alpha)
-            scores = features[p][rows] @ coef.T + intercept
+            coef, intercept, _ = _ridge(part[train][:, columns], codes[train], alpha)
+            scores = part[rows][:, columns] @ coef.T + intercept
             halves.append(_softmax(_gain(scores, codes[rows]) * scores))
+    weight, bias = np.stack(weights), np.stack(biases)  # (P, n_classes, F), (P, n_classes)
     module.set_kernel_head(torch.as_tensor(weight), torch.as_tensor(bias), gains)
     return None if split is None else (split, np.stack(halves))
+
+
+def _fitting(kernels: Any, steps: int, whole: bool) -> np.ndarray | None:
+    """The features whose kernel fits in ``steps`` steps (receptive field ``8 d + 1`` at most
+    ``steps``; the smallest dilation's always), as a boolean mask; ``None`` for the map of whole
+    series or where every kernel fits."""
+    if whole:
+        return None
+    fields = np.array([(KERNEL_LENGTH - 1) * d + 1 for d in kernels.dilations])
+    fits = fields <= max(int(steps), int(fields.min()))
+    if fits.all():
+        return None
+    return np.repeat(fits, N_KERNELS * kernels.n_biases)
+
+
+def _prefix_map(
+    features: np.ndarray, codes: np.ndarray, fitting: np.ndarray | None, seed: int | None
+) -> tuple[Any, np.ndarray, np.ndarray, float, np.ndarray | None]:
+    """The ridge classifier of one prefix length: on all ``features`` or, where ``fitting`` is given,
+    on those columns only if their out-of-fold cross-entropy (:func:`_held_out_scores`, each with the
+    factor that fits it best) is lower. Returns the columns read (a slice or a mask), ``coef_``,
+    ``intercept_``, the penalty and the out-of-fold scores (``None`` where a class has fewer than
+    two series).
+
+    After a prefix shorter than a kernel's reach, that kernel's running mean reads mostly the zeros
+    before the series' start; the classifier of the kernels that fit can be the better one (on
+    validation cut from UWaveGestureLibrary's training set, 5-fold, seeds 0, 1, 2, the kernels alone
+    after a quarter of each series: 71.1 % right with all features, 74.2 % with this choice;
+    JapaneseVowels' short series kept all of them, 90.7 %; BasicMotions 93.3 -> 94.2 %)."""
+    candidates = [slice(None)] if fitting is None else [slice(None), fitting]
+    best = None
+    for columns in candidates:
+        coef, intercept, alpha = _ridge(features[:, columns], codes)
+        held_out = _held_out_scores(features[:, columns], codes, alpha, seed)
+        loss = 0.0 if held_out is None else _cross_entropy(held_out, codes, _gain(held_out, codes))
+        if best is None or loss < best[0]:
+            best = (loss, (columns, coef, intercept, alpha, held_out))
+        if held_out is None:
+            break  # (nothing to compare on)
+    return best[1]
 
 
 def mixture_split(codes: np.ndarray, seed: int | None) -> tuple[np.ndarray, np.ndarray] | None:

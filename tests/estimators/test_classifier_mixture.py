@@ -10,6 +10,8 @@ import torch
 from aaren_ts import AarenClassifier
 from aaren_ts.estimators._classifier_kernels import (
     WHOLE_SERIES_MIN_WEIGHT,
+    _fitting,
+    _prefix_map,
     fit_mixture,
     kernel_config,
     mixture_split,
@@ -116,3 +118,53 @@ def test_fit_chooses_the_weights_on_held_out_series_and_the_answer_mixes_by_them
         kernels = torch.softmax(last[:, module.d_model : module.d_model + 2], -1)
     expected = weights[-1] * network + (1 - weights[-1]) * kernels
     np.testing.assert_allclose(clf.predict_proba(X), expected.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_a_prefix_map_reads_only_the_kernels_that_fit_in_it_where_they_classify_better() -> None:
+    from aaren_ts.nn.rocket import N_KERNELS, RandomKernelFeatures
+
+    kernels = RandomKernelFeatures(2, dilations=(1, 2, 8), n_biases=1)  # receptive fields 9, 17, 65
+    block = N_KERNELS  # features per dilation
+    fitting = _fitting(kernels, 20, whole=False)
+    np.testing.assert_array_equal(fitting, np.repeat([True, True, False], block))
+    assert _fitting(kernels, 65, whole=False) is None  # (every kernel fits)
+    assert _fitting(kernels, 20, whole=True) is None  # (the map of whole series reads every feature)
+    np.testing.assert_array_equal(_fitting(kernels, 3, whole=False), np.repeat([True, False, False], block))
+
+    rng = np.random.default_rng(0)
+    codes = np.arange(60) % 2
+    signal = rng.normal(size=(60, 3 * block)) * 0.3
+    # the class shows in the kernels that fit; the others read noise ten times as loud
+    informed = signal.copy()
+    informed[:, :5] += np.where(codes == 1, 0.4, -0.4)[:, None]
+    informed[:, 2 * block :] = rng.normal(size=(60, block)) * 3.0
+    columns, coef, intercept, _, held_out = _prefix_map(informed, codes, fitting, seed=0)
+    np.testing.assert_array_equal(columns, fitting)
+    assert coef.shape == (2, int(fitting.sum())) and intercept.shape == (2,) and held_out.shape == (60, 2)
+    # the class shows only in the kernels that do not fit: all features are read
+    reversed_ = signal.copy()
+    reversed_[:, 2 * block : 2 * block + 5] += np.where(codes == 1, 0.4, -0.4)[:, None]
+    columns, coef, *_ = _prefix_map(reversed_, codes, fitting, seed=0)
+    assert columns == slice(None) and coef.shape == (2, 3 * block)
+
+
+def test_fitted_prefix_maps_give_no_weight_to_the_kernels_they_leave_out() -> None:
+    rng = np.random.default_rng(1)
+    y = np.arange(40) % 2
+    X = rng.normal(size=(40, 2, 80)).astype(np.float32)
+    X[:, 0, :6] += np.where(y == 1, 0.8, -0.8)[:, None]
+    clf = AarenClassifier(
+        d_model=8, n_heads=2, n_layers=1, d_ff=16, max_epochs=2, n_estimators=1, random_state=0
+    )
+    clf.fit(X, y)
+    module = clf.module_
+    weight = module.kernel_weight.unflatten(0, (len(module.kernel_prefixes), 2)).numpy()
+    for p, steps in enumerate(module.kernel_prefixes.tolist()[:-1]):
+        fitting = _fitting(module.kernels, steps, whole=False)
+        if fitting is not None and not np.any(weight[p][:, ~fitting]):
+            break
+    else:
+        pytest.fail("no prefix map kept to the kernels that fit in it")
+    assert np.any(weight[-1][:, ~_fitting(module.kernels, 1, whole=False)])  # (the whole series' reads all)
+    clf.partial_update([x[:, :5] for x in X[:4]]).partial_update([x[:, 5:] for x in X[:4]])
+    np.testing.assert_allclose(clf.predict_proba(), clf.predict_proba(X[:4]), atol=1e-5)
