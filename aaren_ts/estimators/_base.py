@@ -195,12 +195,13 @@ class AarenEstimatorMixin:
         return resolve_device(self.device)
 
     # ------------------------------------------------------------------ skorch
-    def _lr_scheduler(self) -> Any:
-        """skorch's ``LRScheduler`` for ``lr_schedule`` (stepped once per epoch), or ``None``."""
+    def _lr_scheduler(self, max_epochs: int) -> Any:
+        """skorch's ``LRScheduler`` for ``lr_schedule`` (stepped once per epoch; a cosine over
+        ``max_epochs``), or ``None``."""
         from skorch.callbacks import LRScheduler
 
         if self.lr_schedule == "cosine":
-            return LRScheduler(policy="CosineAnnealingLR", T_max=int(self.max_epochs))
+            return LRScheduler(policy="CosineAnnealingLR", T_max=int(max_epochs))
         if self.lr_schedule == "exponential" and float(self.lr_decay) < 1.0:
             return LRScheduler(policy="ExponentialLR", gamma=float(self.lr_decay))
         return None
@@ -208,7 +209,7 @@ class AarenEstimatorMixin:
     def _build_net(
         self, net_class: type, module: type[torch.nn.Module], module_params: dict[str, Any], criterion: Any,
         train_split: Any = None, with_callbacks: bool = True, own_use: bool = False,
-        average_best_epochs: int = 1, **net_params: Any,
+        average_best_epochs: int = 1, max_epochs: int | None = None, **net_params: Any,
     ) -> Any:  # fmt: skip
         """The skorch net of this estimator (not yet initialised or trained).
 
@@ -233,17 +234,21 @@ class AarenEstimatorMixin:
         average_best_epochs : int, default=1
             ``> 1``: the network ends training with the mean of the weights of that many epochs with
             the lowest validation loss (:func:`~aaren_ts.estimators._skorch.make_callbacks`).
+        max_epochs : int, optional
+            The epochs to train (and the learning-rate schedule's length); default: the estimator's
+            ``max_epochs``.
         **net_params
             Estimator-specific net parameters; they override the shared ones.
         """
         callbacks = None
         verbose = 0 if own_use else int(self.verbose)
+        epochs = int(self.max_epochs if max_epochs is None else max_epochs)
         if with_callbacks:
             callbacks = make_callbacks(
                 verbose=verbose,
                 early_stopping=bool(self.early_stopping) and train_split is not None,
                 patience=int(self.patience),
-                lr_scheduler=self._lr_scheduler(),
+                lr_scheduler=self._lr_scheduler(epochs),
                 user_callbacks=None if own_use else self.callbacks,
                 average_best_epochs=average_best_epochs,
             )
@@ -255,7 +260,7 @@ class AarenEstimatorMixin:
             "optimizer__weight_decay": float(self.weight_decay),
             "lr": float(self.lr),
             "batch_size": int(self.batch_size),
-            "max_epochs": int(self.max_epochs),
+            "max_epochs": epochs,
             "train_split": train_split,
             "callbacks": callbacks,
             "iterator_train__shuffle": True,

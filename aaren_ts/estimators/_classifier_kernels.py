@@ -170,15 +170,15 @@ def fit_kernel_head(
     codes: np.ndarray,
     seed: int | None,
     split: tuple[np.ndarray, np.ndarray] | None,
-) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray] | None:
+) -> np.ndarray | None:
     """Set ``module``'s kernel biases from the standardised training series ``values`` ``(n, T, C)``
     (``lengths`` real steps each), its kernel maps to ridge classifiers of the class ``codes`` (one per
     prefix length) and their factor.
 
-    Returns ``split``, the one of :func:`mixture_split` ``(train, rows)``, and the kernels' class
-    distributions ``(n_prefixes, n_rows, n_classes)`` of the series ``rows`` after each prefix length
-    from ridge classifiers fitted on the series ``train``, their scores times the factor that fits
-    them best; ``None`` where ``split`` is (a class has fewer than two series)."""
+    Returns the kernels' class distributions ``(n_prefixes, n_rows, n_classes)`` of the series
+    ``rows`` of ``split = (train, rows)`` (:func:`mixture_split`) after each prefix length, from
+    ridge classifiers fitted on the series ``train``, their scores times the factor that fits them
+    best; ``None`` where ``split`` is (a class has fewer than two series)."""
     kernels = module.kernels
     generator = torch.Generator().manual_seed(int(seed or 0))
     kernels.fit_biases(torch.as_tensor(values), torch.as_tensor(lengths), generator)
@@ -202,7 +202,7 @@ def fit_kernel_head(
             halves.append(_softmax(_gain(scores, codes[rows]) * scores))
     weight, bias = np.stack(weights), np.stack(biases)  # (P, n_classes, F), (P, n_classes)
     module.set_kernel_head(torch.as_tensor(weight), torch.as_tensor(bias), gains)
-    return None if split is None else (split, np.stack(halves))
+    return None if split is None else np.stack(halves)
 
 
 def _fitting(kernels: Any, steps: int, whole: bool) -> np.ndarray | None:
@@ -375,22 +375,23 @@ def fit_network_share(
     values: np.ndarray,
     lengths: np.ndarray,
     codes: np.ndarray,
-    kernel_half: tuple[tuple[np.ndarray, np.ndarray], np.ndarray] | None,
+    split: tuple[np.ndarray, np.ndarray] | None,
+    kernel_probabilities: np.ndarray | None,
 ) -> None:
     """Set the trained ``network``'s factor and weight at each prefix length of the kernels' maps, from
-    the kernels' distributions on half of the training series, ``kernel_half = ((train, rows),
-    distributions)`` (:func:`fit_kernel_head`), and the scores there of ``half_network()``, a network
-    of the same architecture trained on the series ``train`` (:func:`fit_mixture`); where a class has
-    fewer than two series, the factor fitted on the training series and an even mixture
-    (:func:`fit_head_gains`), without calling ``half_network``.
+    the kernels' distributions ``kernel_probabilities`` on the series ``rows`` of ``split = (train,
+    rows)`` (:func:`fit_kernel_head`) and the scores there of ``half_network()``, a network of the
+    same architecture trained on the series ``train`` (:func:`fit_mixture`); where ``split`` is
+    ``None`` (a class has fewer than two series), the factor fitted on the training series and an
+    even mixture (:func:`fit_head_gains`), without calling ``half_network``.
 
     The members of an ensemble share one such network (the estimator trains it once): it stands for
     "a network trained on half of the series"; each member's weights are still chosen against its own
     kernels' distributions."""
-    if kernel_half is None:
+    if split is None or kernel_probabilities is None:
         fit_head_gains(network, values, lengths, codes)
         return
-    (_, rows), kernel_probabilities = kernel_half
+    _, rows = split
     steps = prefix_steps(network, lengths)[:, rows]
     head_scores = _head_scores(half_network(), values[rows], steps)
     fit_mixture(network, head_scores, kernel_probabilities, codes[rows])

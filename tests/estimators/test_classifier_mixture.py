@@ -16,6 +16,7 @@ from aaren_ts.estimators._classifier_kernels import (
     kernel_config,
     mixture_split,
 )
+from aaren_ts.estimators.classifier import HALF_NETWORK_EPOCH_FRACTION
 from aaren_ts.nn import EncoderConfig
 from aaren_ts.nn.classify import ClassifierModule
 
@@ -168,3 +169,27 @@ def test_fitted_prefix_maps_give_no_weight_to_the_kernels_they_leave_out() -> No
     assert np.any(weight[-1][:, ~_fitting(module.kernels, 1, whole=False)])  # (the whole series' reads all)
     clf.partial_update([x[:, :5] for x in X[:4]]).partial_update([x[:, 5:] for x in X[:4]])
     np.testing.assert_allclose(clf.predict_proba(), clf.predict_proba(X[:4]), atol=1e-5)
+
+
+def test_the_half_data_network_trains_half_the_epochs_on_a_schedule_as_long(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rng = np.random.default_rng(1)
+    y = np.arange(24) % 2
+    X = rng.normal(size=(24, 2, 16)).astype(np.float32)
+    built = []
+    build = AarenClassifier._build_classifier_net
+
+    def spy(self: AarenClassifier, *args: object, **kwargs: object) -> object:
+        built.append((kwargs.get("random_kernels", "fitted"), build(self, *args, **kwargs)))
+        return built[-1][1]
+
+    monkeypatch.setattr(AarenClassifier, "_build_classifier_net", spy)
+    small = {"d_model": 8, "n_heads": 2, "n_layers": 1, "d_ff": 16, "n_random_features": 200}
+    AarenClassifier(max_epochs=6, n_estimators=1, random_state=0, **small).fit(X, y)
+    (half,) = [net for kernels, net in built if kernels is None]
+    (own,) = [net for kernels, net in built if kernels is not None]
+    assert len(own.history) == 6
+    assert len(half.history) == round(6 * HALF_NETWORK_EPOCH_FRACTION) == 3
+    schedules = [cb for _, cb in half.callbacks_ if type(cb).__name__ == "LRScheduler"]
+    assert [cb.kwargs["T_max"] for cb in schedules] == [3]
