@@ -72,7 +72,9 @@ class AarenForecaster(
         Values each step's token embeds (older history reaches the forecast through the encoder's
         state; shorter series are fine). ``None``: 96, up to 168 where the series' training parts
         (median) hold four windows or more, and a third of the median (at least 8) where it is
-        shorter than 96; fixed at the first ``fit`` as ``context_length_``.
+        shorter than 96; fixed at the first ``fit`` as ``context_length_``. (On tourism quarterly's
+        validation cut, seeds 0, 1, 2, where the default is 25: 16 moved MAPE from 19.33 / 19.21 /
+        19.38 to 19.42 / 19.31 / 19.41, MASE from 1.837 / 1.826 / 1.831 to 1.830 / 1.821 / 1.825.)
     horizon : int or None, default=None
         Number of steps the network forecasts. ``None``: the largest step of the ``fh`` passed to ``fit``
         (then ``fh`` is required in ``fit``). Predicting further than ``horizon`` raises ``ValueError``;
@@ -119,7 +121,9 @@ class AarenForecaster(
         observed values only, refuses it under both). On M4 Hourly's test (seeds 0 1 2) ``"auto"``
         scores OWA 0.466-0.470 against the own scale's 0.517-0.522.
     segment_length : int or None, default=None
-        Steps per training segment; ``None`` means ``2 * context_length``.
+        Steps per training segment; ``None`` means ``2 * context_length``. (Whole series as segments,
+        200 steps, on tourism quarterly's validation cut, seeds 0, 1, 2: MAPE 19.33 / 19.21 / 19.38
+        -> 19.32 / 19.34 / 19.25, MASE 1.837 / 1.826 / 1.831 -> 1.834 / 1.836 / 1.830: no gain.)
     {optimizer}
     lr : float, default=3e-3
         Learning rate of the first epoch. (On tourism quarterly's validation cut from the training
