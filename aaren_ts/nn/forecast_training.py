@@ -248,7 +248,10 @@ class ForecastLoss:
     loss counts the steps from the ``full_window``-th of a segment on: before, the window is padded
     (its standard deviation, the head's unit, is meaningless) and the forecast is from a few
     observations; those errors would otherwise set the spread's floor for every step (on a series
-    driven by a known input, the intervals came out four times too wide).
+    driven by a known input, the intervals came out four times too wide). The point forecast's loss
+    counts every step: on tourism quarterly's validation cut (seeds 0, 1, 2), counting its steps from
+    the ``full_window``-th on too lost, MAPE 19.33 / 19.21 / 19.38 -> 19.74 / 19.61 / 19.50, and from
+    half of it, 19.44 / 19.37 / 19.35: the forecasts from a few observations are training signal.
 
     Parameters
     ----------
