@@ -212,22 +212,18 @@ class AarenForecaster(
         trains on entry ``k`` modulo its length, so one network trains on the first), as N-BEATS
         ensembles networks trained on different losses: their errors differ more than those of
         networks that differ by initialisation alone. ``"auto"`` trains them on ``"mse"``,
-        ``"mae"``, ``"mae"`` in turn and keeps the absolute-error networks only where they make the
-        ensemble forecast the validation tails clearly better than the squared-error ones alone (the
-        typical series' error at least 2 % lower, and significantly across the series); elsewhere
-        they train again on the squared error. The networks' losses are ``member_losses_``. The
-        naive-forecast check after training and the Theta weights use the first loss. On the
-        validation cuts of the training parts (seeds 0, 1, 2), one absolute-error network of three
-        (``"mse"``, ``"mse"``, ``"mae"``) was kept on M4 Hourly (tails: -11.2 / -9.1 / -10.5 %) and
-        moved its MASE from 0.908 / 0.902 / 0.905 (``"mse"``) to 0.882 / 0.872 / 0.877, its sMAPE
-        from 10.83 / 10.74 / 10.94 to 10.68 / 10.76 / 10.84 and its MSIS from 6.61 / 6.74 / 6.65 to
-        6.52 / 6.60 / 6.50; on tourism quarterly (tails: +0.3 / -0.6 / +0.2 %) and random walks it
-        trained again (tourism's MAPE 19.46 / 19.45 / 19.45 against 19.34 / 19.41 / 19.41, a
-        different draw of the third network; with the absolute-error network kept it was 19.50 /
-        19.53 / 19.55). Two of three, as now, took M4 Hourly's MASE (``patience=5``) from 0.882 /
-        0.876 / 0.874 to 0.864 / 0.860 / 0.863 and its sMAPE from 10.68 / 10.85 / 10.82 to 10.77 /
-        10.83 / 10.80; on tourism (tails: -1.5 / -0.1 / -0.8 %) and random walks they trained again
-        (tourism's MAPE 19.33 / 19.21 / 19.38 -> 19.36 / 19.34 / 19.42, other draws).
+        ``"mse"``, ``"mae"`` in turn and keeps the absolute-error networks only where they make the
+        ensemble forecast the validation tails clearly better (the typical series' error at least 2
+        % lower, and significantly across the series); elsewhere they train again on the squared
+        error. The networks' losses are ``member_losses_``. The naive-forecast check after training
+        and the Theta weights use the first loss. On the validation cuts of the training parts (seeds
+        0, 1, 2), ``"auto"`` kept the absolute-error network on M4 Hourly (tails: -11.2 / -9.1 / -10.5 %)
+        and moved its MASE from 0.908 / 0.902 / 0.905 (``"mse"``) to 0.882 / 0.872 / 0.877, its
+        sMAPE from 10.83 / 10.74 / 10.94 to 10.68 / 10.76 / 10.84 and its MSIS from 6.61 / 6.74 /
+        6.65 to 6.52 / 6.60 / 6.50; on tourism quarterly (tails: +0.3 / -0.6 / +0.2 %) and random
+        walks it trained that network again (tourism's MAPE 19.46 / 19.45 / 19.45 against 19.34 /
+        19.41 / 19.41, a different draw of the third network; with the absolute-error network kept
+        it was 19.50 / 19.53 / 19.55).
     combination : {"auto", "theta", None}, default="auto"
         ``"theta"``: every forecast is a weighted mean of the streams' own (the network's, or the naive
         forecast where a series falls back to it) and the Theta method's (simple exponential smoothing
