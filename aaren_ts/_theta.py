@@ -32,21 +32,14 @@ import numpy as np
 
 __all__ = [
     "ALPHAS",
-    "STATE_PREFIX",
     "ThetaStreams",
-    "combination_shift",
     "fit_theta",
     "is_seasonal",
     "seasonal_component",
-    "state_entries",
-    "stream_arrays",
-    "stream_rows",
 ]
 
 #: The smoothing parameters tried in :meth:`ThetaStreams.fit` (one-step squared error in-sample).
 ALPHAS = np.round(np.arange(0.01, 1.0, 0.01), 2)
-#: The prefix of the Theta streams' entries in an exported state (``theta.level``, ..., ``theta.weight``).
-STATE_PREFIX = "theta."
 _Z90 = 1.6448536269514722  # the one-sided 95 % (two-sided 90 %) normal quantile of the M4 seasonality test
 
 
@@ -260,51 +253,3 @@ class ThetaStreams:
     def arrays(self) -> dict[str, np.ndarray]:
         """The state as named arrays (what saving and restoring carry)."""
         return {f.name: getattr(self, f.name) for f in fields(self)}
-
-
-def stream_rows(series: np.ndarray, n_channels: int) -> np.ndarray:
-    """The rows of the streams of ``series`` (indices of series, each with one stream per channel,
-    channel fastest): ``(len(series) * n_channels,)``."""
-    return (np.asarray(series)[:, None] * n_channels + np.arange(n_channels)).ravel()
-
-
-def combination_shift(
-    streams: ThetaStreams, weight: np.ndarray, point: np.ndarray, series: np.ndarray
-) -> np.ndarray:
-    """What the combination with the Theta method adds to forecasts ``point`` ``(R, horizon, C)`` whose
-    own weights are ``weight`` ``(R, C)``: ``(1 - weight) * (theta - point)``, with ``theta`` the
-    forecasts of the streams of ``series`` ``(R,)`` (:func:`stream_rows`); 0 where the weight is 1 or
-    the stream has seen nothing. Only the series with a weight below 1 are forecast (a series that
-    joined after fit has none)."""
-    share = 1.0 - np.asarray(weight)
-    shift = np.zeros_like(point)
-    combined = np.flatnonzero(share.any(axis=1))
-    if not len(combined):
-        return shift
-    _, horizon, c = point.shape
-    rows = stream_rows(np.asarray(series)[combined], c)
-    forecast = streams.forecast(horizon, rows).reshape(len(combined), c, horizon).transpose(0, 2, 1)
-    part = share[combined, None, :] * (forecast - point[combined])
-    shift[combined] = np.where(np.isfinite(part), part, 0.0)
-    return shift
-
-
-def state_entries(streams: ThetaStreams, n_series: int) -> dict[str, np.ndarray]:
-    """``streams`` (one per series and channel, channel fastest) as an exported state's entries
-    ``theta.<field>`` of shape ``(n_series, C, ...)``."""
-    return {
-        f"{STATE_PREFIX}{name}": value.reshape(n_series, -1, *value.shape[1:])
-        for name, value in streams.arrays().items()
-    }
-
-
-def stream_arrays(state: dict[str, np.ndarray], copy: bool = False) -> dict[str, np.ndarray]:
-    """The Theta streams' fields from an exported state's ``theta.<field>`` entries (the weight left
-    out), one row per series and channel (copies with ``copy``)."""
-    return {
-        name[len(STATE_PREFIX) :]: (
-            value.reshape(-1, *value.shape[2:]).copy() if copy else value.reshape(-1, *value.shape[2:])
-        )
-        for name, value in state.items()
-        if name.startswith(STATE_PREFIX) and name != f"{STATE_PREFIX}weight"
-    }

@@ -23,9 +23,11 @@ from typing import Any
 import numpy as np
 import torch
 
+from aaren_ts._ets import ETSStreams
 from aaren_ts._limits import MAX_SCALE, MAX_STANDARDISED
 from aaren_ts._normal import gaussian_z
-from aaren_ts._theta import ThetaStreams, combination_shift, stream_rows
+from aaren_ts._partner import PartnerStreams, combination_shift, stream_rows
+from aaren_ts._theta import ThetaStreams
 from aaren_ts.engine._restore_checks import check_calibration, check_layout, check_stream_values
 from aaren_ts.engine._streams import Streams
 from aaren_ts.engine.calibration import Calibration
@@ -94,9 +96,10 @@ class ForecastEngine(Streams):
         from the network is capped, growing over the horizon as the naive method's (the ``max_std`` of
         :meth:`~aaren_ts.nn.forecast.ForecastNet.distribution`, applied before :attr:`spread`); 0: no
         cap. Set with :meth:`use_naive`.
-    theta : ThetaStreams or None
-        With :meth:`use_theta`, the Theta method's streams of every series' channels (row
-        ``series * n_channels + channel``), advanced with the network's.
+    theta : PartnerStreams or None
+        With :meth:`use_theta`, the statistical partner's streams of every series' channels (the
+        Theta method's, and exponential smoothing's where given; row ``series * n_channels +
+        channel``), advanced with the network's.
     theta_weight : ndarray of shape (n_series, n_channels)
         The weight of each channel's own forecast (the network's, or the naive one where :attr:`naive`)
         in its combination with the Theta method's (1: its own alone, the default); the combination
@@ -135,7 +138,7 @@ class ForecastEngine(Streams):
         self.spread = np.ones((0, c))
         self.naive_std = np.zeros((0, c))
         self.max_std = np.zeros((0, c))
-        self.theta: ThetaStreams | None = None
+        self.theta: PartnerStreams | None = None
         self.theta_weight = np.ones((0, c))
         self.n_seen = np.zeros(0, dtype=np.int64)
         self.n_observed = np.zeros(0, dtype=np.int64)
@@ -237,8 +240,7 @@ class ForecastEngine(Streams):
             self.max_std = np.concatenate([self.max_std, np.zeros((n, self.n_channels))])
             self.theta_weight = np.concatenate([self.theta_weight, np.ones((n, self.n_channels))])
             if self.theta is not None:  # (a new series forecasts with the network alone: weight 1)
-                fresh_theta = ThetaStreams.empty(np.full(n * self.n_channels, 0.5), self._no_season(n))
-                self.theta = self.theta.cat(fresh_theta)
+                self.theta = self.theta.cat(self.theta.fresh(n * self.n_channels))
             self.n_seen = np.concatenate([self.n_seen, np.zeros(n, dtype=np.int64)])
             self.n_observed = np.concatenate([self.n_observed, np.zeros(n, dtype=np.int64)])
             self.row_of.update({series_id: start + i for i, series_id in enumerate(ids)})
@@ -274,11 +276,14 @@ class ForecastEngine(Streams):
             self.naive, self.spread = naive.copy(), spread.copy()
             self.naive_std, self.max_std = deviations["naive_std"], deviations["max_std"]
 
-    def use_theta(self, alpha: Any, season: Any, weight: Any) -> None:
+    def use_theta(self, alpha: Any, season: Any, weight: Any, ets: ETSStreams | None = None) -> None:
         """Combine every series' forecasts with the Theta method's (:mod:`aaren_ts._theta`), with
         smoothing parameters ``alpha`` ``(n_series, n_channels)``, seasonal components ``season``
         ``(n_series, n_channels, sp)`` and the network's weights ``weight`` ``(n_series, n_channels)``
-        in [0, 1]. The Theta streams start empty: this is called before the streams consume anything.
+        in [0, 1]; with ``ets``, damped-trend exponential smoothing's streams at their first step (one
+        per series and channel, channel fastest, :mod:`aaren_ts._ets`), with the mean of the two
+        (:class:`~aaren_ts._partner.PartnerStreams`). The streams start at the series' first values:
+        this is called before the streams consume anything.
         """
         n, c = len(self), self.n_channels
         alpha, weight = np.asarray(alpha, dtype=np.float64), np.asarray(weight, dtype=np.float64)
@@ -291,15 +296,15 @@ class ForecastEngine(Streams):
             raise ValueError(
                 f"use_theta: season must hold finite seasonal components of shape {(n, c)} + (sp,)"
             )
+        if ets is not None:
+            ets = ETSStreams.from_arrays(ets.arrays(), n * c, season.shape[-1]).take(np.arange(n * c))
+            if ets.clock.any():
+                raise ValueError("use_theta: the exponential smoothing streams must be at their first step")
         if self.n_seen.any():
             raise ValueError("use_theta: the streams have consumed values; call it before they do")
         with self.lock:
-            self.theta = ThetaStreams.empty(alpha.ravel(), season.reshape(n * c, -1))
+            self.theta = PartnerStreams(ThetaStreams.empty(alpha.ravel(), season.reshape(n * c, -1)), ets)
             self.theta_weight = weight.copy()
-
-    def _no_season(self, n: int) -> np.ndarray:
-        """A seasonal component of zeros for ``n`` series' channels, as long as the streams'."""
-        return np.zeros((n * self.n_channels, 1 if self.theta is None else self.theta.season.shape[1]))
 
     def _advance_theta(self, rows: np.ndarray, values: np.ndarray, lengths: np.ndarray) -> None:
         """Advance the Theta streams of the series at ``rows`` through ``values`` ``(R, N, C)`` (model
@@ -312,7 +317,7 @@ class ForecastEngine(Streams):
             self.theta.update(values[live, t].ravel(), theta_rows[live].ravel())
 
     def _theta_shift(
-        self, rows: np.ndarray, point: np.ndarray, theta: ThetaStreams | None = None
+        self, rows: np.ndarray, point: np.ndarray, theta: PartnerStreams | None = None
     ) -> np.ndarray:
         """What the combination with the Theta method adds to the streams' forecasts ``point`` ``(R,
         horizon, C)`` (model units) of the series at ``rows`` (:func:`~aaren_ts._theta.
@@ -701,7 +706,7 @@ class ForecastEngine(Streams):
 
     def restore_theta(self, arrays: dict[str, np.ndarray], n_seen: np.ndarray) -> None:
         """Load what :meth:`theta_arrays` gave into streams already :meth:`add`-ed, checked first
-        (:meth:`~aaren_ts._theta.ThetaStreams.from_arrays`, and each stream's clock against the
+        (:meth:`~aaren_ts._partner.PartnerStreams.from_arrays`, and each stream's clock against the
         ``n_seen`` steps its series has seen; ``ValueError`` naming what does not fit, and nothing
         changes)."""
         arrays = dict(arrays)
@@ -711,7 +716,7 @@ class ForecastEngine(Streams):
             raise ValueError(f"the saved Theta weights must be {(n, c)} numbers in [0, 1]")
         season = np.asarray(arrays.get("season", np.zeros((0, 0))))
         sp = season.shape[-1] if season.ndim == 2 else 0
-        theta = ThetaStreams.from_arrays(arrays, n * c, sp)
+        theta = PartnerStreams.from_arrays(arrays, n * c, sp)
         if not np.array_equal(
             theta.clock.reshape(n, c), np.broadcast_to(np.asarray(n_seen)[:, None], (n, c))
         ):

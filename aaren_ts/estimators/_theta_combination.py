@@ -1,5 +1,8 @@
 """The forecaster's combination with the Theta method: its parameters and the network's weight.
 
+(With ``combination="theta_ets"`` the partner is the mean of the Theta method and damped-trend
+exponential smoothing, :mod:`aaren_ts._ets`, chosen and weighted the same way.)
+
 With ``combination="theta"``, :class:`~aaren_ts.AarenForecaster` forecasts every channel with a weighted
 mean of the network's forecast and the Theta method's (:mod:`aaren_ts._theta`, streamed beside the
 network by the engine, :meth:`~aaren_ts.engine.ForecastEngine.use_theta`). :func:`fit_combination`
@@ -36,6 +39,8 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from aaren_ts._ets import ETSStreams, fit_ets
+from aaren_ts._partner import PartnerStreams, stream_rows
 from aaren_ts._theta import ThetaStreams, fit_theta
 from aaren_ts.nn.forecast import ForecastNet
 from aaren_ts.nn.forecast_training import NAIVE_T, tail_batches
@@ -54,7 +59,8 @@ def fit_combination(
     sp: int,
     device: torch.device | str,
     loss: str = "mse",
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    ets: bool = False,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, ETSStreams | None]:
     """The Theta method's smoothing parameters ``(n, C)`` and seasonal components ``(n, C, sp)`` of
     each standardised series (channels first), and the weight ``(n, C)`` of the forecast the streams
     make (the network's, or the naive one where ``naive`` ``(n, C)`` is true) in the combination: one
@@ -62,11 +68,15 @@ def fit_combination(
     tails as the module's docstring says (1 where no tail is scored). The Theta method the weights are
     chosen with is fitted on the training parts (``series[k][: n_train[k]]``), the one returned on the
     whole series: on tourism's validation cut, seeds 0, 1, 2, that moved MAPE from 19.50 / 19.62 /
-    19.46 to 19.41 / 19.52 / 19.35."""
+    19.46 to 19.41 / 19.52 / 19.35. With ``ets``, the partner is the mean of the Theta method and
+    damped-trend exponential smoothing (:func:`~aaren_ts._ets.fit_ets`, fitted in the same two ways),
+    whose streams at the series' first steps (row ``series * C + channel``) come last (``None``
+    without ``ets``)."""
     c = module.n_channels
     parts = [np.asarray(v[:k, :c], dtype=np.float64) for v, k in zip(series, n_train, strict=True)]
     alpha, season = fit_theta([p[:, j] for p in parts for j in range(c)], sp)
     alpha, season = alpha.reshape(len(parts), c), season.reshape(len(parts), c, -1)
+    smoothing = fit_ets([p[:, j] for p in parts for j in range(c)], sp) if ets else None
     power = {"mse": 2, "mae": 1}[loss]
     losses = np.zeros((len(series), len(WEIGHTS), c))  # each series' tail loss by weight
     was_training = module.training
@@ -76,8 +86,12 @@ def fit_combination(
             flags = torch.as_tensor(naive[chunk], device=x.device)
             loc = module(x, lengths=lengths, naive=flags).loc.double().cpu().numpy()  # (B, N, H, C)
             target = after[..., :c].double().cpu().numpy()
-            theta = _theta_forecasts(
-                x[..., :c].double().cpu().numpy(), alpha[chunk], season[chunk], module.horizon
+            theta = _partner_forecasts(
+                x[..., :c].double().cpu().numpy(),
+                alpha[chunk],
+                season[chunk],
+                module.horizon,
+                None if smoothing is None else smoothing.take(stream_rows(chunk, c)),
             )
             steps = np.arange(x.shape[1])[None, :]
             start = np.array([n_train[k] for k in chunk])[:, None] - 1
@@ -94,9 +108,11 @@ def fit_combination(
         for j in range(c):
             ratios = log_ratio[members[:, j] & (own[:, 0, j] > 0), :, j]  # (m, W)
             weight[members[:, j], j] = _significant_weight(ratios)
-    # the weight chosen, the Theta method is fitted again on the whole series, tails included
-    alpha, season = fit_theta([np.asarray(v[:, j], dtype=np.float64) for v in series for j in range(c)], sp)
-    return alpha.reshape(len(series), c), season.reshape(len(series), c, -1), weight
+    # the weight chosen, the partner is fitted again on the whole series, tails included
+    channels = [np.asarray(v[:, j], dtype=np.float64) for v in series for j in range(c)]
+    alpha, season = fit_theta(channels, sp)
+    smoothing = fit_ets(channels, sp) if ets else None
+    return alpha.reshape(len(series), c), season.reshape(len(series), c, -1), weight, smoothing
 
 
 def _significant_weight(log_ratio: np.ndarray) -> float:
@@ -114,12 +130,15 @@ def _significant_weight(log_ratio: np.ndarray) -> float:
     return float(WEIGHTS[best]) if t <= -NAIVE_T else 1.0
 
 
-def _theta_forecasts(values: np.ndarray, alpha: np.ndarray, season: np.ndarray, horizon: int) -> np.ndarray:
-    """The Theta method's forecasts ``(B, N, horizon, C)`` after every step of ``values`` ``(B, N, C)``
-    (NaN past a series' end or before its first observation), streams with ``alpha`` ``(B, C)`` and
-    ``season`` ``(B, C, sp)``."""
+def _partner_forecasts(
+    values: np.ndarray, alpha: np.ndarray, season: np.ndarray, horizon: int, ets: ETSStreams | None
+) -> np.ndarray:
+    """The partner's forecasts ``(B, N, horizon, C)`` after every step of ``values`` ``(B, N, C)``
+    (NaN past a series' end or before its first observation): the Theta method's streams with
+    ``alpha`` ``(B, C)`` and ``season`` ``(B, C, sp)``, and exponential smoothing's ``ets`` (``B * C``
+    at their first step) if given."""
     b, n, c = values.shape
-    streams = ThetaStreams.empty(alpha.ravel(), season.reshape(b * c, -1))
+    streams = PartnerStreams(ThetaStreams.empty(alpha.ravel(), season.reshape(b * c, -1)), ets)
     out = np.full((b, n, horizon, c), np.nan)
     for t in range(n):
         streams.update(values[:, t].ravel())

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from aaren_ts._limits import MAX_STANDARDISED
-from aaren_ts._theta import STATE_PREFIX, ThetaStreams, stream_arrays
+from aaren_ts._partner import ETS_PREFIX, STATE_PREFIX, PartnerStreams, stream_arrays
 
 __all__ = ["check_state_values"]
 
@@ -104,22 +104,27 @@ def _check_distributions(
 def _check_theta(
     streamer: Any, loaded: dict[str, np.ndarray], n_seen: int, refuse: Callable[[str, str], None]
 ) -> None:
-    """The Theta method's streams: values a stream can hold (:meth:`~aaren_ts._theta.ThetaStreams.
-    from_arrays`), the export's own parameters and weights, and every stream :attr:`n_seen` steps
-    (all observed: the streamer takes observed values only) past the export's."""
+    """The statistical partner's streams: values a stream can hold (:meth:`~aaren_ts._partner.
+    PartnerStreams.from_arrays`), the export's own parameters and weights, and every stream
+    :attr:`n_seen` steps (all observed: the streamer takes observed values only) past the export's."""
     initial = streamer._initial
-    for name in ("theta.weight", "theta.alpha", "theta.season"):
+    fixed = ["weight", "alpha", "season"]
+    counters = ["clock", "count"]
+    if f"{STATE_PREFIX}{ETS_PREFIX}alpha" in initial:
+        fixed += [f"{ETS_PREFIX}{name}" for name in ("alpha", "beta", "gamma", "phi")]
+        counters.append(f"{ETS_PREFIX}clock")
+    for name in (f"{STATE_PREFIX}{field}" for field in fixed):
         if not np.array_equal(loaded[name], initial[name]):
-            refuse(name, "differs from this export's (the Theta method's parameters are fixed at export)")
-    for name in ("theta.clock", "theta.count"):
+            refuse(name, "differs from this export's (the partner's parameters are fixed at export)")
+    for name in (f"{STATE_PREFIX}{field}" for field in counters):
         if not np.array_equal(loaded[name], initial[name] + n_seen):
             refuse(name, f"disagrees with the export's counts plus the {n_seen} steps seen since")
     arrays = stream_arrays(loaded)
     season = arrays["season"]
     try:
-        ThetaStreams.from_arrays(arrays, len(arrays["alpha"]), season.shape[-1])
+        PartnerStreams.from_arrays(arrays, len(arrays["alpha"]), season.shape[-1])
     except ValueError as err:
-        refuse("theta", f"is no state of the Theta method ({err})")
+        refuse("theta", f"is no state of the statistical partner ({err})")
 
 
 def _check_classifier_state(

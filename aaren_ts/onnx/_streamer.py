@@ -16,7 +16,7 @@ from aaren_ts._files import atomic_write
 from aaren_ts._limits import MAX_STANDARDISED, first_beyond
 from aaren_ts._log_target import first_non_positive, from_log, to_log
 from aaren_ts._normal import gaussian_z, interpolate_z, level_z
-from aaren_ts._theta import STATE_PREFIX, ThetaStreams, combination_shift, state_entries, stream_arrays
+from aaren_ts._partner import STATE_PREFIX, PartnerStreams, combination_shift, state_entries, stream_arrays
 from aaren_ts.onnx._format import ModelSpec, check_interface, read_metadata, verify_checksum
 from aaren_ts.onnx._state_checks import check_state_values
 
@@ -43,7 +43,7 @@ def _probabilities(values: Any, name: str) -> np.ndarray:
     return arr
 
 
-THETA_WEIGHT = f"{STATE_PREFIX}weight"  # the state's entry that marks streams combined with Theta
+THETA_WEIGHT = f"{STATE_PREFIX}weight"  # the state's entry that marks streams with a partner
 
 
 def _listed(nodes: list[Any]) -> list[tuple[str, str, list[Any]]]:
@@ -324,7 +324,7 @@ class OnnxStreamer:
                 state[f"output.{name}"] = value
             state.update(zip(spec.state, results[len(spec.outputs) :], strict=True))
         if THETA_WEIGHT in state:
-            theta = ThetaStreams(**stream_arrays(state, copy=True))
+            theta = PartnerStreams.from_arrays(stream_arrays(state, copy=True), 0, 0, check=False)
             for t in range(steps.shape[1]):
                 theta.update(steps[:, t].ravel())
             state.update(state_entries(theta, steps.shape[0]))
@@ -592,12 +592,13 @@ class OnnxStreamer:
         return quantiles
 
     def _theta_shift(self, state: dict[str, np.ndarray]) -> np.ndarray | float:
-        """What the combination with the Theta method adds to every forecast (the estimator's
-        ``combination="theta"``), ``(n_streams, horizon, C)`` on the network's scale (0 without it)."""
+        """What the combination with the statistical partner adds to every forecast (the estimator's
+        ``combination="theta"`` or ``"theta_ets"``), ``(n_streams, horizon, C)`` on the network's scale
+        (0 without it)."""
         if THETA_WEIGHT not in state:
             return 0.0
         loc = state["output.loc"]
-        streams = ThetaStreams(**stream_arrays(state))
+        streams = PartnerStreams.from_arrays(stream_arrays(state), 0, 0, check=False)
         return combination_shift(streams, state[THETA_WEIGHT], loc, np.arange(len(loc)))
 
     def predict_interval(self, coverage: float = 0.9, X: Any = None) -> tuple[np.ndarray, np.ndarray]:

@@ -32,7 +32,7 @@ import torch
 from torch import nn
 
 from aaren_ts._files import atomic_write
-from aaren_ts._theta import STATE_PREFIX, state_entries
+from aaren_ts._partner import STATE_PREFIX, state_entries
 from aaren_ts.engine.calibration import CALIBRATION_COVERAGES, calibration_step
 from aaren_ts.engine.covariates import FutureEffect
 from aaren_ts.engine.forecast import ForecastEngine

@@ -1,8 +1,10 @@
-"""AarenForecaster(combination="theta"): the Theta method's streams beside the network's, on every path."""
+"""AarenForecaster(combination="theta" / "theta_ets"): the partner's streams beside the network's, on every
+path."""
 
 from __future__ import annotations
 
 import copy
+import functools
 import io
 import zipfile
 
@@ -12,7 +14,10 @@ import pytest
 import torch
 
 from aaren_ts import AarenForecaster
+from aaren_ts._ets import ETSStreams
+from aaren_ts._partner import PartnerStreams
 from aaren_ts._theta import ThetaStreams
+from aaren_ts.engine.forecast import ForecastEngine
 
 TINY = {
     "d_model": 8,
@@ -40,9 +45,28 @@ def _panel(n_series: int = 16, length: int = 48, seed: int = 0) -> pd.DataFrame:
     return pd.concat(frames, names=["series", "time"])
 
 
-@pytest.fixture(scope="module")
-def fitted() -> AarenForecaster:
-    return AarenForecaster(**TINY, combination="theta").fit(_panel().groupby(level=0).head(40))
+#: The exponential smoothing streams each combination's fit started (at the series' first steps).
+_STARTS: dict[str, ETSStreams | None] = {}
+
+
+@functools.cache
+def _fit(combination: str) -> AarenForecaster:
+    """A forecaster fitted with ``combination`` on the first 40 steps of the panel, the exponential
+    smoothing streams it handed its engine kept in :data:`_STARTS`."""
+    use_theta = ForecastEngine.use_theta
+
+    def spy(engine, alpha, season, weight, ets=None):
+        _STARTS[combination] = copy.deepcopy(ets)
+        use_theta(engine, alpha, season, weight, ets=ets)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ForecastEngine, "use_theta", spy)
+        return AarenForecaster(**TINY, combination=combination).fit(_panel().groupby(level=0).head(40))
+
+
+@pytest.fixture(scope="module", params=["theta", "theta_ets"])
+def fitted(request) -> AarenForecaster:
+    return _fit(request.param)
 
 
 def _model_values(forecaster: AarenForecaster, y: pd.DataFrame) -> list[np.ndarray]:
@@ -54,10 +78,13 @@ def _model_values(forecaster: AarenForecaster, y: pd.DataFrame) -> list[np.ndarr
     ]
 
 
-def _reference_theta(forecaster: AarenForecaster, y: pd.DataFrame) -> ThetaStreams:
-    """Fresh streams with the forecaster's Theta parameters fed every value of ``y`` at once."""
-    theta = forecaster.engine_.theta
-    streams = ThetaStreams.empty(theta.alpha, theta.season)
+def _reference_theta(forecaster: AarenForecaster, y: pd.DataFrame) -> PartnerStreams:
+    """Fresh streams with the forecaster's partner's parameters (and exponential smoothing's starting
+    state) fed every value of ``y`` at once."""
+    theta = forecaster.engine_.theta.theta
+    ets = _STARTS[forecaster.combination]
+    assert (ets is None) == (forecaster.combination == "theta")
+    streams = PartnerStreams(ThetaStreams.empty(theta.alpha, theta.season), copy.deepcopy(ets))
     values = _model_values(forecaster, y)
     for t in range(max(map(len, values))):
         rows = np.array([k for k, v in enumerate(values) if t < len(v)])
@@ -95,8 +122,10 @@ def test_updates_advance_the_theta_streams_exactly(fitted):
         stepped.update(new, update_params=False)
     reference = _reference_theta(fitted, whole)
     for forecaster in (chunked, stepped):
+        advanced = forecaster.engine_.theta.arrays()
+        assert sorted(advanced) == sorted(reference.arrays())
         for name, value in reference.arrays().items():
-            np.testing.assert_allclose(getattr(forecaster.engine_.theta, name), value, rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(advanced[name], value, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(
         chunked.predict(fh=[1, 2]).to_numpy(), stepped.predict(fh=[1, 2]).to_numpy(), rtol=1e-6
     )
@@ -135,22 +164,35 @@ def test_a_saved_forecaster_keeps_its_theta_streams_and_a_corrupted_one_is_refus
     def clock_moved(theta):
         theta["clock"] = theta["clock"] + 1
 
-    for edit in (alpha_out_of_range, weight_above_one, level_lost, clock_moved):
-        with pytest.raises(ValueError, match="Theta"):
+    edits = [alpha_out_of_range, weight_above_one, level_lost, clock_moved]
+    if fitted.combination == "theta_ets":
+
+        def damping_above_one(theta):
+            theta["ets_phi"] = torch.full_like(theta["ets_phi"], 1.5)
+
+        def smoothing_clock_moved(theta):
+            theta["ets_clock"] = theta["ets_clock"] + 1
+
+        edits += [damping_above_one, smoothing_clock_moved]
+    for edit in edits:
+        with pytest.raises(ValueError, match=r"Theta|exponential smoothing"):
             AarenForecaster.load(rewrite(edit, edit.__name__))
 
 
 def test_what_the_combination_does_not_cover_is_refused_clearly():
     single = AarenForecaster(**TINY, combination="theta").fit(_panel(n_series=1).droplevel(0))
     assert single.engine_.theta is None  # one series: no spread across series to judge a weight by
-    single.engine_.theta = ThetaStreams.empty(np.array([0.5]), np.zeros((1, 4)))  # as if combined
+    single.engine_.theta = PartnerStreams(
+        ThetaStreams.empty(np.array([0.5]), np.zeros((1, 4)))
+    )  # as if combined
     single.engine_.theta_weight[:] = 0.5
     with pytest.raises(ValueError, match="Theta"):
         single.predict_windows(np.ones((2, 12)))
     y = _panel(n_series=2)
     X = pd.DataFrame({"x": np.arange(len(y), dtype=float)}, index=y.index)
-    with pytest.raises(ValueError, match="combination='theta' takes series without covariates"):
-        AarenForecaster(**TINY, combination="theta").fit(y, X=X, fh=[1, 2, 3, 4])
+    for combination in ("theta", "theta_ets"):
+        with pytest.raises(ValueError, match=f"combination='{combination}' takes series without covariates"):
+            AarenForecaster(**TINY, combination=combination).fit(y, X=X, fh=[1, 2, 3, 4])
 
 
 def test_without_the_combination_there_are_no_theta_streams():
@@ -163,10 +205,12 @@ def test_without_the_combination_there_are_no_theta_streams():
     assert with_covariates.engine_.theta is None
 
 
-def test_auto_combines_series_without_covariates(fitted):
+def test_auto_combines_series_without_covariates_with_the_theta_method():
     auto = AarenForecaster(**TINY).fit(_panel().groupby(level=0).head(40))
-    np.testing.assert_array_equal(auto.engine_.theta_weight, fitted.engine_.theta_weight)
-    np.testing.assert_array_equal(auto.predict(fh=[1, 2]), fitted.predict(fh=[1, 2]))
+    theta = _fit("theta")
+    assert auto.engine_.theta.ets is None
+    np.testing.assert_array_equal(auto.engine_.theta_weight, theta.engine_.theta_weight)
+    np.testing.assert_array_equal(auto.predict(fh=[1, 2]), theta.predict(fh=[1, 2]))
 
 
 def test_the_onnx_streamer_combines_as_the_estimator_and_checks_the_theta_state(fitted, tmp_path):
@@ -192,11 +236,18 @@ def test_the_onnx_streamer_combines_as_the_estimator_and_checks_the_theta_state(
     restored = OnnxStreamer(tmp_path / "theta.onnx").load_state(tmp_path / "state.npz")
     np.testing.assert_array_equal(restored.predict(), streamer.predict())
     state = streamer.state()
-    for name, edit in [
+    edits = [
         ("theta.level", lambda a: np.full_like(a, np.nan)),
         ("theta.alpha", lambda a: a * 0.5),
         ("theta.clock", lambda a: a + 1),
-    ]:
+    ]
+    if fitted.combination == "theta_ets":
+        edits += [
+            ("theta.ets_level", lambda a: np.full_like(a, np.inf)),
+            ("theta.ets_phi", lambda a: a * 0.5),
+            ("theta.ets_clock", lambda a: a + 1),
+        ]
+    for name, edit in edits:
         np.savez(tmp_path / "bad.npz", **{**state, name: edit(state[name])}, __n_seen__=np.asarray(20))
         with pytest.raises(ValueError, match="theta"):
             OnnxStreamer(tmp_path / "theta.onnx").load_state(tmp_path / "bad.npz")

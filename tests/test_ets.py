@@ -1,0 +1,128 @@
+"""Damped-trend exponential smoothing as streams (aaren_ts._ets): the recursion, the fit, the checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from aaren_ts._ets import PARAMETER_GRID, ETSStreams, fit_ets
+from aaren_ts._partner import PartnerStreams
+from aaren_ts._theta import ThetaStreams
+
+
+def _reference_run(x: np.ndarray, params, level: float, trend: float, season: np.ndarray, horizon: int):
+    """Sum of squared one-step errors and the forecasts after ``x``, one scalar step at a time (float64)."""
+    alpha, beta, gamma, phi = params
+    season = list(season)
+    sp, sse = len(season), 0.0
+    for t, value in enumerate(x):
+        forecast = level + phi * trend + season[t % sp]
+        error = 0.0 if np.isnan(value) else value - forecast
+        sse += error * error
+        level, trend = level + phi * trend + alpha * error, phi * trend + beta * error
+        season[t % sp] += gamma * error
+    ahead = [
+        level + sum(phi**j for j in range(1, h + 1)) * trend + season[(len(x) + h - 1) % sp]
+        for h in range(1, horizon + 1)
+    ]
+    return sse, np.array(ahead)
+
+
+def _series(n: int, length: int, seed: int = 0) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    t = np.arange(length)
+    out = []
+    for _ in range(n):
+        pattern = rng.normal(size=4)
+        x = (
+            3.0
+            + rng.uniform(-0.1, 0.1) * t
+            + (pattern - pattern.mean())[t % 4]
+            + rng.normal(scale=0.3, size=length)
+        )
+        out.append(np.cumsum(rng.normal(scale=0.2, size=length)) + x)
+    return out
+
+
+def test_the_streams_follow_the_recursion_step_by_step_with_gaps():
+    series = _series(3, 30)
+    series[1][[4, 5, 17]] = np.nan
+    streams = fit_ets(series, 4)
+    start = streams.take(np.arange(3))
+    for t in range(30):
+        streams.update(np.array([s[t] for s in series]))
+    for i, x in enumerate(series):
+        params = (start.alpha[i], start.beta[i], start.gamma[i], start.phi[i])
+        _, ahead = _reference_run(x, params, start.level[i], start.trend[i], start.season[i], 6)
+        np.testing.assert_allclose(streams.forecast(6)[i], ahead, rtol=1e-12, atol=1e-12)
+    assert streams.clock.tolist() == [30, 30, 30]
+
+
+def test_the_fit_takes_the_grid_point_with_the_least_squared_error():
+    series = _series(2, 24, seed=1)
+    fitted = fit_ets(series, 4)
+    for i, x in enumerate(series):
+        chosen = (fitted.alpha[i], fitted.beta[i], fitted.gamma[i], fitted.phi[i])
+        start = (fitted.level[i], fitted.trend[i], fitted.season[i])
+        best, _ = _reference_run(x, chosen, *start, 1)
+        every = [_reference_run(x, p, *start, 1)[0] for p in PARAMETER_GRID[::7]]
+        assert best <= min(every) + 1e-9
+        assert chosen in {tuple(p) for p in PARAMETER_GRID}
+
+
+def test_a_trend_and_a_season_are_forecast_closely():
+    t = np.arange(48)
+    season = np.array([1.0, -2.0, 0.5, 0.5])
+    x = 10.0 + 0.2 * t + season[t % 4]
+    streams = fit_ets([x], 4)
+    for value in x:
+        streams.update(np.array([value]))
+    truth = 10.0 + 0.2 * np.arange(48, 56) + season[np.arange(48, 56) % 4]
+    seasonal_naive = np.tile(x[-4:], 2)
+    error = np.abs(streams.forecast(8)[0] - truth)
+    assert error.max() < 0.5 * np.abs(seasonal_naive - truth).max()
+    assert streams.gamma[0] <= 0.05  # (a fixed season: little smoothing)
+
+
+def test_a_season_of_one_has_no_seasonal_smoothing():
+    streams = fit_ets(_series(2, 20), 1)
+    assert streams.season.shape == (2, 1) and (streams.gamma == 0).all()
+
+
+def test_restored_arrays_are_checked():
+    streams = fit_ets(_series(2, 20), 4)
+    arrays = {k: v.copy() for k, v in streams.arrays().items()}
+    restored = ETSStreams.from_arrays(arrays, 2, 4)
+    np.testing.assert_array_equal(restored.forecast(3), streams.forecast(3))
+    for name, value, message in [
+        ("phi", np.array([1.5, 0.9]), "parameters"),
+        ("beta", arrays["alpha"] + 0.01, "parameters"),
+        ("level", np.array([np.nan, 0.0]), "not finite"),
+        ("clock", np.array([-1, 0]), "clocks"),
+        ("season", np.zeros((2, 3)), "season must be floats of shape"),
+        ("clock", np.zeros(2), "clock must be integers"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            ETSStreams.from_arrays({**arrays, name: value}, 2, 4)
+    with pytest.raises(ValueError, match="need"):
+        ETSStreams.from_arrays({k: v for k, v in arrays.items() if k != "trend"}, 2, 4)
+
+
+def test_the_partner_forecasts_the_mean_and_checks_its_parts_clocks():
+    series = _series(2, 20)
+    ets = fit_ets(series, 4)
+    theta = ThetaStreams.empty(np.array([0.3, 0.6]), np.zeros((2, 4)))
+    partner = PartnerStreams(theta.take(np.arange(2)), ets.take(np.arange(2)))
+    for t in range(20):
+        values = np.array([s[t] for s in series])
+        partner.update(values)
+        theta.update(values)
+        ets.update(values)
+    np.testing.assert_allclose(partner.forecast(5), 0.5 * (theta.forecast(5) + ets.forecast(5)), rtol=1e-12)
+    arrays = partner.arrays()
+    assert {"alpha", "ets_alpha", "ets_clock"} <= set(arrays)
+    again = PartnerStreams.from_arrays(arrays, 2, 4)
+    np.testing.assert_array_equal(again.forecast(5), partner.forecast(5))
+    with pytest.raises(ValueError, match="clocks disagree"):
+        PartnerStreams.from_arrays({**arrays, "ets_clock": arrays["ets_clock"] + 1}, 2, 4)
+    assert PartnerStreams.from_arrays(theta.arrays(), 2, 4).ets is None
