@@ -14,8 +14,13 @@ h) % sp]``. A missing value (NaN) is an error of 0: the state moves on by its ow
 What is fitted once, by :func:`fit_ets` on a series' training values, and then held: the initial state
 (the seasonal values of a classical decomposition of the first four seasons, and the level and trend
 of a straight line through the first values, seasonally adjusted) and the parameters: those of a grid
-with the lowest in-sample sum of squared one-step errors, all series and grid points advanced at once.
-The forecaster combines it with the Theta method (:mod:`aaren_ts._theta`) on the values it models.
+with the lowest in-sample squared error of the forecasts over the horizon the forecaster is trained
+for, all series and grid points advanced at once. (Scored by the one-step errors alone, as a
+likelihood would, the parameters forecast worse: on tourism quarterly's validation cut the mean of
+the Theta method and this model, weighed 0.4 against 0.6 for the forecaster's own network, seeds 0,
+1, 2, scored MAPE 19.23 / 19.09 / 19.27 and MASE 1.838 / 1.827 / 1.835 with the one-step choice,
+19.19 / 19.06 / 19.23 and 1.830 / 1.820 / 1.827 with the eight-step one.) The forecaster combines it
+with the Theta method (:mod:`aaren_ts._theta`) on the values it models.
 
 This module uses NumPy only: the torch-free ONNX streamer runs it as it is.
 """
@@ -30,7 +35,7 @@ import numpy as np
 
 from aaren_ts._theta import seasonal_component
 
-__all__ = ["PARAMETER_GRID", "ETSStreams", "fit_ets"]
+__all__ = ["MAX_FORECASTS", "PARAMETER_GRID", "ETSStreams", "fit_ets"]
 
 _ALPHAS = (0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.98)
 _BETAS = (0.0, 0.01, 0.02, 0.05, 0.1, 0.2)
@@ -48,6 +53,9 @@ PARAMETER_GRID = np.unique(
     axis=0,
 )
 _ROWS_PER_CHUNK = 1 << 17  # series x grid points advanced together while fitting (bounds the memory)
+#: The most forecasts (origins times lead times) of one series :func:`fit_ets` scores: origins
+#: evenly spread, at most ``MAX_FORECASTS // horizon`` of them.
+MAX_FORECASTS = 1024
 
 
 @dataclass
@@ -171,31 +179,43 @@ class ETSStreams:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
-def fit_ets(series: Sequence[np.ndarray], sp: int) -> ETSStreams:
+def fit_ets(series: Sequence[np.ndarray], sp: int, horizon: int = 1) -> ETSStreams:
     """One stream per 1-d array of ``series`` (NaN: a gap), at the series' first step, with the initial
-    state and the parameters described in the module's docstring (no seasonal smoothing where ``sp``
-    is 1)."""
-    sp = max(int(sp), 1)
+    state described in the module's docstring and the parameters of :data:`PARAMETER_GRID` (no seasonal
+    smoothing where ``sp`` is 1) with the lowest in-sample squared error of the forecasts 1 to
+    ``horizon`` steps ahead, summed over origins evenly spread (:data:`MAX_FORECASTS`; every step's
+    one-step error where ``horizon`` is 1)."""
+    sp, horizon = max(int(sp), 1), max(int(horizon), 1)
     n, t_max = len(series), max((len(v) for v in series), default=0)
     initial = ETSStreams.flat(n, sp)
-    values = np.full((n, t_max), np.nan)
+    values = np.full((n, t_max + horizon), np.nan)
     for i, v in enumerate(series):
         v = np.asarray(v, dtype=float)
         values[i, : len(v)] = v
         initial.level[i], initial.trend[i], initial.season[i] = _initial_state(v, sp)
     grid = PARAMETER_GRID if sp > 1 else PARAMETER_GRID[PARAMETER_GRID[:, 2] == 0.0]
-    sse = np.zeros((n, len(grid)))
-    per_chunk = max(1, _ROWS_PER_CHUNK // len(grid))
+    k = len(grid)
+    stride = -(-t_max // max(1, MAX_FORECASTS // horizon)) if horizon > 1 else 1
+    damping = np.cumsum(grid[:, 3:4] ** np.arange(1, horizon + 1), axis=1)  # (k, horizon)
+    loss = np.zeros((n, k))
+    per_chunk = max(1, _ROWS_PER_CHUNK // k)
     for start in range(0, n, per_chunk):
         chunk = np.arange(start, min(n, start + per_chunk))
-        trial = initial.take(np.repeat(chunk, len(grid)))
+        trial = initial.take(np.repeat(chunk, k))
         trial.alpha, trial.beta, trial.gamma, trial.phi = np.tile(grid, (len(chunk), 1)).T.copy()
-        total = np.zeros(len(trial))
+        total = np.zeros((len(chunk), k))
         for t in range(t_max):
-            error = trial.update(np.repeat(values[chunk, t], len(grid)))
-            total += error * error
-        sse[chunk] = total.reshape(len(chunk), len(grid))
-    best = grid[np.argmin(sse, axis=1)] if n else np.zeros((0, 4))
+            if horizon > 1 and t % stride == 0:  # (every stream's clock is t)
+                season = trial.season[:, (t + np.arange(horizon)) % sp].reshape(len(chunk), k, horizon)
+                level = trial.level.reshape(len(chunk), k, 1)
+                trend = trial.trend.reshape(len(chunk), k, 1)
+                error = level + damping * trend + season - values[chunk, None, t : t + horizon]
+                total += np.where(np.isfinite(error), error * error, 0.0).sum(axis=2)
+            error = trial.update(np.repeat(values[chunk, t], k))
+            if horizon == 1:
+                total += (error * error).reshape(len(chunk), k)
+        loss[chunk] = total
+    best = grid[np.argmin(loss, axis=1)] if n else np.zeros((0, 4))
     initial.alpha, initial.beta, initial.gamma, initial.phi = best.T.copy()
     return initial
 

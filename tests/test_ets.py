@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aaren_ts._ets import PARAMETER_GRID, ETSStreams, fit_ets
+from aaren_ts._ets import MAX_FORECASTS, PARAMETER_GRID, ETSStreams, fit_ets
 from aaren_ts._partner import PartnerStreams
 from aaren_ts._theta import ThetaStreams
 
@@ -68,6 +68,33 @@ def test_the_fit_takes_the_grid_point_with_the_least_squared_error():
         every = [_reference_run(x, p, *start, 1)[0] for p in PARAMETER_GRID[::7]]
         assert best <= min(every) + 1e-9
         assert chosen in {tuple(p) for p in PARAMETER_GRID}
+
+
+def _reference_multi_step_loss(x: np.ndarray, params, start, horizon: int, stride: int) -> float:
+    """Squared errors of the forecasts 1 to ``horizon`` steps ahead from every ``stride``-th origin of
+    ``x`` (before its value there), within ``x``, summed."""
+    total = 0.0
+    for origin in range(0, len(x), stride):
+        _, ahead = _reference_run(x[:origin], params, *start, horizon)
+        target = x[origin : origin + horizon]
+        error = ahead[: len(target)] - target
+        total += float(np.nansum(error * error))
+    return total
+
+
+def test_with_a_horizon_the_fit_takes_the_least_multi_step_error():
+    series = _series(2, 30, seed=2)
+    series[0][[3, 11]] = np.nan
+    fitted = fit_ets(series, 4, horizon=6)
+    one_step = fit_ets(series, 4)
+    assert not np.array_equal(fitted.alpha, one_step.alpha) or not np.array_equal(fitted.phi, one_step.phi)
+    stride = -(-30 // (MAX_FORECASTS // 6))
+    for i, x in enumerate(series):
+        start = (fitted.level[i], fitted.trend[i], fitted.season[i])
+        chosen = (fitted.alpha[i], fitted.beta[i], fitted.gamma[i], fitted.phi[i])
+        best = _reference_multi_step_loss(x, chosen, start, 6, stride)
+        every = [_reference_multi_step_loss(x, p, start, 6, stride) for p in PARAMETER_GRID[::37]]
+        assert best <= min(every) + 1e-9
 
 
 def test_a_trend_and_a_season_are_forecast_closely():

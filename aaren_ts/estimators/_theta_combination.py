@@ -76,7 +76,7 @@ def fit_combination(
     parts = [np.asarray(v[:k, :c], dtype=np.float64) for v, k in zip(series, n_train, strict=True)]
     alpha, season = fit_theta([p[:, j] for p in parts for j in range(c)], sp)
     alpha, season = alpha.reshape(len(parts), c), season.reshape(len(parts), c, -1)
-    smoothing = fit_ets([p[:, j] for p in parts for j in range(c)], sp) if ets else None
+    smoothing = fit_ets([p[:, j] for p in parts for j in range(c)], sp, module.horizon) if ets else None
     power = {"mse": 2, "mae": 1}[loss]
     losses = np.zeros((len(series), len(WEIGHTS), c))  # each series' tail loss by weight
     was_training = module.training
@@ -111,7 +111,7 @@ def fit_combination(
     # the weight chosen, the partner is fitted again on the whole series, tails included
     channels = [np.asarray(v[:, j], dtype=np.float64) for v in series for j in range(c)]
     alpha, season = fit_theta(channels, sp)
-    smoothing = fit_ets(channels, sp) if ets else None
+    smoothing = fit_ets(channels, sp, module.horizon) if ets else None
     return alpha.reshape(len(series), c), season.reshape(len(series), c, -1), weight, smoothing
 
 
