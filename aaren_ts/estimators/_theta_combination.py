@@ -1,7 +1,11 @@
 """The forecaster's combination with the Theta method: its parameters and the network's weight.
 
 (With ``combination="theta_ets"`` the partner is the mean of the Theta method and damped-trend
-exponential smoothing, :mod:`aaren_ts._ets`, chosen and weighted the same way.)
+exponential smoothing, :mod:`aaren_ts._ets`, chosen and weighted the same way. On M4 Hourly's
+validation cut, seed 0, the 66 series that fall back to the naive forecast gave that partner the
+weight 0.2 with t = -2.96, past even a bar corrected for the eleven weights tried (2.58), and their
+next 48 hours did not bear it out: the tails that sent these series to the naive forecast are the
+ones that judge the partner. On tourism's, seed 0, the two groups took 0.3 with t = -4.25 and -6.04.)
 
 With ``combination="theta"``, :class:`~aaren_ts.AarenForecaster` forecasts every channel with a weighted
 mean of the network's forecast and the Theta method's (:mod:`aaren_ts._theta`, streamed beside the
