@@ -164,6 +164,21 @@ class ETSStreams:
             raise ValueError("the exponential smoothing streams' clocks must be non-negative")
         return streams
 
+    def rescaled(self, scale: np.ndarray, shift: np.ndarray) -> ETSStreams:
+        """The streams of the values ``x * scale + shift`` (one factor and shift per stream): the
+        same parameters and clocks, the level, trend and seasonal values in the new units."""
+        scale, shift = np.asarray(scale, dtype=float), np.asarray(shift, dtype=float)
+        return ETSStreams(
+            alpha=self.alpha.copy(),
+            beta=self.beta.copy(),
+            gamma=self.gamma.copy(),
+            phi=self.phi.copy(),
+            level=self.level * scale + shift,
+            trend=self.trend * scale,
+            season=self.season * scale[:, None],
+            clock=self.clock.copy(),
+        )
+
     def take(self, rows: np.ndarray) -> ETSStreams:
         """A copy of the streams ``rows``."""
         return ETSStreams(**{f.name: getattr(self, f.name)[rows].copy() for f in fields(self)})
@@ -205,7 +220,10 @@ def fit_ets(series: Sequence[np.ndarray], sp: int, horizon: int = 1) -> ETSStrea
         trial.alpha, trial.beta, trial.gamma, trial.phi = np.tile(grid, (len(chunk), 1)).T.copy()
         total = np.zeros((len(chunk), k))
         for t in range(t_max):
-            if horizon > 1 and t % stride == 0:  # (every stream's clock is t)
+            # (the forecasts of every grid point at once: the damping is shared by a grid point's
+            # rows and every stream's clock is t, so this is :meth:`ETSStreams.forecast` without
+            # its per-row powers and gathers)
+            if horizon > 1 and t % stride == 0:
                 season = trial.season[:, (t + np.arange(horizon)) % sp].reshape(len(chunk), k, horizon)
                 level = trial.level.reshape(len(chunk), k, 1)
                 trend = trial.trend.reshape(len(chunk), k, 1)

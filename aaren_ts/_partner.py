@@ -101,22 +101,30 @@ class PartnerStreams:
         return {**self.theta.arrays(), **ets}
 
     @classmethod
-    def from_arrays(
-        cls, arrays: dict[str, np.ndarray], n: int, sp: int, check: bool = True
-    ) -> PartnerStreams:
-        """Streams from :meth:`arrays`' output: ``n`` streams with a season of ``sp``, each part checked
-        (:meth:`ThetaStreams.from_arrays`, :meth:`ETSStreams.from_arrays`, and the parts' clocks equal;
-        ``ValueError`` naming what does not fit), or taken as they are with ``check=False``."""
-        theta = {k: v for k, v in arrays.items() if not k.startswith(ETS_PREFIX)}
-        ets = {k[len(ETS_PREFIX) :]: v for k, v in arrays.items() if k.startswith(ETS_PREFIX)}
-        if not check:
-            return cls(ThetaStreams(**theta), ETSStreams(**ets) if ets else None)
+    def of(cls, arrays: dict[str, np.ndarray]) -> PartnerStreams:
+        """Streams from :meth:`arrays`' output, taken as they are (no checks: a state already checked)."""
+        theta, ets = _split(arrays)
+        return cls(ThetaStreams(**theta), ETSStreams(**ets) if ets else None)
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray], n: int, sp: int) -> PartnerStreams:
+        """Streams from :meth:`arrays`' output, checked: ``n`` streams with a season of ``sp``, each part
+        (:meth:`ThetaStreams.from_arrays`, :meth:`ETSStreams.from_arrays`) and the parts' clocks equal
+        (``ValueError`` naming what does not fit)."""
+        theta, ets = _split(arrays)
         streams = cls(
             ThetaStreams.from_arrays(theta, n, sp), ETSStreams.from_arrays(ets, n, sp) if ets else None
         )
         if streams.ets is not None and not np.array_equal(streams.ets.clock, streams.theta.clock):
             raise ValueError("the exponential smoothing streams' clocks disagree with the Theta streams'")
         return streams
+
+
+def _split(arrays: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """The Theta method's arrays and exponential smoothing's (their :data:`ETS_PREFIX` removed)."""
+    theta = {k: v for k, v in arrays.items() if not k.startswith(ETS_PREFIX)}
+    ets = {k[len(ETS_PREFIX) :]: v for k, v in arrays.items() if k.startswith(ETS_PREFIX)}
+    return theta, ets
 
 
 def stream_rows(series: np.ndarray, n_channels: int) -> np.ndarray:

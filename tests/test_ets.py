@@ -111,6 +111,19 @@ def test_a_trend_and_a_season_are_forecast_closely():
     assert streams.gamma[0] <= 0.05  # (a fixed season: little smoothing)
 
 
+def test_rescaled_streams_forecast_the_rescaled_values():
+    series = _series(3, 24, seed=3)
+    streams = fit_ets(series, 4)
+    scale, shift = np.array([2.0, 0.5, 10.0]), np.array([-1.0, 3.0, 100.0])
+    rescaled = streams.rescaled(scale, shift)
+    for t in range(24):
+        values = np.array([s[t] for s in series])
+        streams.update(values)
+        rescaled.update(values * scale + shift)
+    expected = streams.forecast(5) * scale[:, None] + shift[:, None]
+    np.testing.assert_allclose(rescaled.forecast(5), expected, rtol=1e-12, atol=1e-9)
+
+
 def test_a_season_of_one_has_no_seasonal_smoothing():
     streams = fit_ets(_series(2, 20), 1)
     assert streams.season.shape == (2, 1) and (streams.gamma == 0).all()

@@ -297,7 +297,7 @@ class ForecastEngine(Streams):
                 f"use_theta: season must hold finite seasonal components of shape {(n, c)} + (sp,)"
             )
         if ets is not None:
-            ets = ETSStreams.from_arrays(ets.arrays(), n * c, season.shape[-1]).take(np.arange(n * c))
+            ets = ETSStreams.from_arrays(ets.arrays(), n * c, season.shape[-1])  # (checked copies)
             if ets.clock.any():
                 raise ValueError("use_theta: the exponential smoothing streams must be at their first step")
         if self.n_seen.any():

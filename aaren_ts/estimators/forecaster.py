@@ -553,9 +553,7 @@ class AarenForecaster(
         if (weight < 1.0).any():  # (else no Theta streams at all: nothing to carry, step or export)
             # (fitted on standardised values: the seasonal components and states in the streams' units)
             if smoothing is not None:
-                smoothing.level = smoothing.level * scale[:, :c].ravel() + mean[:, :c].ravel()
-                smoothing.trend = smoothing.trend * scale[:, :c].ravel()
-                smoothing.season = smoothing.season * scale[:, :c].reshape(-1, 1)
+                smoothing = smoothing.rescaled(scale[:, :c].ravel(), mean[:, :c].ravel())
             self.engine_.use_theta(alpha, season * scale[:, :c, None], weight, ets=smoothing)
 
     def _state_is_pretrained(self) -> bool:

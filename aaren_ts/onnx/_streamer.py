@@ -324,7 +324,7 @@ class OnnxStreamer:
                 state[f"output.{name}"] = value
             state.update(zip(spec.state, results[len(spec.outputs) :], strict=True))
         if THETA_WEIGHT in state:
-            theta = PartnerStreams.from_arrays(stream_arrays(state, copy=True), 0, 0, check=False)
+            theta = PartnerStreams.of(stream_arrays(state, copy=True))
             for t in range(steps.shape[1]):
                 theta.update(steps[:, t].ravel())
             state.update(state_entries(theta, steps.shape[0]))
@@ -598,7 +598,7 @@ class OnnxStreamer:
         if THETA_WEIGHT not in state:
             return 0.0
         loc = state["output.loc"]
-        streams = PartnerStreams.from_arrays(stream_arrays(state), 0, 0, check=False)
+        streams = PartnerStreams.of(stream_arrays(state))
         return combination_shift(streams, state[THETA_WEIGHT], loc, np.arange(len(loc)))
 
     def predict_interval(self, coverage: float = 0.9, X: Any = None) -> tuple[np.ndarray, np.ndarray]:
