@@ -53,7 +53,7 @@ __all__ = [
 ]
 
 _PREFIXES = np.arange(1, 21) / 20.0  # the prefix lengths, as fractions of the median training length
-_FEATURE_BYTES = 2**28  # features per batch when computing the training features (256 MiB)
+_FEATURE_BYTES = 2**28  # indicators per batch when computing the training features (256 MiB)
 _GAINS = np.geomspace(0.1, 1000.0, 81)  # the factors tried on the out-of-fold scores
 _HEAD_GAINS = np.geomspace(0.01, 1.0, 41)  # the factors tried on the network's scores after a prefix
 _HEAD_BATCH = 256  # training series per forward pass when scoring the network's prefixes
@@ -93,7 +93,7 @@ def kernel_config(lengths: np.ndarray, n_features: int, seed: int | None) -> dic
 
 @torch.no_grad()
 def _running_means(module: ClassifierModule, values: np.ndarray, steps: np.ndarray) -> np.ndarray:
-    """The kernels' running means (mean positive excess) after ``steps[p, i]`` steps of series ``i``
+    """The kernels' proportions of positive values after ``steps[p, i]`` steps of series ``i``
     (``steps`` ``(P, n_series)``, each from 1 to the series' length): ``(P, n_series, n_features)``."""
     kernels = module.kernels
     n, t_max, c = values.shape
@@ -103,11 +103,11 @@ def _running_means(module: ClassifierModule, values: np.ndarray, steps: np.ndarr
     for start in range(0, n, batch):
         x = torch.as_tensor(values[start : start + batch])
         window = torch.cat([x.new_zeros(len(x), pad, c), x], dim=1)
-        running = kernels(window).cumsum(dim=1)  # (b, T, F); steps past a series' end are not read
+        positive = kernels(window).cumsum(dim=1)  # (b, T, F); steps past a series' end are not read
         rows = torch.arange(len(x))
         for p in range(len(steps)):
             at = torch.as_tensor(steps[p, start : start + batch])
-            out[p, start : start + batch] = (running[rows, at - 1] / at[:, None]).numpy()
+            out[p, start : start + batch] = (positive[rows, at - 1] / at[:, None]).numpy()
     return out
 
 

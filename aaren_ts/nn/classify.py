@@ -16,9 +16,9 @@ Readouts (``z_t`` is the feature vector the head classifies at step ``t``, ``y_i
 
 All three update in O(1) per step from their state.
 
-With ``random_kernels`` (:class:`~aaren_ts.nn.rocket.RandomKernelFeatures`, MiniRocket's kernels made
-causal), each step's excess of the kernels' responses over their thresholds also feeds linear maps
-fitted outside the network (ridge classifiers on their running means, one per prefix length, set with
+With ``random_kernels`` (:class:`~aaren_ts.nn.rocket.RandomKernelFeatures`, MiniRocket's features made
+causal), each step's threshold indicators also feed linear maps fitted outside the network (ridge
+classifiers on their running means, one per prefix length, set with
 :meth:`ClassifierModule.set_kernel_head`); after ``t`` steps the map of the longest prefix length up to
 ``t`` scores the running means. Since each map is linear, the running mean of its per-step scores is
 its score of the running means, so a stream keeps one running sum per class and prefix length. In
@@ -229,7 +229,7 @@ class ClassifierModule(nn.Module):
 
     def _kernel_blocks(self, window: torch.Tensor) -> Iterator[tuple[int, int, torch.Tensor]]:
         """``(start, stop, part)`` over the last ``n`` steps of ``window`` ``(batch, receptive_field -
-        1 + n, n_channels)``: blocks of steps small enough that their features take about 64 MiB,
+        1 + n, n_channels)``: blocks of steps small enough that their indicators take about 64 MiB,
         ``part`` the window the kernels read for steps ``start`` to ``stop``."""
         r = self.receptive_field - 1
         block = max(1, 2**24 // max(1, window.shape[0] * self.kernels.n_features))
@@ -263,7 +263,7 @@ class ClassifierModule(nn.Module):
         """The random kernels' class scores ``(batch, n, n_prefixes * n_classes)`` (every prefix
         length's map) of each of the last ``n`` steps of
         ``window`` ``(batch, receptive_field - 1 + n, n_channels)``, computed ``n``-step blocks at a
-        time small enough that the features of a block take about 64 MiB."""
+        time small enough that the indicators of a block take about 64 MiB."""
         out = [
             self.kernels(part).double() @ self.kernel_weight.T for _, _, part in self._kernel_blocks(window)
         ]
@@ -280,8 +280,8 @@ class ClassifierModule(nn.Module):
         ``mask`` ``(batch, n)`` marks the real ones, ``seen`` ``(batch,)`` counts the steps before
         it and ``sums`` ``(batch, n_prefixes * n_classes)`` are the maps' sums there. A step needs
         the sums of the map in use only: a block of steps is mapped by the maps its steps use (one
-        or two, not every map), on top of the chunk's feature sums before the block mapped
-        once, and every map's sums are advanced once, at the end, from the chunk's totals. Returns
+        or two, not every map), on top of the chunk's indicator counts before the block mapped
+        once, and every map's sums are advanced once, at the end, from the chunk's counts. Returns
         ``(batch, n, n_classes + 2)`` and the new sums.
         """
         n_maps = len(self.kernel_prefixes)
@@ -290,27 +290,27 @@ class ClassifierModule(nn.Module):
         after = seen[:, None] + mask.cumsum(dim=1)  # steps seen after each step of the chunk
         which = self._map_in_use(after)  # (B, n)
         scores = sums.new_zeros(*mask.shape, self.n_classes)
-        totals = sums.new_zeros(window.shape[0], self.kernels.n_features)  # of the chunk so far
+        counts = sums.new_zeros(window.shape[0], self.kernels.n_features)  # of the chunk so far
         for start, stop, part in self._kernel_blocks(window):
-            features = (self.kernels(part) * mask[:, start:stop, None].to(part.dtype)).double()
+            indicators = (self.kernels(part) * mask[:, start:stop, None].to(part.dtype)).double()
             in_use = which[:, start:stop]
             for p in in_use.unique().tolist():  # (a block's steps mostly use one or two maps)
-                before = previous[:, p] + totals @ weight[p].T  # (B, n_classes): up to the block
-                running = before[:, None] + (features @ weight[p].T).cumsum(dim=1)
+                before = previous[:, p] + counts @ weight[p].T  # (B, n_classes): up to the block
+                running = before[:, None] + (indicators @ weight[p].T).cumsum(dim=1)
                 chosen = (in_use == p).unsqueeze(-1)
                 scores[:, start:stop] = torch.where(chosen, running, scores[:, start:stop])
-            totals += features.sum(dim=1)
-        return self._features_of_map(scores, after, which), sums + totals @ self.kernel_weight.T
+            counts += indicators.sum(dim=1)
+        return self._features_of_map(scores, after, which), sums + counts @ self.kernel_weight.T
 
     def kernel_chunk_scores(self, window: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """The sums over the real steps (``mask`` ``(batch, n)``) of the last ``n`` steps of ``window``
         ``(batch, receptive_field - 1 + n, n_channels)`` of the random kernels' class scores, every
-        prefix length's map: ``(batch, n_prefixes * n_classes)`` float64. The features are summed
-        first (:meth:`~aaren_ts.nn.rocket.RandomKernelFeatures.sums`), then mapped once."""
-        totals = window.new_zeros(window.shape[0], self.kernels.n_features, dtype=torch.float64)
+        prefix length's map: ``(batch, n_prefixes * n_classes)`` float64. The indicators are counted
+        first (:meth:`~aaren_ts.nn.rocket.RandomKernelFeatures.counts`), then mapped once."""
+        counts = window.new_zeros(window.shape[0], self.kernels.n_features, dtype=torch.float64)
         for start, stop, part in self._kernel_blocks(window):
-            totals += self.kernels.sums(part, mask[:, start:stop])
-        return totals @ self.kernel_weight.T
+            counts += self.kernels.counts(part, mask[:, start:stop])
+        return counts @ self.kernel_weight.T
 
     def readout_features(self, readout: Any) -> torch.Tensor:
         """Feature vector ``(batch, d_model)`` of a readout state."""

@@ -235,9 +235,10 @@ def test_classifier_streams_as_the_estimator(readout, n_random_features, n_estim
         est.partial_update(chunk)
         streamer.partial_update(chunk)
         worst = max(worst, float(np.abs(streamer.predict_proba() - est.predict_proba()).max()))
-    # The random kernels' features are float32 responses less thresholds, rounded differently by ONNX
-    # Runtime's convolution than by PyTorch's, and summed over 10,000 features per step.
-    assert worst < TOL
+    # The random kernels compare float32 responses with thresholds: where ONNX Runtime's convolution
+    # rounds a response to the other side of a threshold than PyTorch's, one indicator of that step
+    # differs (a few in a million), which moves the probabilities by up to a few 1e-5.
+    assert worst < (TOL if n_random_features == 0 else 1e-4)
     assert streamer.n_seen == N_STEPS
     np.testing.assert_array_equal(streamer.predict(), est.predict())
 
