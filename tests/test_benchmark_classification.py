@@ -6,6 +6,7 @@ paper's ten problems listed with the paper's figure, ours where the run had the 
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -17,6 +18,7 @@ sys.path.insert(0, str(BENCHMARKS))
 
 import _aeon_peers  # noqa: E402
 import classification  # noqa: E402
+import classification_validation  # noqa: E402
 import early_validation  # noqa: E402
 
 
@@ -144,3 +146,33 @@ def test_mixture_parts_scores_each_part_and_restores_the_mixture(
     text = classification.write_report(rows, [], [], [], context, "clf").read_text()
     means = "| BasicMotions | 91.00 ± 1.00 | 94.00 ± 1.00 | 82.00 ± 2.00 |"
     assert f"{means} 90.00 / 95.00 / 80.00; 92.00 / 93.00 / 84.00 |" in text
+
+
+def test_validation_scores_every_training_series_once_and_no_test_series(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from aaren_ts.datasets import uea
+
+    read = []
+    real_load = uea.load_uea
+
+    def spy(name, split=None, **kw):
+        read.append(split)
+        return real_load(name, split, **kw)
+
+    monkeypatch.setattr(uea, "load_uea", spy)
+    monkeypatch.setattr("aaren_ts.datasets.load_uea", spy)
+    tiny = ["--param", "d_model=8", "--param", "n_heads=2", "--param", "n_layers=1", "--param", "d_ff=16"]
+    tiny += ["--param", "max_epochs=2", "--param", "n_estimators=1", "--param", "n_random_features=2000"]
+    argv = ["--datasets", "BasicMotions", "--seeds", "0", "--folds", "2", "--out", str(tmp_path), *tiny]
+    assert classification_validation.main(argv) == 0
+    assert read == ["train"]  # the test split is never read
+    saved = json.loads((tmp_path / "classification_validation.json").read_text())
+    scores = saved["results"]["BasicMotions"]["0"]
+    assert set(scores) == {"0.25", "0.5", "1.0", "kernels alone", "network alone"}
+    # BasicMotions' classes separate easily: the random kernels alone get most held-out series right
+    assert 75.0 <= scores["kernels alone"] <= 100.0 and 0.0 <= scores["network alone"] <= 100.0
+    # each of the 40 training series is held out once: accuracies are multiples of 100 / 40
+    assert all(abs(v * 40 / 100 - round(v * 40 / 100)) < 1e-9 for v in scores.values())
+    report = (tmp_path / "classification_validation.md").read_text()
+    assert "| BasicMotions |" in report and "--param max_epochs=2" in report
