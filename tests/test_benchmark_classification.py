@@ -151,17 +151,16 @@ def test_mixture_parts_scores_each_part_and_restores_the_mixture(
 def test_validation_scores_every_training_series_once_and_no_test_series(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from aaren_ts.datasets import uea
+    import aaren_ts.datasets
 
     read = []
-    real_load = uea.load_uea
+    real_load = aaren_ts.datasets.load_uea
 
     def spy(name, split=None, **kw):
         read.append(split)
         return real_load(name, split, **kw)
 
-    monkeypatch.setattr(uea, "load_uea", spy)
-    monkeypatch.setattr("aaren_ts.datasets.load_uea", spy)
+    monkeypatch.setattr(aaren_ts.datasets, "load_uea", spy)  # (the script imports it when it runs)
     tiny = ["--param", "d_model=8", "--param", "n_heads=2", "--param", "n_layers=1", "--param", "d_ff=16"]
     tiny += ["--param", "max_epochs=2", "--param", "n_estimators=1", "--param", "n_random_features=2000"]
     argv = ["--datasets", "BasicMotions", "--seeds", "0", "--folds", "2", "--out", str(tmp_path), *tiny]
