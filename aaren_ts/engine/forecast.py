@@ -77,11 +77,12 @@ class ForecastEngine(Streams):
         the model's scale throughout: values given to :meth:`advance` and every forecast, quantile and
         standard deviation it returns are in the series' units for the other channels and in their
         logarithm for these; its caller maps them (the forecaster, the ONNX streamer).
-    naive : ndarray of shape (n_series, n_channels), bool
-        Channels of series whose point forecast is the (seasonal) naive one the network starts from (see
-        :meth:`~aaren_ts.nn.forecast.ForecastNet.reset_to_naive`) instead of the network's: set with
-        :meth:`use_naive`, where the network did not beat the naive forecast on the series' held-out
-        data. Their intervals are the network's distribution with its scale multiplied by :attr:`spread`,
+    naive : ndarray of shape (n_series, n_channels), float
+        The share, in [0, 1], of the (seasonal) naive forecast the network starts from (see
+        :meth:`~aaren_ts.nn.forecast.ForecastNet.reset_to_naive`) in each channel's point forecast,
+        the network's having the rest (0: the network's alone): set with :meth:`use_naive`, above 0
+        where the network did not clearly beat the naive forecast on the series' held-out data. Their
+        intervals are the network's distribution with its scale multiplied by :attr:`spread`,
         or the naive method's own (:attr:`naive_std`), re-calibrated online.
     spread : ndarray of shape (n_series, n_channels)
         Factor on the scale of each series' forecast distribution (1: the network's), set with
@@ -101,7 +102,8 @@ class ForecastEngine(Streams):
         Theta method's, and exponential smoothing's where given; row ``series * n_channels +
         channel``), advanced with the network's.
     theta_weight : ndarray of shape (n_series, n_channels)
-        The weight of each channel's own forecast (the network's, or the naive one where :attr:`naive`)
+        The weight of each channel's own forecast (the network's, blended with the naive one by
+        :attr:`naive`)
         in its combination with the Theta method's (1: its own alone, the default); the combination
         shifts the whole forecast distribution (point, quantiles) by the same amount.
     n_seen : ndarray of shape (n_series,)
@@ -134,7 +136,7 @@ class ForecastEngine(Streams):
         self.mean = np.zeros((0, c + module.n_exog))
         self.scale = np.ones((0, c + module.n_exog))
         self.log_target = np.zeros((0, c), dtype=bool)
-        self.naive = np.zeros((0, c), dtype=bool)
+        self.naive = np.zeros((0, c))
         self.spread = np.ones((0, c))
         self.naive_std = np.zeros((0, c))
         self.max_std = np.zeros((0, c))
@@ -234,7 +236,7 @@ class ForecastEngine(Streams):
             self.mean = np.concatenate([self.mean, mean])
             self.scale = np.concatenate([self.scale, scale])
             self.log_target = np.concatenate([self.log_target, log_target])
-            self.naive = np.concatenate([self.naive, np.zeros((n, self.n_channels), dtype=bool)])
+            self.naive = np.concatenate([self.naive, np.zeros((n, self.n_channels))])
             self.spread = np.concatenate([self.spread, np.ones((n, self.n_channels))])
             self.naive_std = np.concatenate([self.naive_std, np.zeros((n, self.n_channels))])
             self.max_std = np.concatenate([self.max_std, np.zeros((n, self.n_channels))])
@@ -247,20 +249,23 @@ class ForecastEngine(Streams):
             return np.arange(start, start + n)
 
     def use_naive(self, naive: Any, spread: Any = None, naive_std: Any = None, max_std: Any = None) -> None:
-        """Set which series (channels) forecast with the (seasonal) naive method, ``naive`` ``(n_series,
-        n_channels)`` bool, the factor on each one's forecast spread, ``spread`` (same shape, positive;
-        ``None``: 1), which take the naive method's own distribution, ``naive_std`` (same shape,
-        non-negative, standardised; ``None``: 0, none), and the cap on each one's spread from the
+        """Set the (seasonal) naive method's share in each series' (channel's) point forecast, ``naive``
+        ``(n_series, n_channels)`` in [0, 1] (bool: True for 1, the naive forecast alone), the factor
+        on each one's forecast spread, ``spread`` (same shape, positive; ``None``: 1), which take the
+        naive method's own distribution, ``naive_std`` (same shape, non-negative, standardised;
+        ``None``: 0, none), and the cap on each one's spread from the
         network, ``max_std`` (same shape, non-negative, standardised; ``None``: 0, none).
 
         Takes effect from each stream's next step (the current forecasts are left as they are).
         """
         naive = np.asarray(naive)
         expected = (len(self), self.n_channels)
-        if naive.shape != expected or naive.dtype != bool:
+        if naive.shape != expected or naive.dtype.kind not in "bf" or not ((naive >= 0) & (naive <= 1)).all():
             raise ValueError(
-                f"use_naive: expected a bool array of shape {expected}, got {naive.dtype} {naive.shape}"
+                f"use_naive: expected shares in [0, 1] (or bools) of shape {expected}, got {naive.dtype} "
+                f"{naive.shape}"
             )
+        naive = naive.astype(np.float64)
         spread = np.ones(expected) if spread is None else np.asarray(spread, dtype=np.float64)
         if spread.shape != expected or not (np.isfinite(spread) & (spread > 0)).all():
             raise ValueError(f"use_naive: spread must hold {expected} finite positive factors")
@@ -332,8 +337,8 @@ class ForecastEngine(Streams):
         """The network's ``naive``, ``spread``, ``naive_std`` and ``max_std`` arguments for the streams
         at ``rows`` (each left out where it changes nothing)."""
         out = {}
-        if self.naive[rows].any():
-            out["naive"] = torch.as_tensor(self.naive[rows], device=self.device)
+        if (self.naive[rows] > 0).any():
+            out["naive"] = torch.as_tensor(self.naive[rows], dtype=torch.float32, device=self.device)
         if (self.spread[rows] != 1.0).any():
             out["spread"] = torch.as_tensor(self.spread[rows], dtype=torch.float32, device=self.device)
         if (self.naive_std[rows] > 0).any():

@@ -166,7 +166,10 @@ class FittedForecasterMixin:
                 # (older archives: factors of 1, the head's intervals, uncapped)
                 for name in ("spread", "naive_std", "max_std")
             )
-            self.engine_.use_naive(_saved(attributes, "naive", torch.bool), spread, naive_std, max_std)
+            # (archives written before the naive forecast's share: a bool per channel, 1 or 0)
+            old = getattr(attributes["naive"], "dtype", None) == torch.bool
+            naive = _saved(attributes, "naive", torch.bool if old else torch.float64)
+            self.engine_.use_naive(naive, spread, naive_std, max_std)
         n_seen, n_observed = (_saved(attributes, name, torch.int64) for name in ("n_seen", "n_observed"))
         theta = attributes.get("theta")  # (archives written before the Theta combination: none)
         if theta is not None:

@@ -225,9 +225,10 @@ def tail_intervals(
 
     ``series``, ``n_train`` and the streaming are those of :func:`~aaren_ts.nn.forecast.held_out_errors`
     (whole standardised series, covariates after the channels; the forecasts issued from the end of the
-    training part on, scored on the tail values they reach); ``naive`` ``(n_series, C)`` marks the
-    channels whose point forecast the network replaces by the naive one, ``naive_point`` (default
-    ``naive``) every channel whose point forecast is the naive one (all of them when the network itself
+    training part on, scored on the tail values they reach); ``naive`` ``(n_series, C)`` is the naive
+    forecast's share in each channel's point forecast (bool: 0 or 1, :attr:`~aaren_ts.engine.
+    ForecastEngine.naive`), ``naive_point`` (default ``naive``) marks, above 0, every channel whose
+    point forecast is (in part) the naive one (all of them when the network itself
     was reset to it). A channel without a tail takes the geometric mean of the factors of the channels on
     its scale (``log_scale``, below; of all channels when none on its scale has a tail, 1 when none has).
 
@@ -252,7 +253,7 @@ def tail_intervals(
     n = len(series)
     spread = np.ones((n, c))
     observed = np.zeros((n, c))  # each channel's observed tail values, where it has a factor
-    candidates = (naive if naive_point is None else naive_point) & head.has_normal
+    candidates = (np.asarray(naive if naive_point is None else naive_point) > 0) & head.has_normal
     naive_std, max_std = np.zeros((n, c)), np.zeros((n, c))
     for k in range(n) if head.has_normal else ():
         train = np.asarray(series[k][: n_train[k], :c], dtype=np.float64)

@@ -67,7 +67,8 @@ def fit_combination(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, ETSStreams | None]:
     """The Theta method's smoothing parameters ``(n, C)`` and seasonal components ``(n, C, sp)`` of
     each standardised series (channels first), and the weight ``(n, C)`` of the forecast the streams
-    make (the network's, or the naive one where ``naive`` ``(n, C)`` is true) in the combination: one
+    make (the network's, blended with the naive one by its share ``naive`` ``(n, C)``, as
+    :attr:`~aaren_ts.engine.ForecastEngine.naive`) in the combination: one
     per channel for the series that keep the network and one for those that fall back, chosen on their
     tails as the module's docstring says (1 where no tail is scored). The Theta method the weights are
     chosen with is fitted on the training parts (``series[k][: n_train[k]]``), the one returned on the
@@ -108,7 +109,8 @@ def fit_combination(
     own = losses[:, -1:]  # (n, 1, C): the streams' own forecasts (weight 1)
     log_ratio = np.log(np.maximum(losses, 1e-300) / np.where(own > 0, own, 1.0))  # (n, W, C)
     weight = np.ones((len(series), c))
-    for members in (~naive, naive):
+    fallen = np.asarray(naive) > 0
+    for members in (~fallen, fallen):
         for j in range(c):
             ratios = log_ratio[members[:, j] & (own[:, 0, j] > 0), :, j]  # (m, W)
             weight[members[:, j], j] = _significant_weight(ratios)

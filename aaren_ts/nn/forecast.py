@@ -386,9 +386,10 @@ class ForecastNet(nn.Module):
 
         ``z``, ``level``, ``scale`` and ``window_std`` are :meth:`tokens`' for the same steps. The mean
         leaves out the future-known covariates' effect (:meth:`future_effect`). ``naive`` ``(B, C)``
-        (bool) marks the channels of series whose mean is the (seasonal) naive forecast instead of the
-        network's, and ``spread`` ``(B, C)`` multiplies the head's scale parameters (its
-        :attr:`~aaren_ts.nn.heads.DistributionHead.scaled` ones) of each series' channels.
+        is the (seasonal) naive forecast's share in the mean of each series' channels, in [0, 1] (0:
+        the network's forecast, 1: the naive one; bool: 0 or 1), and ``spread`` ``(B, C)``
+        multiplies the head's scale parameters (its :attr:`~aaren_ts.nn.heads.DistributionHead.scaled`
+        ones) of each series' channels.
         ``naive_std`` ``(B, C)``, where positive, replaces a channel's distribution by the naive
         method's own (:meth:`naive_distribution`; ignored by a head without a Gaussian member).
         ``max_std`` ``(B, C)``, where positive, caps the head's distribution before ``spread``: no
@@ -400,8 +401,10 @@ class ForecastNet(nn.Module):
         out = self.head(h).unflatten(-1, (self.c_in, self.horizon)) + self.skip(z)  # (B', n, c_in, T)
         if naive is not None:
             # rows are (series, channel) pairs, channel fastest, or series with every channel in a token
-            rows = naive.reshape(-1, 1, 1, 1) if self.channel_independent else naive[:, None, :, None]
-            out = torch.where(rows, z @ self.naive_weight().T, out)
+            share = naive.to(out.dtype)
+            rows = share.reshape(-1, 1, 1, 1) if self.channel_independent else share[:, None, :, None]
+            # (where the share is 0 the network's forecast is kept as it is, even beside a NaN)
+            out = torch.where(rows > 0, torch.lerp(out, z @ self.naive_weight().T, rows), out)
         if scale is not None:
             out = out * scale
         if level is not None:
@@ -469,12 +472,13 @@ class ForecastNet(nn.Module):
         (:meth:`future_effect`) is added to the mean. Without ``future`` the mean leaves it out (a
         stream adds it when the future values are known).
 
-        ``naive`` ``(B, C)`` (bool) marks the channels of series whose mean forecast is the (seasonal)
-        naive one (the network did not beat it on their held-out data), and ``spread`` ``(B, C)``
-        multiplies the scale parameters of the distribution head for each series' channels (chosen on
-        their held-out data), and ``naive_std`` ``(B, C)``, where positive, gives a channel the naive
-        method's own distribution instead (:meth:`naive_distribution`); ``max_std`` ``(B, C)``, where
-        positive, caps the head's spread (:meth:`distribution`).
+        ``naive`` ``(B, C)`` is the (seasonal) naive forecast's share in the mean forecast of each
+        series' channels, in [0, 1] (bool: 0 or 1; above 0 where the network did not clearly beat it
+        on their held-out data), and ``spread`` ``(B, C)`` multiplies the scale parameters of the
+        distribution head for each series' channels (chosen on their held-out data), and
+        ``naive_std`` ``(B, C)``, where positive, gives a channel the naive method's own distribution
+        instead (:meth:`naive_distribution`); ``max_std`` ``(B, C)``, where positive, caps the head's
+        spread (:meth:`distribution`).
         """
         exog = None
         if self.n_exog:

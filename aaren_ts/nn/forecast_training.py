@@ -134,13 +134,48 @@ class HeldOutErrors(NamedTuple):
         if not scored.any():
             return np.zeros(self.error.shape, dtype=bool)
         clear = self.error < (1.0 - NAIVE_MARGIN) * self.naive_error
-        error, naive_error = self.error[scored].sum(), self.naive_error[scored].sum()
-        pooled = bool(
-            error < (1.0 - NAIVE_MARGIN) * naive_error
-            and naive_error - error >= NAIVE_T * np.sqrt(self.variance[scored].sum())
-        )
+        pooled = self.pooled_gain()
         keep = clear if pooled else clear & (self.improvement_t() >= NAIVE_T)
         return np.where(scored, ~keep, not pooled)
+
+    def pooled_gain(self) -> bool:
+        """Whether all tails pooled show the network's gain over the naive forecast: an error at least
+        ``NAIVE_MARGIN`` below the naive forecast's, by at least ``NAIVE_T`` standard errors (their
+        variances summed). False where nothing is scored."""
+        scored = self.count > 0
+        error, naive_error = self.error[scored].sum(), self.naive_error[scored].sum()
+        return bool(
+            scored.any()
+            and error < (1.0 - NAIVE_MARGIN) * naive_error
+            and naive_error - error >= NAIVE_T * np.sqrt(self.variance[scored].sum())
+        )
+
+    def naive_share(self) -> np.ndarray:
+        """The naive forecast's share in each series' (channel's) point forecast, ``(n_series, C)`` in
+        [0, 1]: 0 where it keeps the network (:meth:`falls_back`); where it falls back, the naive
+        forecast's inverse-error weight against the network's, ``error / (error + naive_error)`` (Bates
+        and Granger's combination, on the tail errors in the training loss), if the pooled tails show
+        the network's gain (:meth:`pooled_gain`), and 1 (the naive forecast alone) if they do not.
+
+        Where the panel shows that the network learns, a series whose own tail did not clear the bar
+        is often one whose tail was too short to show the network's gain, not one the network cannot
+        forecast: weighing the two forecasts by their tail errors hedges that verdict, and still gives
+        the naive forecast most of the weight where the network was clearly worse. On the validation
+        cuts from the training parts, the fallen-back series' forecasts so weighted against the naive
+        forecast alone (the same fitted networks): tourism quarterly (tails of 10 to 25 values, 124 /
+        131 / 135 of the 427 series falling back, seeds 0, 1, 2) MAPE 19.33 / 19.20 / 19.38 -> 19.05 /
+        18.95 / 19.07, MASE 1.837 / 1.826 / 1.832 -> 1.804 / 1.793 / 1.794; M4 Hourly (66 of 414, seed
+        0) sMAPE 10.77 -> 10.70, MASE 0.885 -> 0.876. A fixed share of 0.5 did as well on tourism
+        (19.07 / 18.97 / 19.09) but not on M4 (MASE 0.892), and a share from the series' own
+        Diebold-Mariano statistic, ``1 - Phi(t)``, did on M4 (0.880) but not on tourism (19.24 /
+        19.17 / 19.24): short tails' standard errors mislead.
+        """
+        fallen = self.falls_back()
+        if not self.pooled_gain():
+            return fallen.astype(np.float64)
+        total = self.error + self.naive_error
+        weight = np.divide(self.error, total, out=np.ones_like(total), where=total > 0)
+        return np.where(fallen, weight, 0.0)
 
 
 def _long_run_variance(d: torch.Tensor, valid: torch.Tensor, lags: int) -> torch.Tensor:

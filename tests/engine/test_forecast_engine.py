@@ -200,6 +200,8 @@ def _first_weight(payload) -> str:
         (lambda p: p["attributes"].pop("mean"), "KeyError: 'mean'"),
         (lambda p: p["attributes"]["series_ids"].append("x"), "does not fit the 4 saved series"),
         (lambda p: p["params"].update(horizon="three"), "horizon"),
+        (lambda p: p["attributes"].update(naive=p["attributes"]["naive"] + 1.5), "shares in [0, 1]"),
+        (lambda p: p["attributes"].update(naive=p["attributes"]["naive"].int()), "naive must be"),
     ],
 )
 def test_an_archive_whose_parts_do_not_fit_together_is_refused_naming_the_file(fitted, tmp_path, edit, match):
@@ -208,6 +210,31 @@ def test_an_archive_whose_parts_do_not_fit_together_is_refused_naming_the_file(f
     with pytest.raises(ValueError, match=r"crafted\.zip") as raised:
         AarenForecaster.load(tmp_path / "crafted.zip")
     assert match in str(raised.value)
+
+
+def test_an_archive_from_before_the_naive_share_loads_its_bool_fallback(fitted, tmp_path) -> None:
+    """Archives wrote the fallback as one bool per series and channel; they load as shares 0 and 1."""
+    saved = fitted.save(tmp_path / "model")
+
+    def as_flags(payload) -> None:
+        naive = payload["attributes"]["naive"]
+        payload["attributes"]["naive"] = (torch.arange(naive.numel()) % 2 == 0).reshape(naive.shape)
+
+    _tampered_archive(saved, tmp_path / "flags.zip", as_flags)
+    loaded = AarenForecaster.load(tmp_path / "flags.zip")
+    assert loaded.engine_.naive.dtype == np.float64
+    assert loaded.engine_.naive.ravel().tolist() == [
+        float(k % 2 == 0) for k in range(len(fitted.engine_.ids))
+    ]
+
+
+def test_the_naive_share_is_refused_outside_zero_to_one_and_nothing_changes(fitted) -> None:
+    engine = fitted.engine_
+    before = engine.naive.copy()
+    for bad in (np.full(before.shape, 1.5), np.full(before.shape, np.nan), np.full(before.shape, -0.1)):
+        with pytest.raises(ValueError, match=r"shares in \[0, 1\]"):
+            engine.use_naive(bad)
+        np.testing.assert_array_equal(engine.naive, before)
 
 
 def test_values_that_would_overflow_are_refused_naming_the_series(fitted) -> None:

@@ -105,6 +105,24 @@ def test_a_series_keeps_the_network_on_a_clear_gain_and_a_significant_one_where_
     assert panel.falls_back()[:, 0].tolist() == [True, True, True, True]
 
 
+def test_a_fallen_back_series_weighs_the_naive_forecast_by_the_tail_errors_where_the_panel_learns():
+    def tails(error, naive_error, variance):
+        error, naive_error, variance = (
+            np.array(v, dtype=float)[:, None] for v in (error, naive_error, variance)
+        )
+        return HeldOutErrors(error, naive_error, np.full(error.shape, 10), variance)
+
+    # the panel shows a gain: the series that fall back (within the margin, or worse) take the naive
+    # forecast with the inverse-error weight error / (error + naive_error), the others the network alone
+    panel = tails([20.0, 95.0, 130.0, 0.0], [100.0, 100.0, 100.0, 0.0], [25.0, 100.0, 100.0, 0.0])
+    assert panel.pooled_gain()
+    np.testing.assert_allclose(panel.naive_share()[:, 0], [0.0, 95 / 195, 130 / 230, 1.0])
+    # no gain across the panel: a series that falls back takes the naive forecast alone
+    panel = tails([20.0, 95.0, 130.0], [100.0, 100.0, 100.0], [2500.0, 400.0, 400.0])
+    assert not panel.pooled_gain()
+    assert panel.naive_share()[:, 0].tolist() == [1.0, 1.0, 1.0]
+
+
 def test_held_out_errors_score_the_forecasts_from_the_whole_history():
     """An alternating series the network forecasts exactly, but for one jump the naive misses less."""
     torch.manual_seed(0)
