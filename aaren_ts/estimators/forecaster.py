@@ -84,8 +84,9 @@ class AarenForecaster(
         untrained network is the seasonal naive forecast, and a series (channel) whose held-out tail
         the trained network does not forecast clearly better than it keeps the seasonal naive
         forecast (weighed with the network's by their tail errors where the panel's tails show that
-        the network learns: see the forecasting guide). ``"auto"`` detects the period from the autocorrelation of the training series'
-        changes (1 when they show no cycle); fixed at the first ``fit`` as ``sp_``.
+        the network learns: see the forecasting guide). ``"auto"`` detects the period from the
+        autocorrelation of the training series' changes (1 when they show no cycle); fixed at the
+        first ``fit`` as ``sp_``.
     {backbone d_model n_heads n_layers d_ff}
     dropout : float, default=0.1
         Dropout in the encoder. (On tourism quarterly's validation cut from the training parts,
