@@ -29,6 +29,12 @@ class SegmentDataset(torch.utils.data.Dataset):
     steps, NaN where they are missing, where the series has ended, and where a channel has not been
     observed yet in the segment (nothing to forecast from). Series of fewer than 2 steps give no item.
 
+    (Starts drawn towards each series' recent end instead, with a density rising linearly across the
+    stretch, were tried on the forecaster's validation cuts and not kept: tourism quarterly, seeds 0,
+    1, 2, MAPE 19.03 / 18.96 / 19.06 -> 19.14 / 19.19 / 19.09 though MASE 1.801 / 1.791 / 1.793 ->
+    1.789 / 1.790 / 1.783; M4 Hourly, seeds 0, 1, sMAPE 10.70 / 10.79 -> 10.71 / 10.95, MASE 0.876 /
+    0.868 -> 0.872 / 0.881.)
+
     Parameters
     ----------
     series : ndarray of shape (n, C), or a sequence of them
