@@ -16,6 +16,7 @@ says so instead of drawing.
 from __future__ import annotations
 
 import argparse
+import copy
 import math
 import time
 from collections.abc import Callable
@@ -47,6 +48,8 @@ SEASONAL_NAIVE = f"seasonal naive (sp={AIRLINE_SP})"
 #: Name of the protocol's baseline: every step of the horizon forecast by the window's last value.
 LAST_VALUE = "last value"
 PLOT_HINT = "install aaren_ts[plot] for the plot"
+#: Test windows scored at a time by :func:`evaluate_protocol` (bounds its memory at long horizons).
+SCORE_BLOCK = 1024
 
 
 @dataclass
@@ -103,10 +106,15 @@ def protocol_test_windows(scaled: np.ndarray, borders: dict[str, tuple[int, int]
 
 
 def protocol_seasonal_naive(
-    scaled: np.ndarray, borders: dict[str, tuple[int, int]], horizon: int, sp: int
+    scaled: np.ndarray,
+    borders: dict[str, tuple[int, int]],
+    horizon: int,
+    sp: int,
+    windows: np.ndarray | None = None,
 ) -> np.ndarray:
-    """The seasonal naive forecasts ``(W, T, C)`` of :func:`protocol_test_windows`' windows: each step
-    repeats the value of the last full cycle of ``sp`` steps before the window's end.
+    """The seasonal naive forecasts ``(W, T, C)`` of :func:`protocol_test_windows`' windows (or of
+    those numbered ``windows`` only): each step repeats the value of the last full cycle of ``sp``
+    steps before the window's end.
 
     Where ``sp`` exceeds the protocol's input length (Weather's daily cycle, 144 ten-minute steps, against
     96) that value lies before the window: the baseline reads the series' earlier rows, which the models
@@ -116,9 +124,34 @@ def protocol_seasonal_naive(
 
     start, stop = borders["test"]
     ends = np.arange(start + DEFAULT_INPUT_LENGTH, stop - horizon + 1)  # each window's first target row
+    if windows is not None:
+        ends = ends[windows]
     steps = np.arange(horizon)
     back = sp * (steps // sp + 1)  # the same phase in the last cycle seen
     return scaled[ends[:, None] + steps - back]
+
+
+class _ErrorSums:
+    """Running sums of squared and absolute errors, for scoring forecasts block by block."""
+
+    def __init__(self) -> None:
+        self.squared = self.absolute = 0.0
+        self.count = 0
+
+    def add(self, pred: np.ndarray, target: np.ndarray) -> None:
+        """Add the errors of ``pred`` against ``target`` (``pred`` broadcast to ``target``'s shape)."""
+        error = np.broadcast_to(pred, target.shape) - target
+        self.squared += float((error**2).sum())
+        self.absolute += float(np.abs(error).sum())
+        self.count += error.size
+
+    @property
+    def mse(self) -> float:
+        return self.squared / self.count
+
+    @property
+    def mae(self) -> float:
+        return self.absolute / self.count
 
 
 def evaluate_protocol(
@@ -174,21 +207,32 @@ def evaluate_protocol(
     fit_seconds = time.perf_counter() - start
     histories, targets = protocol_test_windows(scaled, borders, horizon)
     histories, targets = histories[::stride], targets[::stride]
-    start = time.perf_counter()
-    pred = forecaster.predict_windows(histories)
-    eval_seconds = time.perf_counter() - start
-    naive = np.repeat(histories[:, -1:], horizon, axis=1)  # the last value
     sp = get_dataset_info(name).sp
-    seasonal = protocol_seasonal_naive(scaled, borders, horizon, sp)[::stride]
+    window_ids = np.arange(0, len(targets) * stride, stride)
+    model, naive, seasonal_naive = _ErrorSums(), _ErrorSums(), _ErrorSums()
+    eval_seconds = 0.0
+    # Scored in blocks of windows: at long horizons the forecasts of every window would not fit in
+    # memory at once (Weather at T = 720: about 1.2 GB per (W, T, C) array in float64).
+    for first in range(0, len(targets), SCORE_BLOCK):
+        block = slice(first, first + SCORE_BLOCK)
+        start = time.perf_counter()
+        pred = forecaster.predict_windows(histories[block])
+        eval_seconds += time.perf_counter() - start
+        model.add(pred, targets[block])
+        naive.add(histories[block][:, -1:], targets[block])  # the last value
+        seasonal = protocol_seasonal_naive(scaled, borders, horizon, sp, windows=window_ids[block])
+        seasonal_naive.add(seasonal, targets[block])
+        if first <= len(targets) // 2 < first + SCORE_BLOCK:
+            example = pred[len(targets) // 2 - first, :, -1]
     result = ProtocolResult(
         dataset=name,
         horizon=horizon,
-        mse=float(((pred - targets) ** 2).mean()),
-        mae=float(np.abs(pred - targets).mean()),
-        naive_mse=float(((naive - targets) ** 2).mean()),
-        naive_mae=float(np.abs(naive - targets).mean()),
-        seasonal_naive_mse=float(((seasonal - targets) ** 2).mean()),
-        seasonal_naive_mae=float(np.abs(seasonal - targets).mean()),
+        mse=model.mse,
+        mae=model.mae,
+        naive_mse=naive.mse,
+        naive_mae=naive.mae,
+        seasonal_naive_mse=seasonal_naive.mse,
+        seasonal_naive_mae=seasonal_naive.mae,
         sp=sp,
         n_windows=len(targets),
         fit_seconds=fit_seconds,
@@ -197,20 +241,24 @@ def evaluate_protocol(
     )
     if stream and stride == 1:
         # The fitted state has consumed rows [0, val_stop); window i's history ends at row val_stop-1+i.
-        later = scaled[val_stop : val_stop + len(targets) - 1]
-        later_index = pd.RangeIndex(val_stop, val_stop + len(later))
-        stream_pred = forecaster.stream_forecasts(
-            pd.DataFrame(later, index=later_index, columns=fit_part.columns)
-        )
-        first = forecaster.predict(fh=list(range(1, horizon + 1))).to_numpy()[None]
-        stream_pred = np.concatenate([first, stream_pred])
-        result.stream_mse = float(((stream_pred - targets) ** 2).mean())
-        result.stream_mae = float(np.abs(stream_pred - targets).mean())
+        # A copy streams on through the test part block by block (the returned forecaster stays as fitted).
+        streamer = copy.deepcopy(forecaster)
+        streamed = _ErrorSums()
+        first_pred = streamer.predict(fh=list(range(1, horizon + 1))).to_numpy()[None]
+        streamed.add(first_pred, targets[:1])
+        for first in range(0, len(targets) - 1, SCORE_BLOCK):
+            rows = np.arange(first, min(first + SCORE_BLOCK, len(targets) - 1)) + val_stop
+            later = pd.DataFrame(
+                scaled[rows], index=pd.RangeIndex(rows[0], rows[-1] + 1), columns=fit_part.columns
+            )
+            streamed.add(streamer.stream_forecasts(later), targets[rows - val_stop + 1])
+            streamer.partial_update(later)
+        result.stream_mse, result.stream_mae = streamed.mse, streamed.mae
     last = len(targets) // 2
     result.example = {
         "history": histories[last, :, -1],
         "target": targets[last, :, -1],
-        "pred": pred[last, :, -1],
+        "pred": example,
         "column": columns[-1],
     }
     return result, forecaster
