@@ -33,7 +33,9 @@ Theta method alone (19.32 against 19.30 for the best fixed weights of each, seed
 the weights chosen for more groups of series, each by the same test, the groups split by whether the
 series is on the log scale (the tails chose 0.6 for the 51 on their own scale, 0.7 and 0.8 for the
 376 others; 19.39 / 19.18 / 19.40) or by whether the Theta method found it seasonal (18 did not;
-19.38 / 19.26 / 19.42).
+19.38 / 19.26 / 19.42). A stronger partner would not add much either: the defaults' forecasts on
+that cut (seed 0, MAPE 19.03) averaged with statsforecast's ``AutoETS`` (20.12 alone) scored 18.95 at
+best (the network's share 0.8), with the mean of ``AutoETS`` and ``AutoTheta`` 18.94.
 """
 
 from __future__ import annotations
