@@ -53,6 +53,7 @@ __all__ = [
 ]
 
 _PREFIXES = np.arange(1, 21) / 20.0  # the prefix lengths, as fractions of the median training length
+_MAX_SLOTS = 32  # the kernels' dilation slots (default_dilations), as MiniRocket's
 _FEATURE_BYTES = 2**28  # indicators per batch when computing the training features (256 MiB)
 _GAINS = np.geomspace(0.1, 1000.0, 81)  # the factors tried on the out-of-fold scores
 _HEAD_GAINS = np.geomspace(0.01, 1.0, 41)  # the factors tried on the network's scores after a prefix
@@ -65,8 +66,9 @@ WHOLE_SERIES_MIN_WEIGHT = 0.5
 def kernel_config(lengths: np.ndarray, n_features: int, seed: int | None) -> dict[str, Any] | None:
     """The ``random_kernels`` of :class:`~aaren_ts.nn.classify.ClassifierModule` for training series of
     ``lengths`` and about ``n_features`` features (``0``: none): dilations up to the longest training
-    series (as MiniRocket's on series padded to one length), and the prefix lengths of the ridge
-    classifiers, fractions of the median length.
+    series in MiniRocket's 32 slots (as MiniRocket's on series padded to one length; fewer slots when
+    fewer than 32 thresholds per kernel are asked), and the prefix lengths of the ridge classifiers,
+    fractions of the median length.
 
     (Dilations up to the median length instead lost accuracy on series of unequal lengths: on
     validation cut from JapaneseVowels' training set, lengths 7 to 26 with median 15, 3-fold, seeds
@@ -85,7 +87,9 @@ def kernel_config(lengths: np.ndarray, n_features: int, seed: int | None) -> dic
     if not n_features:
         return None
     median = float(np.median(lengths))
-    dilations = default_dilations(float(np.max(lengths)))
+    # MiniRocket's slots: 32, or one per threshold where fewer than 32 thresholds per kernel are asked
+    slots = min(_MAX_SLOTS, max(1, int(n_features) // N_KERNELS))
+    dilations = default_dilations(float(np.max(lengths)), slots)
     n_biases = max(1, int(n_features) // (N_KERNELS * len(dilations)))
     prefixes = tuple(sorted({1, *(max(1, int(np.ceil(f * median))) for f in _PREFIXES)}))
     return {"dilations": dilations, "n_biases": n_biases, "seed": int(seed or 0), "prefix_lengths": prefixes}

@@ -47,10 +47,19 @@ _GOLDEN = (np.sqrt(5.0) + 1.0) / 2.0
 
 
 def default_dilations(length: float, n_dilations: int = 32) -> tuple[int, ...]:
-    """MiniRocket's dilations for series of ``length`` steps: up to ``(length - 1) / 8``, spread
-    exponentially (at most ``n_dilations``, distinct)."""
+    """MiniRocket's dilations for series of ``length`` steps: ``n_dilations`` slots spread
+    exponentially from 1 to ``(length - 1) / 8``, rounded down, so the short dilations fill several
+    slots each (in increasing order). :class:`RandomKernelFeatures` gives every slot its own
+    thresholds: as in MiniRocket, a dilation's share of the features is its share of the slots.
+
+    (One slot per distinct dilation instead, as before, spread the features evenly over the dilations.
+    MiniRocket's allocation was better on validation cut from the training sets, 3-fold, seeds 0, 1,
+    2, the classifier's whole-series accuracy: UWaveGestureLibrary 92.50 -> 92.78 %,
+    JapaneseVowels 97.90 -> 98.27 %, BasicMotions 100 % either way; the kernels alone 91.39 ->
+    91.67 % and 96.79 -> 98.15 %; after half of each series 85.56 -> 87.50 % and 95.68 -> 95.93 %;
+    after a quarter 69.17 -> 68.61 %, 93.21 -> 92.96 % and 92.50 -> 94.17 %.)"""
     top = np.log2(max((float(length) - 1.0) / (KERNEL_LENGTH - 1), 1.0))
-    return tuple(int(d) for d in np.unique(np.floor(2.0 ** np.linspace(0.0, top, n_dilations))))
+    return tuple(int(d) for d in np.floor(2.0 ** np.linspace(0.0, top, n_dilations)))
 
 
 class RandomKernelFeatures(nn.Module):
@@ -61,9 +70,11 @@ class RandomKernelFeatures(nn.Module):
     n_channels : int
         Input channels.
     dilations : sequence of int
-        Distinct positive dilations (:func:`default_dilations`).
+        Positive dilations, one per slot (:func:`default_dilations`); a dilation that fills ``k``
+        slots has ``k`` times the thresholds, the next terms of the same quantile sequence in each
+        slot. Slots of one dilation next to each other share its convolution.
     n_biases : int
-        Thresholds per kernel and dilation; there are ``84 * len(dilations) * n_biases`` features.
+        Thresholds per kernel and slot; there are ``84 * len(dilations) * n_biases`` features.
     seed : int, default=0
         Seeds the channel subsets.
 
@@ -77,8 +88,8 @@ class RandomKernelFeatures(nn.Module):
     def __init__(self, n_channels: int, dilations: Sequence[int], n_biases: int, seed: int = 0) -> None:
         super().__init__()
         self.dilations = tuple(int(d) for d in dilations)
-        if not self.dilations or min(self.dilations) < 1 or len(set(self.dilations)) != len(self.dilations):
-            raise ValueError(f"dilations must be distinct positive integers, got {self.dilations}")
+        if not self.dilations or min(self.dilations) < 1:
+            raise ValueError(f"dilations must be positive integers, got {self.dilations}")
         self.n_channels, self.n_biases = int(n_channels), int(n_biases)
         self.receptive_field = (KERNEL_LENGTH - 1) * max(self.dilations) + 1
         self.n_features = N_KERNELS * len(self.dilations) * self.n_biases
@@ -96,15 +107,16 @@ class RandomKernelFeatures(nn.Module):
 
     def responses(self, window: torch.Tensor) -> list[torch.Tensor]:
         """Kernel responses at the last ``n`` steps of ``window`` ``(B, receptive_field - 1 + n, C)``:
-        one ``(B, N_KERNELS, n)`` tensor per dilation."""
+        one ``(B, N_KERNELS, n)`` tensor per slot of ``dilations``."""
         x = window.transpose(1, 2)  # (B, C, L)
         batch, c, length = x.shape
         n = length - (self.receptive_field - 1)
-        out = []
+        out, conv = [], None
         for i, d in enumerate(self.dilations):
-            part = x[..., length - n - (KERNEL_LENGTH - 1) * d :].reshape(batch * c, 1, -1)
-            conv = nn.functional.conv1d(part, self.weights.to(x.dtype), dilation=d)  # (B*C, K, n)
-            conv = conv.reshape(batch, c, N_KERNELS, n)
+            if i == 0 or d != self.dilations[i - 1]:  # (a dilation's consecutive slots share it)
+                part = x[..., length - n - (KERNEL_LENGTH - 1) * d :].reshape(batch * c, 1, -1)
+                conv = nn.functional.conv1d(part, self.weights.to(x.dtype), dilation=d)  # (B*C, K, n)
+                conv = conv.reshape(batch, c, N_KERNELS, n)
             out.append(torch.einsum("bckn,kc->bkn", conv, self.channels[i].to(x.dtype)))
         return out
 
@@ -132,9 +144,14 @@ class RandomKernelFeatures(nn.Module):
     @torch.no_grad()
     def fit_biases(self, x: torch.Tensor, lengths: torch.Tensor, generator: torch.Generator) -> None:
         """Set the biases from training series ``x`` ``(N, T, C)`` (standardised, ``lengths`` real
-        steps each): for every kernel and dilation, quantiles of its responses on one random series,
-        at the fractional parts of multiples of the golden ratio (spread evenly over ``(0, 1)``)."""
-        quantiles = torch.tensor((np.arange(1, self.n_biases + 1) * _GOLDEN) % 1.0, dtype=torch.float32)
+        steps each): for every kernel and slot, quantiles of its responses on one random series, at
+        the fractional parts of multiples of the golden ratio (spread evenly over ``(0, 1)``; the
+        ``j``-th slot of a dilation takes the ``j``-th run of ``n_biases`` multiples)."""
+        quantiles = []
+        for i, d in enumerate(self.dilations):
+            first = self.dilations[:i].count(d) * self.n_biases  # (the slots of d before this one)
+            terms = np.arange(first + 1, first + self.n_biases + 1)
+            quantiles.append(torch.tensor((terms * _GOLDEN) % 1.0, dtype=torch.float32))
         pad = torch.zeros(1, self.receptive_field - 1, x.shape[2], dtype=x.dtype, device=x.device)
         picks = torch.randint(len(x), (len(self.dilations), N_KERNELS), generator=generator)
         for row in picks.unique().tolist():
@@ -144,4 +161,4 @@ class RandomKernelFeatures(nn.Module):
                 kernels = (picks[i] == row).nonzero().flatten()
                 if len(kernels):
                     values = response[0, kernels].float()  # (k, n)
-                    self.biases[i, kernels] = torch.quantile(values, quantiles.to(values.device), dim=1).T
+                    self.biases[i, kernels] = torch.quantile(values, quantiles[i].to(values.device), dim=1).T

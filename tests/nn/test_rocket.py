@@ -13,10 +13,13 @@ def _features(n_channels: int = 3) -> RandomKernelFeatures:
     return RandomKernelFeatures(n_channels, dilations=(1, 2, 5), n_biases=2, seed=0)
 
 
-def test_dilations_reach_an_eighth_of_the_length_and_are_distinct() -> None:
-    assert default_dilations(315) == tuple(sorted(set(default_dilations(315))))
-    assert default_dilations(315)[0] == 1 and default_dilations(315)[-1] == 39
-    assert default_dilations(5) == (1,)
+def test_dilations_fill_minirockets_slots_up_to_an_eighth_of_the_length() -> None:
+    slots = default_dilations(315)
+    assert len(slots) == 32 and slots == tuple(sorted(slots))
+    assert slots[0] == 1 and slots[-1] == 39  # (315 - 1) / 8 = 39.25
+    assert slots.count(1) == 6 and slots.count(2) == 4 and slots.count(39) == 1  # short ones repeat
+    assert default_dilations(5) == (1,) * 32
+    assert default_dilations(315, n_dilations=4) == (1, 3, 11, 39)  # 2 ** (k * log2(39.25) / 3)
 
 
 def test_each_step_reads_only_its_receptive_field() -> None:
@@ -84,6 +87,22 @@ def test_indicators_and_counts_match_the_kernels_written_out() -> None:
     assert counted[2].max() <= 1 and counted[1].max() <= 25
 
 
+def test_a_repeated_dilation_takes_the_next_quantiles_in_each_slot() -> None:
+    features = RandomKernelFeatures(1, dilations=(1, 1), n_biases=2, seed=0)
+    gen = torch.Generator().manual_seed(1)
+    x = torch.randn(5, 200, 1, generator=gen)
+    features.fit_biases(x, torch.full((5,), 200), gen)
+    window = torch.cat([torch.zeros(5, features.receptive_field - 1, 1), x], dim=1)
+    share = features(window).mean(dim=(0, 1)).reshape(2, N_KERNELS, 2)  # (slot, kernel, threshold)
+    golden = (np.arange(1, 5) * (np.sqrt(5) + 1) / 2) % 1
+    np.testing.assert_allclose(share.mean(dim=1).numpy().ravel(), 1 - golden, atol=0.08)
+    # the slots share the convolution, not the thresholds: every feature of each slot as computed alone
+    single = RandomKernelFeatures(1, dilations=(1,), n_biases=2, seed=0)
+    single.biases.copy_(features.biases[1:])
+    single.channels.copy_(features.channels[1:])
+    np.testing.assert_array_equal(features(window)[..., N_KERNELS * 2 :].numpy(), single(window).numpy())
+
+
 def test_bad_dilations_are_refused() -> None:
-    with pytest.raises(ValueError, match="distinct positive"):
-        RandomKernelFeatures(1, dilations=(2, 2), n_biases=1)
+    with pytest.raises(ValueError, match="positive integers"):
+        RandomKernelFeatures(1, dilations=(2, 0), n_biases=1)
