@@ -166,3 +166,17 @@ def test_the_partner_forecasts_the_mean_and_checks_its_parts_clocks():
     with pytest.raises(ValueError, match="clocks disagree"):
         PartnerStreams.from_arrays({**arrays, "ets_clock": arrays["ets_clock"] + 1}, 2, 4)
     assert PartnerStreams.from_arrays(theta.arrays(), 2, 4).ets is None
+
+
+def test_the_partners_tail_forecasts_are_those_after_every_step():
+    """Skipping the first forecasts (the held-out judgements start at the tails) streams every value."""
+    from aaren_ts.estimators._theta_combination import _partner_forecasts
+
+    values = np.stack([np.stack(_series(2, 30), axis=-1)] * 2)  # (2 series, 30 steps, 2 channels)
+    values[1, 25:] = np.nan  # the second series ends earlier
+    alpha, season = np.array([[0.3, 0.6], [0.5, 0.2]]), np.zeros((2, 2, 4))
+    every = _partner_forecasts(values, alpha, season, 5, fit_ets(_series(4, 30), 4, 5))
+    tail = _partner_forecasts(values, alpha, season, 5, fit_ets(_series(4, 30), 4, 5), skip=12)
+    assert tail.shape == (2, 18, 5, 2)
+    np.testing.assert_array_equal(tail, every[:, 12:])
+    assert np.isfinite(tail).all()

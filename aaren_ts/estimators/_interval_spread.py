@@ -269,16 +269,26 @@ def tail_intervals(
     was_training = module.training
     module.eval()
     with torch.no_grad():
-        for chunk, x, lengths, after, future in tail_batches(module, series, n_train, device, batch_size):
+        for batch in tail_batches(module, series, n_train, device, batch_size):
+            chunk = batch.chunk
             flags = torch.as_tensor(naive[chunk], device=device)
             cap = torch.as_tensor(max_std[chunk], dtype=torch.float32, device=device)
-            pred = module(x, lengths=lengths, future=future, naive=flags, max_std=cap)
+            pred = module(
+                batch.x,
+                batch.state,
+                batch.history,
+                lengths=batch.lengths,
+                future=batch.future,
+                naive=flags,
+                max_std=cap,
+            )
             for i, k in enumerate(chunk):
-                issued = slice(n_train[k] - 1, len(series[k]) - 1)  # the forecasts that reach the tail
+                # the forecasts that reach the tail
+                issued = slice(n_train[k] - 1 - batch.start, len(series[k]) - 1 - batch.start)
                 loc, params = pred.loc[i, issued].double(), pred.params[i, issued].double()
                 lower = (head.quantile(loc, params, -z) - loc).cpu().numpy()  # (steps, T, C)
                 upper = (head.quantile(loc, params, z) - loc).cpu().numpy()
-                error = (after[i, issued, :, :c].double() - loc).cpu().numpy()
+                error = (batch.after[i, issued, :, :c].double() - loc).cpu().numpy()
                 centre = loc.cpu().numpy()
                 for j in range(c):
                     valid = np.isfinite(error[..., j])

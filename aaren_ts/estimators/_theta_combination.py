@@ -89,20 +89,23 @@ def fit_combination(
     was_training = module.training
     module.eval()
     with torch.no_grad():
-        for chunk, x, lengths, after, _ in tail_batches(module, series, n_train, device):
+        for batch in tail_batches(module, series, n_train, device):
+            chunk, x = batch.chunk, batch.x
             flags = torch.as_tensor(naive[chunk], device=x.device)
-            loc = module(x, lengths=lengths, naive=flags).loc.double().cpu().numpy()  # (B, N, H, C)
-            target = after[..., :c].double().cpu().numpy()
+            loc = module(x, batch.state, batch.history, lengths=batch.lengths, naive=flags).loc
+            loc = loc.double().cpu().numpy()  # (B, N, H, C)
+            target = batch.after[..., :c].double().cpu().numpy()
             theta = _partner_forecasts(
-                x[..., :c].double().cpu().numpy(),
+                torch.cat([batch.before, x], dim=1)[..., :c].double().cpu().numpy(),
                 alpha[chunk],
                 season[chunk],
                 module.horizon,
                 None if smoothing is None else smoothing.take(stream_rows(chunk, c)),
+                skip=batch.start,
             )
             steps = np.arange(x.shape[1])[None, :]
-            start = np.array([n_train[k] for k in chunk])[:, None] - 1
-            scored = (steps >= start) & (steps < lengths.cpu().numpy()[:, None])  # (B, N)
+            first = batch.origins(n_train).cpu().numpy()[:, None]
+            scored = (steps >= first) & (steps < batch.lengths.cpu().numpy()[:, None])  # (B, N)
             valid = np.isfinite(target) & scored[..., None, None]
             for w, weight in enumerate(WEIGHTS):
                 error = np.abs(weight * loc + (1.0 - weight) * theta - np.nan_to_num(target)) ** power
@@ -139,16 +142,23 @@ def _significant_weight(log_ratio: np.ndarray) -> float:
 
 
 def _partner_forecasts(
-    values: np.ndarray, alpha: np.ndarray, season: np.ndarray, horizon: int, ets: ETSStreams | None
+    values: np.ndarray,
+    alpha: np.ndarray,
+    season: np.ndarray,
+    horizon: int,
+    ets: ETSStreams | None,
+    skip: int = 0,
 ) -> np.ndarray:
-    """The partner's forecasts ``(B, N, horizon, C)`` after every step of ``values`` ``(B, N, C)``
-    (NaN past a series' end or before its first observation): the Theta method's streams with
-    ``alpha`` ``(B, C)`` and ``season`` ``(B, C, sp)``, and exponential smoothing's ``ets`` (``B * C``
-    at their first step) if given."""
+    """The partner's forecasts ``(B, N - skip, horizon, C)`` after every step of ``values`` ``(B, N, C)``
+    from the ``skip``-th on (a NaN value is a gap the streams step over): the Theta
+    method's streams with ``alpha`` ``(B, C)`` and ``season`` ``(B, C, sp)``, and exponential
+    smoothing's ``ets`` (``B * C`` at their first step) if given. The streams see every step; the
+    first ``skip`` steps' forecasts are not computed."""
     b, n, c = values.shape
     streams = PartnerStreams(ThetaStreams.empty(alpha.ravel(), season.reshape(b * c, -1)), ets)
-    out = np.full((b, n, horizon, c), np.nan)
+    out = np.full((b, n - skip, horizon, c), np.nan)
     for t in range(n):
         streams.update(values[:, t].ravel())
-        out[:, t] = streams.forecast(horizon).reshape(b, c, horizon).transpose(0, 2, 1)
+        if t >= skip:
+            out[:, t - skip] = streams.forecast(horizon).reshape(b, c, horizon).transpose(0, 2, 1)
     return out

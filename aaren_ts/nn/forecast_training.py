@@ -11,15 +11,17 @@ import numpy as np
 import torch
 
 from aaren_ts.nn.ensemble import MemberForecasts
-from aaren_ts.nn.forecast import Forecast, ForecastNet
+from aaren_ts.nn.forecast import Forecast, ForecastNet, WindowHistory
 from aaren_ts.nn.heads import make_head
 
 __all__ = [
     "NAIVE_MARGIN",
     "NAIVE_T",
     "POINT_LOSSES",
+    "PREFIX_BLOCK",
     "ForecastLoss",
     "HeldOutErrors",
+    "TailBatch",
     "held_out_errors",
     "masked_mae",
     "masked_mse",
@@ -42,35 +44,95 @@ NAIVE_MARGIN = 0.1
 NAIVE_T = 1.645
 
 
+# Steps per forward pass when the part of a series before its held-out tail is streamed (bounds the
+# attention's memory; that part's forecasts are not computed).
+PREFIX_BLOCK = 512
+
+
+class TailBatch(NamedTuple):
+    """One batch of :func:`tail_batches`: the series streamed up to the first forecast that reaches a
+    held-out tail, and what follows, on one device.
+
+    Attributes
+    ----------
+    chunk : list of int
+        The batch's series indices.
+    start : int
+        How many steps of each series were streamed into ``state`` and ``history``: the batch's
+        earliest forecast origin that reaches a tail (``min(n_train) - 1``).
+    before : Tensor
+        ``(B, start, width)``: those steps' values (what a forecast partner streams first).
+    state, history
+        The network's state and window history after them (``None`` where ``start == 0``).
+    x : Tensor
+        ``(B, N, width)``: the rest of each series, padded with NaN.
+    lengths : Tensor
+        ``(B,)``: each series' real steps in ``x``.
+    after : Tensor
+        ``(B, N, T, width)``: the values of the ``T = horizon`` steps after every step of ``x``.
+    future : Tensor or None
+        The future-known covariates among them (``None`` without).
+    """
+
+    chunk: list[int]
+    start: int
+    before: torch.Tensor
+    state: list[Any] | None
+    history: WindowHistory | None
+    x: torch.Tensor
+    lengths: torch.Tensor
+    after: torch.Tensor
+    future: torch.Tensor | None
+
+    def origins(self, n_train: Sequence[int]) -> torch.Tensor:
+        """``(B,)``: the step of ``x`` after which each series' first forecast that reaches its tail is
+        issued (its training part's last step)."""
+        return torch.tensor([n_train[k] - 1 - self.start for k in self.chunk], device=self.x.device)
+
+
 def tail_batches(
     module: ForecastNet,
     series: Sequence[np.ndarray],
     n_train: Sequence[int],
     device: torch.device | str,
     batch_size: int = 64,
-) -> Iterator[tuple[list[int], torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]]:
+) -> Iterator[TailBatch]:
     """The series that have a held-out tail (``len(series[k]) > n_train[k] >= 1``), in batches, as the
-    held-out judgements stream them whole.
+    held-out judgements stream them whole (:class:`TailBatch`).
 
-    Yields ``chunk`` (the batch's series indices), ``x`` ``(B, N, width)`` the whole series padded with
-    NaN, ``lengths`` ``(B,)``, ``after`` ``(B, N, T, width)`` the values of the ``T = horizon`` steps
-    after every step, and ``future`` the future-known covariates among them (``None`` without), all on
-    ``device``.
+    Each batch's steps before its earliest forecast that reaches a tail are streamed (in blocks of
+    :data:`PREFIX_BLOCK`, reading only the network's state) so that the judgements forecast only from
+    there on: the forecasts after every step of a long series (``N * horizon * C`` values each) do not
+    fit in memory (Weather, 42,000 steps of 21 channels, 720 steps ahead: 2.5 GB per array).
+    ``module`` must be in evaluation mode, under ``torch.no_grad()``.
     """
     horizon, c = module.horizon, module.n_channels
-    for start in range(0, len(series), batch_size):
-        stop = min(len(series), start + batch_size)
-        chunk = [k for k in range(start, stop) if len(series[k]) > n_train[k] >= 1]
+    for first in range(0, len(series), batch_size):
+        stop = min(len(series), first + batch_size)
+        chunk = [k for k in range(first, stop) if len(series[k]) > n_train[k] >= 1]
         if not chunk:
             continue
-        lengths = torch.tensor([len(series[k]) for k in chunk])
+        start = min(n_train[k] for k in chunk) - 1
+        lengths = torch.tensor([len(series[k]) - start for k in chunk])
         longest = int(lengths.max())
-        padded = torch.full((len(chunk), longest + horizon, series[chunk[0]].shape[1]), float("nan"))
+        padded = torch.full((len(chunk), start + longest + horizon, series[chunk[0]].shape[1]), float("nan"))
         for i, k in enumerate(chunk):
             padded[i, : len(series[k])] = torch.as_tensor(series[k], dtype=torch.float32)
-        after = padded[:, 1:].unfold(1, horizon, 1).transpose(-1, -2)[:, :longest].to(device)
+        before = padded[:, :start].to(device)
+        state, history = None, None
+        for block in range(0, start, PREFIX_BLOCK):
+            _, state, history = module(
+                before[:, block : block + PREFIX_BLOCK],
+                state=state,
+                history=history,
+                last_only=True,
+                return_state=True,
+            )
+        rest = padded[:, start:]
+        after = rest[:, 1:].unfold(1, horizon, 1).transpose(-1, -2)[:, :longest].to(device)
         future = after[..., c : c + module.n_future] if module.n_future else None
-        yield chunk, padded[:, :longest].to(device), lengths.to(device), after, future
+        x = rest[:, :longest].to(device)
+        yield TailBatch(chunk, start, before, state, history, x, lengths.to(device), after, future)
 
 
 class HeldOutErrors(NamedTuple):
@@ -235,16 +297,19 @@ def held_out_errors(
     was_training = module.training
     module.eval()
     with torch.no_grad():
-        for chunk, x, lengths, after, future in tail_batches(module, series, n_train, device, batch_size):
-            splits = torch.tensor([n_train[k] for k in chunk], device=device)
+        for batch in tail_batches(module, series, n_train, device, batch_size):
+            chunk, x, lengths = batch.chunk, batch.x, batch.lengths
+            first = batch.origins(n_train)[:, None, None, None]
             steps = torch.arange(x.shape[1], device=device)[None, :, None, None]
-            scored = (steps >= splits[:, None, None, None] - 1) & (steps < lengths[:, None, None, None])
-            target = torch.where(scored, after[..., :c], float("nan"))
+            scored = (steps >= first) & (steps < lengths[:, None, None, None])
+            target = torch.where(scored, batch.after[..., :c], float("nan"))
             valid = torch.isfinite(target)
             flags = torch.ones(len(chunk), c, dtype=torch.bool, device=device)
             per_origin = []
             for naive, sums in ((None, error), (flags, naive_error)):
-                loc = module(x, lengths=lengths, future=future, naive=naive).loc
+                loc = module(
+                    x, batch.state, batch.history, lengths=lengths, future=batch.future, naive=naive
+                ).loc
                 diff = torch.where(valid, loc - target.nan_to_num(), 0.0).abs().pow(power).double()
                 per_origin.append(diff.sum(2))  # (B, N, C): each origin's errors over the horizon
                 sums[chunk] = diff.sum((1, 2)).cpu().numpy()

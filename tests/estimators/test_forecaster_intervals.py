@@ -14,12 +14,14 @@ from aaren_ts.engine.calibration import CALIBRATION_COVERAGES, Calibration
 from aaren_ts.nn import EncoderConfig
 from aaren_ts.nn.forecast import ForecastNet
 from aaren_ts.nn.forecast_training import (
+    PREFIX_BLOCK,
     ForecastLoss,
     HeldOutErrors,
     _long_run_variance,
     held_out_errors,
     masked_mae,
     masked_mse,
+    tail_batches,
 )
 from aaren_ts.nn.heads import NormalHead
 
@@ -154,6 +156,40 @@ def test_held_out_errors_score_the_forecasts_from_the_whole_history():
             assert tails.improvement_t()[0, 0] == pytest.approx(t, rel=1e-6)
         assert tails.improvement_t()[1, 0] == 0.0  # nothing scored
     assert net.training  # left as it was
+
+
+@pytest.mark.parametrize("channel_independent", [True, False])
+def test_tail_batches_continue_the_streams_where_the_tails_begin(channel_independent):
+    """The part before a batch's first forecast that reaches a tail is streamed into a state (in
+    blocks), and the forecasts from there on are those the whole series gives, gaps and covariates
+    included; ``before`` holds the streamed values."""
+    torch.manual_seed(0)
+    net = ForecastNet(
+        2, 6, 3, EncoderConfig("aaren", 8, 2, 1, 16, 0.0), channel_independent, "standard", sp=2,
+        n_exog=1, n_future=1,
+    ).eval()  # fmt: skip
+    rng = np.random.default_rng(0)
+    lengths, n_train = [1400, 900, 50], [1200, PREFIX_BLOCK + 300, 50]  # (the third: no tail)
+    series = [rng.normal(size=(n, 3)).astype(np.float32) for n in lengths]
+    series[0][700:720, 0] = np.nan  # a gap in the streamed part
+    series[1][850:860, 1] = np.nan  # and one in the tail
+    with torch.no_grad():
+        (batch,) = list(tail_batches(net, series, n_train, "cpu", batch_size=8))
+        assert batch.chunk == [0, 1] and batch.start == PREFIX_BLOCK + 299
+        assert batch.origins(n_train).tolist() == [1200 - 1 - batch.start, 0]
+        assert batch.lengths.tolist() == [1400 - batch.start, 900 - batch.start]
+        streamed = net(batch.x, batch.state, batch.history, lengths=batch.lengths, future=batch.future)
+        for i, k in enumerate(batch.chunk):
+            whole = torch.as_tensor(series[k])[None]
+            after = torch.cat([whole[:, 1:], torch.full((1, 3, 3), float("nan"))], 1).unfold(1, 3, 1)
+            future = after.transpose(-1, -2)[..., 2:3]
+            expected = net(whole, future=future).loc[0, batch.start :]
+            got = streamed.loc[i, : lengths[k] - batch.start]
+            torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-4)
+            np.testing.assert_array_equal(batch.before[i].numpy(), series[k][: batch.start])
+            np.testing.assert_array_equal(
+                batch.after[i, 0, :, :2].numpy(), series[k][batch.start + 1 : batch.start + 4, :2]
+            )
 
 
 def test_loss_value_is_the_mse_and_the_likelihood_trains_only_the_spread():
