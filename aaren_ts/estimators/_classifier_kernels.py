@@ -118,13 +118,23 @@ def _running_means(module: ClassifierModule, values: np.ndarray, steps: np.ndarr
 def _ridge(features: np.ndarray, codes: np.ndarray, alpha: float | None = None) -> tuple[Any, ...]:
     """A ridge classifier's ``coef_`` ``(n_classes, F)``, ``intercept_`` and penalty: chosen by
     leave-one-out cross-validation without ``alpha`` (two classes: minus and plus half its one
-    decision function)."""
-    from sklearn.linear_model import RidgeClassifier, RidgeClassifierCV
+    decision function).
 
+    scikit-learn's ``RidgeClassifierCV`` / ``RidgeClassifier`` as they compute it: ridge regression on
+    the classes coded as -1 / +1 (one column for two classes), here fitted without the classifiers'
+    label handling, which cost most of the time of these small fits (the kernels' maps fit about 200
+    of them)."""
+    from sklearn.linear_model import Ridge, RidgeCV
+
+    classes, index = np.unique(codes, return_inverse=True)
+    targets = np.full((len(codes), len(classes)), -1.0, dtype=features.dtype)
+    targets[np.arange(len(codes)), index] = 1.0
+    if len(classes) == 2:
+        targets = targets[:, 1:]
     if alpha is None:
-        ridge = RidgeClassifierCV(alphas=np.logspace(-3, 3, 10)).fit(features, codes)
+        ridge = RidgeCV(alphas=np.logspace(-3, 3, 10)).fit(features, targets)
     else:
-        ridge = RidgeClassifier(alpha=alpha).fit(features, codes)
+        ridge = Ridge(alpha=alpha).fit(features, targets)
     coef, intercept = np.atleast_2d(ridge.coef_), np.atleast_1d(ridge.intercept_)
     if coef.shape[0] == 1:
         coef, intercept = np.concatenate([-coef, coef]) / 2, np.concatenate([-intercept, intercept]) / 2

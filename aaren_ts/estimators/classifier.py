@@ -695,7 +695,8 @@ class AarenClassifier(
     # ================================================================== sktime test parameters
     @classmethod
     def get_test_params(cls, parameter_set: str = "default") -> list[dict[str, Any]]:
-        """Tiny configurations for sktime's test suite, seconds to fit (``parameter_set`` is not used)."""
+        """Tiny configurations for sktime's test suite, seconds to fit (``parameter_set`` is not used;
+        the random kernels in ten dilation slots, one threshold each)."""
         return [
             {
                 "d_model": 8,
@@ -705,6 +706,7 @@ class AarenClassifier(
                 "max_epochs": 2,
                 "batch_size": 16,
                 "n_estimators": 1,
+                "n_random_features": 840,
                 "device": "cpu",
                 "random_state": 0,
             },
@@ -717,6 +719,7 @@ class AarenClassifier(
                 "readout": "last",
                 "backbone": "transformer",
                 "validation_fraction": None,
+                "n_random_features": 840,
                 "device": "cpu",
                 "random_state": 1,
             },

@@ -12,6 +12,7 @@ from aaren_ts.estimators._classifier_kernels import (
     WHOLE_SERIES_MIN_WEIGHT,
     _fitting,
     _prefix_map,
+    _ridge,
     fit_mixture,
     kernel_config,
     mixture_split,
@@ -193,3 +194,27 @@ def test_the_half_data_network_trains_half_the_epochs_on_a_schedule_as_long(
     assert len(half.history) == round(6 * HALF_NETWORK_EPOCH_FRACTION) == 3
     schedules = [cb for _, cb in half.callbacks_ if type(cb).__name__ == "LRScheduler"]
     assert [cb.kwargs["T_max"] for cb in schedules] == [3]
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("alpha", [None, 0.5])
+def test_the_kernel_maps_ridge_is_scikit_learns_ridge_classifier(n_classes, alpha):
+    """The kernels' ridge fits skip the classifiers' label handling and give their coefficients."""
+    from sklearn.linear_model import RidgeClassifier, RidgeClassifierCV
+
+    rng = np.random.default_rng(n_classes)
+    features = rng.random((60, 300)).astype(np.float32)
+    codes = np.arange(60) % n_classes
+    features[:, :5] += codes[:, None]  # (something to learn, so that the penalty chosen is not an end)
+    coef, intercept, chosen = _ridge(features, codes, alpha)
+    if alpha is None:
+        reference = RidgeClassifierCV(alphas=np.logspace(-3, 3, 10)).fit(features, codes)
+        assert chosen == reference.alpha_
+    else:
+        reference = RidgeClassifier(alpha=alpha).fit(features, codes)
+        assert chosen == alpha
+    scores = reference.decision_function(features)
+    if n_classes == 2:  # one decision function: minus and plus half of it
+        scores = np.stack([-scores, scores], axis=1) / 2
+    np.testing.assert_allclose(features @ coef.T + intercept, scores, rtol=1e-5, atol=1e-5)
+    assert coef.shape == (n_classes, 300) and intercept.shape == (n_classes,)
