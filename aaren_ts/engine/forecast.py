@@ -32,12 +32,11 @@ from aaren_ts.engine._restore_checks import check_calibration, check_layout, che
 from aaren_ts.engine._streams import Streams
 from aaren_ts.engine.calibration import Calibration
 from aaren_ts.engine.covariates import future_effect_at_steps
-from aaren_ts.nn.forecast import Forecast, ForecastNet, WindowHistory
+from aaren_ts.nn.forecast import ENCODE_CHUNK, Forecast, ForecastNet, WindowHistory
 from aaren_ts.nn.state import flatten_state, unflatten_state
 
 __all__ = ["MAX_STANDARDISED", "ForecastEngine", "series_label"]
 
-ENCODE_CHUNK = 512  # tokens per block when encoding a long series (bounds attention memory)
 _ENCODE_TOKENS = 2**19  # series x steps per batch when encoding many series (bounds activation memory)
 _CALIBRATION_VALUES = 2**22  # forecast values per batch when every step's forecast is kept (calibration)
 _ONE_SIGMA = 0.6826894921370859  # coverage of mean +- one standard deviation of a Gaussian

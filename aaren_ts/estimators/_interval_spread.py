@@ -273,18 +273,11 @@ def tail_intervals(
             chunk = batch.chunk
             flags = torch.as_tensor(naive[chunk], device=device)
             cap = torch.as_tensor(max_std[chunk], dtype=torch.float32, device=device)
-            pred = module(
-                batch.x,
-                batch.state,
-                batch.history,
-                lengths=batch.lengths,
-                future=batch.future,
-                naive=flags,
-                max_std=cap,
-            )
+            pred = batch.forecast(module, naive=flags, max_std=cap)
+            origins = batch.origins(n_train).tolist()
             for i, k in enumerate(chunk):
-                # the forecasts that reach the tail
-                issued = slice(n_train[k] - 1 - batch.start, len(series[k]) - 1 - batch.start)
+                # the forecasts that reach the tail (the last step's reach nothing)
+                issued = slice(origins[i], len(series[k]) - 1 - batch.start)
                 loc, params = pred.loc[i, issued].double(), pred.params[i, issued].double()
                 lower = (head.quantile(loc, params, -z) - loc).cpu().numpy()  # (steps, T, C)
                 upper = (head.quantile(loc, params, z) - loc).cpu().numpy()

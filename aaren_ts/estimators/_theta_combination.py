@@ -92,7 +92,7 @@ def fit_combination(
         for batch in tail_batches(module, series, n_train, device):
             chunk, x = batch.chunk, batch.x
             flags = torch.as_tensor(naive[chunk], device=x.device)
-            loc = module(x, batch.state, batch.history, lengths=batch.lengths, naive=flags).loc
+            loc = batch.forecast(module, naive=flags).loc
             loc = loc.double().cpu().numpy()  # (B, N, H, C)
             target = batch.after[..., :c].double().cpu().numpy()
             theta = _partner_forecasts(
@@ -103,9 +103,7 @@ def fit_combination(
                 None if smoothing is None else smoothing.take(stream_rows(chunk, c)),
                 skip=batch.start,
             )
-            steps = np.arange(x.shape[1])[None, :]
-            first = batch.origins(n_train).cpu().numpy()[:, None]
-            scored = (steps >= first) & (steps < batch.lengths.cpu().numpy()[:, None])  # (B, N)
+            scored = batch.scored(n_train).cpu().numpy()  # (B, N)
             valid = np.isfinite(target) & scored[..., None, None]
             for w, weight in enumerate(WEIGHTS):
                 error = np.abs(weight * loc + (1.0 - weight) * theta - np.nan_to_num(target)) ** power

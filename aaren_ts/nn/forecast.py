@@ -31,9 +31,20 @@ from aaren_ts.nn.config import EncoderConfig
 from aaren_ts.nn.factory import make_encoder
 from aaren_ts.nn.heads import DIRECT_GAIN, DistributionHead, make_head
 
-__all__ = ["LOCAL_NORMS", "Forecast", "ForecastNet", "WindowHistory", "future_effect", "pad_before_first"]
+__all__ = [
+    "ENCODE_CHUNK",
+    "LOCAL_NORMS",
+    "Forecast",
+    "ForecastNet",
+    "WindowHistory",
+    "future_effect",
+    "pad_before_first",
+]
 
 LOCAL_NORMS = ("last", "mean", "standard", None)
+#: Steps per forward pass when a long series is streamed through the network (bounds the attention's
+#: memory): the engine's encoding and the held-out judgements alike.
+ENCODE_CHUNK = 512
 _STD_EPS = 1e-5  # added to the window variance before the square root (as RevIN does)
 # The future-known covariates' effect is a direct regression whose target is of order one (a
 # coefficient in the series' units), from zero: like a distribution head's outputs, it is multiplied by

@@ -11,14 +11,13 @@ import numpy as np
 import torch
 
 from aaren_ts.nn.ensemble import MemberForecasts
-from aaren_ts.nn.forecast import Forecast, ForecastNet, WindowHistory
+from aaren_ts.nn.forecast import ENCODE_CHUNK, Forecast, ForecastNet, WindowHistory
 from aaren_ts.nn.heads import make_head
 
 __all__ = [
     "NAIVE_MARGIN",
     "NAIVE_T",
     "POINT_LOSSES",
-    "PREFIX_BLOCK",
     "ForecastLoss",
     "HeldOutErrors",
     "TailBatch",
@@ -42,11 +41,6 @@ NAIVE_MARGIN = 0.1
 # let the network keep random walks whose validation tail (235 values) it forecast 10 % better by
 # chance, and lose to the last value on what followed (up to twice its error).
 NAIVE_T = 1.645
-
-
-# Steps per forward pass when the part of a series before its held-out tail is streamed (bounds the
-# attention's memory; that part's forecasts are not computed).
-PREFIX_BLOCK = 512
 
 
 class TailBatch(NamedTuple):
@@ -89,6 +83,17 @@ class TailBatch(NamedTuple):
         issued (its training part's last step)."""
         return torch.tensor([n_train[k] - 1 - self.start for k in self.chunk], device=self.x.device)
 
+    def scored(self, n_train: Sequence[int]) -> torch.Tensor:
+        """``(B, N)``: the steps of ``x`` whose forecasts reach the series' tail (from its
+        :meth:`origins` to its last step)."""
+        steps = torch.arange(self.x.shape[1], device=self.x.device)[None, :]
+        return (steps >= self.origins(n_train)[:, None]) & (steps < self.lengths[:, None])
+
+    def forecast(self, module: ForecastNet, **kwargs: Any) -> Forecast:
+        """``module``'s forecasts after every step of ``x``, continuing from ``state`` and ``history``
+        (``kwargs``: the module's other arguments, as ``naive`` or ``max_std``)."""
+        return module(self.x, self.state, self.history, lengths=self.lengths, future=self.future, **kwargs)
+
 
 def tail_batches(
     module: ForecastNet,
@@ -101,9 +106,10 @@ def tail_batches(
     held-out judgements stream them whole (:class:`TailBatch`).
 
     Each batch's steps before its earliest forecast that reaches a tail are streamed (in blocks of
-    :data:`PREFIX_BLOCK`, reading only the network's state) so that the judgements forecast only from
-    there on: the forecasts after every step of a long series (``N * horizon * C`` values each) do not
-    fit in memory (Weather, 42,000 steps of 21 channels, 720 steps ahead: 2.5 GB per array).
+    :data:`~aaren_ts.nn.forecast.ENCODE_CHUNK` steps, reading only the network's state) so that the
+    judgements forecast only from there on: the forecasts after every step of a long series
+    (``N * horizon * C`` values each) do not fit in memory (Weather, 42,000 steps of 21 channels,
+    720 steps ahead: 2.5 GB per array).
     ``module`` must be in evaluation mode, under ``torch.no_grad()``.
     """
     horizon, c = module.horizon, module.n_channels
@@ -120,9 +126,9 @@ def tail_batches(
             padded[i, : len(series[k])] = torch.as_tensor(series[k], dtype=torch.float32)
         before = padded[:, :start].to(device)
         state, history = None, None
-        for block in range(0, start, PREFIX_BLOCK):
+        for block in range(0, start, ENCODE_CHUNK):
             _, state, history = module(
-                before[:, block : block + PREFIX_BLOCK],
+                before[:, block : block + ENCODE_CHUNK],
                 state=state,
                 history=history,
                 last_only=True,
@@ -298,18 +304,14 @@ def held_out_errors(
     module.eval()
     with torch.no_grad():
         for batch in tail_batches(module, series, n_train, device, batch_size):
-            chunk, x, lengths = batch.chunk, batch.x, batch.lengths
-            first = batch.origins(n_train)[:, None, None, None]
-            steps = torch.arange(x.shape[1], device=device)[None, :, None, None]
-            scored = (steps >= first) & (steps < lengths[:, None, None, None])
+            chunk = batch.chunk
+            scored = batch.scored(n_train)[:, :, None, None]
             target = torch.where(scored, batch.after[..., :c], float("nan"))
             valid = torch.isfinite(target)
             flags = torch.ones(len(chunk), c, dtype=torch.bool, device=device)
             per_origin = []
             for naive, sums in ((None, error), (flags, naive_error)):
-                loc = module(
-                    x, batch.state, batch.history, lengths=lengths, future=batch.future, naive=naive
-                ).loc
+                loc = batch.forecast(module, naive=naive).loc
                 diff = torch.where(valid, loc - target.nan_to_num(), 0.0).abs().pow(power).double()
                 per_origin.append(diff.sum(2))  # (B, N, C): each origin's errors over the horizon
                 sums[chunk] = diff.sum((1, 2)).cpu().numpy()

@@ -12,9 +12,8 @@ from aaren_ts import AarenForecaster
 from aaren_ts.engine._native import load_aci_step
 from aaren_ts.engine.calibration import CALIBRATION_COVERAGES, Calibration
 from aaren_ts.nn import EncoderConfig
-from aaren_ts.nn.forecast import ForecastNet
+from aaren_ts.nn.forecast import ENCODE_CHUNK, ForecastNet
 from aaren_ts.nn.forecast_training import (
-    PREFIX_BLOCK,
     ForecastLoss,
     HeldOutErrors,
     _long_run_variance,
@@ -169,16 +168,20 @@ def test_tail_batches_continue_the_streams_where_the_tails_begin(channel_indepen
         n_exog=1, n_future=1,
     ).eval()  # fmt: skip
     rng = np.random.default_rng(0)
-    lengths, n_train = [1400, 900, 50], [1200, PREFIX_BLOCK + 300, 50]  # (the third: no tail)
+    lengths, n_train = [1400, 900, 50], [1200, ENCODE_CHUNK + 300, 50]  # (the third: no tail)
     series = [rng.normal(size=(n, 3)).astype(np.float32) for n in lengths]
     series[0][700:720, 0] = np.nan  # a gap in the streamed part
     series[1][850:860, 1] = np.nan  # and one in the tail
     with torch.no_grad():
         (batch,) = list(tail_batches(net, series, n_train, "cpu", batch_size=8))
-        assert batch.chunk == [0, 1] and batch.start == PREFIX_BLOCK + 299
+        assert batch.chunk == [0, 1] and batch.start == ENCODE_CHUNK + 299
         assert batch.origins(n_train).tolist() == [1200 - 1 - batch.start, 0]
         assert batch.lengths.tolist() == [1400 - batch.start, 900 - batch.start]
-        streamed = net(batch.x, batch.state, batch.history, lengths=batch.lengths, future=batch.future)
+        streamed = batch.forecast(net)
+        scored = batch.scored(n_train)
+        for i, k in enumerate(batch.chunk):  # from the training part's last step to the series' last
+            steps = np.flatnonzero(scored[i].numpy())
+            assert steps.tolist() == list(range(n_train[k] - 1 - batch.start, lengths[k] - batch.start))
         for i, k in enumerate(batch.chunk):
             whole = torch.as_tensor(series[k])[None]
             after = torch.cat([whole[:, 1:], torch.full((1, 3, 3), float("nan"))], 1).unfold(1, 3, 1)
