@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import resource
 import time
 from collections.abc import Callable, Sequence
@@ -88,3 +89,10 @@ def parse_param(text: str) -> tuple[str, object]:
         return name, json.loads(value)
     except json.JSONDecodeError:
         return name, value
+
+
+def parse_variant(text: str) -> dict[str, object]:
+    """``NAME=VALUE[,NAME=VALUE]`` of a ``--variant`` option as parameters (each read by
+    :func:`parse_param`); a comma starts a new one only before ``NAME=``, so a value may be a JSON list
+    (``loss=["mse","mae"]``). ``""``: no parameters (the defaults)."""
+    return dict(parse_param(item) for item in re.split(r",(?=\w+=)", text) if item)

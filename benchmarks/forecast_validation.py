@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import platform
-import re
 import time
 import warnings
 from statistics import NormalDist
@@ -32,7 +31,7 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 import torch
-from _common import cpu_seconds, markdown_table, parse_param, results_dir
+from _common import cpu_seconds, markdown_table, parse_variant, results_dir
 
 from aaren_ts import AarenForecaster
 from aaren_ts.datasets import load_m4, load_tourism
@@ -101,12 +100,6 @@ def _scores(train, valid, pred, sp, lower=None, upper=None) -> dict[str, float]:
     return out
 
 
-def _variant(text: str) -> dict[str, object]:
-    """``NAME=VALUE[,NAME=VALUE]`` as parameters; a comma starts a new one only before ``NAME=``, so
-    a value may be a JSON list (``loss=["mse","mae"]``)."""
-    return dict(parse_param(item) for item in re.split(r",(?=\w+=)", text) if item)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dataset", choices=sorted(LOADERS), default="tourism_quarterly")
@@ -137,7 +130,7 @@ def main() -> None:
         rows.append({"system": name, **_scores(train, valid, point, data.sp, lower, upper)})
     for text in args.variant or [""]:
         for seed in args.seeds:
-            params = {"horizon": data.horizon, "device": "cpu", "random_state": seed, **_variant(text)}
+            params = {"horizon": data.horizon, "device": "cpu", "random_state": seed, **parse_variant(text)}
             start = cpu_seconds()
             parts = [train.loc[[key]] for key in train.index.unique(level=0)] if args.per_series else [train]
             pred, lower, upper = [], [], []

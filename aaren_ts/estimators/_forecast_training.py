@@ -130,6 +130,7 @@ class ForecasterTrainingMixin:
             "n_exog": self.n_exog_,
             "n_future": int(getattr(self, "n_future_", 0)),
             "distribution": self.distribution,
+            "initial_forecast": self.initial_forecast,
         }
         n_members = int(self.n_estimators if n_members is None else n_members)
         losses = tuple(self._member_losses() if losses is None else losses)

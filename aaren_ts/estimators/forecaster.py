@@ -41,7 +41,7 @@ from aaren_ts.estimators._sktime_state import (
     empty_data_slots,
 )
 from aaren_ts.estimators._theta_combination import fit_combination
-from aaren_ts.nn.forecast import LOCAL_NORMS
+from aaren_ts.nn.forecast import INITIAL_FORECASTS, LOCAL_NORMS
 from aaren_ts.nn.forecast_training import POINT_LOSSES
 from aaren_ts.nn.heads import HEADS
 
@@ -83,12 +83,20 @@ class AarenForecaster(
         refit with a larger ``horizon``.
     sp : int or "auto", default="auto"
         Seasonal period (24 for hourly data with a daily cycle), at most ``context_length``. The
-        untrained network is the seasonal naive forecast, and a series (channel) whose held-out tail
-        the trained network does not forecast clearly better than it keeps the seasonal naive
-        forecast (weighed with the network's by their tail errors where the panel's tails show that
-        the network learns: see the forecasting guide). ``"auto"`` detects the period from the
-        autocorrelation of the training series' changes (1 when they show no cycle); fixed at the
-        first ``fit`` as ``sp_``.
+        untrained network is the seasonal naive forecast (with ``initial_forecast="naive"``), and a
+        series (channel) whose held-out tail the trained network does not forecast clearly better
+        than it keeps the seasonal naive forecast (weighed with the network's by their tail errors
+        where the panel's tails show that the network learns: see the forecasting guide).
+        ``"auto"`` detects the period from the autocorrelation of the training series' changes (1
+        when they show no cycle); fixed at the first ``fit`` as ``sp_``.
+    initial_forecast : {"naive", "level"}, default="naive"
+        The forecast of the untrained network, which training corrects: ``"naive"`` the seasonal
+        naive forecast of period ``sp_``, ``"level"`` each window's local level (its mean under
+        ``local_norm="standard"``; the direct linear forecast starts at zero, as a linear model on
+        instance-normalised windows does). The naive fallback is the seasonal naive forecast either
+        way. On validation data, ``"level"`` forecast ETTh1 and ETTh2 4 to 7 % better at T = 96 (MSE),
+        tourism quarterly as well (MAPE and MASE level, MSIS 2 % higher) and M4 Hourly worse (sMAPE
+        10.70 -> 11.06, MASE 0.876 -> 0.920, seed 0): the forecasting guide has the table.
     {backbone d_model n_heads n_layers d_ff}
     dropout : float, default=0.1
         Dropout in the encoder. (On tourism quarterly's validation cut from the training parts,
@@ -359,6 +367,7 @@ class AarenForecaster(
         "sp": Either(PositiveInt, Options(("auto",))),
         "interval_calibration": Options(("aci", None)),
         "distribution": Registered(HEADS),
+        "initial_forecast": Options(INITIAL_FORECASTS),
         "loss": Either(Options((*POINT_LOSSES, "auto")), Each(Options(tuple(POINT_LOSSES)))),
         "combination": Options(("auto", "theta_ets", "theta", None)),
         "calibration_rate": Interval(0.0, 1.0, closed="neither"),
@@ -371,6 +380,7 @@ class AarenForecaster(
         context_length: int | None = None,
         horizon: int | None = None,
         sp: int | str = "auto",
+        initial_forecast: str = "naive",
         backbone: str = "aaren",
         d_model: int = 64,
         n_heads: int = 4,

@@ -111,10 +111,11 @@ def protocol_seasonal_naive(
     horizon: int,
     sp: int,
     windows: np.ndarray | None = None,
+    part: str = "test",
 ) -> np.ndarray:
     """The seasonal naive forecasts ``(W, T, C)`` of :func:`protocol_test_windows`' windows (or of
-    those numbered ``windows`` only): each step repeats the value of the last full cycle of ``sp``
-    steps before the window's end.
+    those numbered ``windows`` only; ``part="val"``: of the validation part's windows): each step
+    repeats the value of the last full cycle of ``sp`` steps before the window's end.
 
     Where ``sp`` exceeds the protocol's input length (Weather's daily cycle, 144 ten-minute steps, against
     96) that value lies before the window: the baseline reads the series' earlier rows, which the models
@@ -122,7 +123,7 @@ def protocol_seasonal_naive(
     """
     from aaren_ts.datasets import DEFAULT_INPUT_LENGTH
 
-    start, stop = borders["test"]
+    start, stop = borders[part]
     ends = np.arange(start + DEFAULT_INPUT_LENGTH, stop - horizon + 1)  # each window's first target row
     if windows is not None:
         ends = ends[windows]

@@ -33,6 +33,7 @@ from aaren_ts.nn.heads import DIRECT_GAIN, DistributionHead, make_head
 
 __all__ = [
     "ENCODE_CHUNK",
+    "INITIAL_FORECASTS",
     "LOCAL_NORMS",
     "Forecast",
     "ForecastNet",
@@ -42,6 +43,7 @@ __all__ = [
 ]
 
 LOCAL_NORMS = ("last", "mean", "standard", None)
+INITIAL_FORECASTS = ("naive", "level")
 #: Steps per forward pass when a long series is streamed through the network (bounds the attention's
 #: memory): the engine's encoding and the held-out judgements alike.
 ENCODE_CHUNK = 512
@@ -145,6 +147,11 @@ class ForecastNet(nn.Module):
         units, after the local level), given as ``future`` to :meth:`forward`.
     distribution : str, default="normal"
         The forecast-distribution head (:func:`aaren_ts.nn.heads.make_head`).
+    initial_forecast : {"naive", "level"}, default="naive"
+        The forecast of the untrained network, which training corrects: ``"naive"`` the (seasonal)
+        naive forecast of period ``sp`` (:meth:`reset_to_naive`), ``"level"`` the window's local level
+        (the direct linear forecast starts at zero: the window's mean under ``local_norm="standard"``
+        or ``"mean"``, its last value under ``"last"``).
     """
 
     def __init__(
@@ -160,8 +167,11 @@ class ForecastNet(nn.Module):
         n_exog: int = 0,
         n_future: int = 0,
         distribution: str = "normal",
+        initial_forecast: str = "naive",
     ) -> None:
         super().__init__()
+        if initial_forecast not in INITIAL_FORECASTS:
+            raise ValueError(f"initial_forecast must be one of {INITIAL_FORECASTS}, got {initial_forecast!r}")
         if not 0 <= n_future <= n_exog:
             raise ValueError(f"n_future must be in [0, n_exog={n_exog}], got {n_future}")
         self.n_exog, self.n_future = n_exog, n_future
@@ -206,6 +216,9 @@ class ForecastNet(nn.Module):
             nn.init.zeros_(self.embed_exog.weight)
         self.future_weight = nn.Parameter(torch.zeros(n_channels, horizon, n_future)) if n_future else None
         self.reset_to_naive()
+        if initial_forecast == "level":
+            with torch.no_grad():
+                self.skip.weight.zero_()
 
     def reset_to_naive(self) -> None:
         """Make the network the (seasonal) naive forecast, as it is at initialisation.

@@ -360,10 +360,18 @@ def test_callbacks_and_verbose(capsys):
 
 
 @pytest.mark.slow
-def test_learns_better_than_repeating_the_last_value():
+@pytest.mark.parametrize("initial_forecast", ["naive", "level"])
+def test_learns_better_than_repeating_the_last_value(initial_forecast):
     y = _series(600, n_columns=2, seed=3)
     train, test = y[:500], y[500:]
-    f = AarenForecaster(context_length=24, horizon=8, max_epochs=15, random_state=0, device="cpu").fit(train)
+    f = AarenForecaster(
+        context_length=24,
+        horizon=8,
+        max_epochs=15,
+        initial_forecast=initial_forecast,
+        random_state=0,
+        device="cpu",
+    ).fit(train)
     naive = NaiveForecaster(strategy="last")
     err_model, err_naive = [], []
     naive.fit(train)

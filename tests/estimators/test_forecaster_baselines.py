@@ -81,6 +81,31 @@ def test_untrained_network_is_the_last_value_forecast(local_norm, channel_indepe
     torch.testing.assert_close(out, x[:, :, None, :].expand_as(out), rtol=1e-5, atol=1e-4)
 
 
+@pytest.mark.parametrize("local_norm", ["last", "mean", "standard"])
+def test_untrained_network_from_the_level_forecasts_each_windows_level_until_reset(local_norm):
+    """``initial_forecast="level"``: the untrained network repeats the level its local normalisation
+    takes from each window (the last value, or the mean of the window's values); reset to the naive
+    forecast, it is the seasonal naive forecast."""
+    torch.manual_seed(0)
+    encoder = EncoderConfig("aaren", 16, 2, 1, 32, 0.0)
+    net = ForecastNet(2, 8, 6, encoder, True, local_norm, sp=3, initial_forecast="level").eval()
+    x = torch.randn(2, 20, 2).cumsum(1) + 5.0
+    with torch.no_grad():
+        out = net(x).loc  # (B, N, T, C)
+        if local_norm == "last":
+            level = x
+        else:  # the window of every step (the first steps' windows repeat the first value before it)
+            padded = torch.cat([x[:, :1].expand(-1, 7, -1), x], dim=1)
+            level = padded.unfold(1, 8, 1).mean(-1)
+        torch.testing.assert_close(out, level[:, :, None, :].expand_as(out), rtol=1e-5, atol=1e-4)
+        net.reset_to_naive()
+        out = net(x).loc
+    for t in range(6):  # after step n, step n + t + 1 repeats the value of step n - 2 + t % 3
+        torch.testing.assert_close(out[:, 3:, t], x[:, 1 + t % 3 : 18 + t % 3], rtol=1e-5, atol=1e-4)
+    with pytest.raises(ValueError, match="initial_forecast"):
+        ForecastNet(2, 8, 6, encoder, True, local_norm, initial_forecast="mean")
+
+
 def test_short_series_epoch_has_several_crops_long_series_one_per_stretch():
     gen = torch.Generator().manual_seed(0)
     short = SegmentDataset(np.zeros((105, 1)), 192, 12, generator=gen)
