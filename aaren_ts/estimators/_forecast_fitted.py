@@ -91,6 +91,7 @@ class FittedForecasterMixin:
                 "exog_columns": None if self.exog_columns_ is None else plain_names(self.exog_columns_),
                 "n_future": int(self.n_future_),
                 "member_losses": list(self._member_losses()),
+                "member_initial_forecasts": list(self._member_starts()),
                 "level_names": plain_metadata(self.level_names_),
                 "series_ids": [plain_metadata(i) for i in engine.ids],
                 "series_cutoffs": self._cutoffs.to_plain(),
@@ -136,6 +137,9 @@ class FittedForecasterMixin:
             self.static_mean_, self.static_scale_ = np.zeros(0), np.ones(0)
         # (archives written before per-network losses: every network on the loss parameter)
         self.member_losses_ = tuple(attributes.get("member_losses", self._planned_losses()))
+        # (archives written before initial_forecast="auto": every network from the parameter's start)
+        starts = attributes.get("member_initial_forecasts", self._planned_starts(self.member_losses_))
+        self.member_initial_forecasts_ = tuple(starts)
         self.net_ = self._build_forecast_net(with_callbacks=False).initialize()
         self.net_.module_.load_state_dict(state_dict)
         self.net_.module_.eval()

@@ -98,6 +98,27 @@ class ForecasterTrainingMixin:
             losses = tuple(self.loss)
         return tuple(str(losses[k % len(losses)]) for k in range(int(self.n_estimators)))
 
+    def _start_rival(self, losses: Sequence[str]) -> int | None:
+        """With ``initial_forecast="auto"``: the network that starts from the level against the first,
+        which starts from the naive forecast: the next one on the first network's loss (``None``: there
+        is none, an extra network is trained beside the first)."""
+        return next((k for k in range(1, len(losses)) if losses[k] == losses[0]), None)
+
+    def _planned_starts(self, losses: Sequence[str]) -> tuple[str, ...]:
+        """The initial forecast each network trains from: ``initial_forecast``; ``"auto"`` starts the
+        rival network (:meth:`_start_rival`) from the level and the others from the naive forecast
+        until the validation tails settle it (:meth:`_choose_start`)."""
+        if self.initial_forecast != "auto":
+            return (str(self.initial_forecast),) * len(losses)
+        rival = self._start_rival(losses)
+        return tuple("level" if k == rival else "naive" for k in range(len(losses)))
+
+    def _member_starts(self) -> tuple[str, ...]:
+        """The initial forecast each network trained from (``member_initial_forecasts_``); before
+        training, the planned ones."""
+        fitted = getattr(self, "member_initial_forecasts_", None)
+        return tuple(fitted) if fitted is not None else self._planned_starts(self._member_losses())
+
     def _member_losses(self) -> tuple[str, ...]:
         """The point loss each network was trained on (``member_losses_``); before training, the
         planned ones."""
@@ -111,11 +132,14 @@ class ForecasterTrainingMixin:
         n_members: int | None = None,
         member: int = 0,
         losses: Sequence[str] | None = None,
+        start: str | None = None,
     ) -> Any:
         """The skorch net of ``n_members`` networks (default ``n_estimators``; more than one: a
         :class:`~aaren_ts.nn.ensemble.ForecastEnsemble`, each member on its own loss); one network
         trains on the loss of the ensemble's member ``member`` (``losses``: every member's, by
-        default :meth:`_member_losses`)."""
+        default :meth:`_member_losses`) from the initial forecast ``start`` (default the member's,
+        :meth:`_member_starts`; an ensemble's members are built alike and then take the trained
+        networks' weights)."""
         from skorch import NeuralNet
 
         module_params = {
@@ -130,7 +154,7 @@ class ForecasterTrainingMixin:
             "n_exog": self.n_exog_,
             "n_future": int(getattr(self, "n_future_", 0)),
             "distribution": self.distribution,
-            "initial_forecast": self.initial_forecast,
+            "initial_forecast": start or self._member_starts()[member],
         }
         n_members = int(self.n_estimators if n_members is None else n_members)
         losses = tuple(self._member_losses() if losses is None else losses)
@@ -155,9 +179,11 @@ class ForecasterTrainingMixin:
         train_ds: SegmentDataset,
         losses: tuple[str, ...],
         trained: dict[int, Any] | None = None,
+        starts: tuple[str, ...] | None = None,
     ) -> tuple[Any, list[Any]]:
         """A new skorch net trained on ``train_ds`` (early stopping on ``train_split``'s data), member
-        ``k`` on ``losses[k]``, and the members' own nets; ``trained`` gives members already trained
+        ``k`` on ``losses[k]`` from the initial forecast ``starts[k]`` (default
+        :meth:`_member_starts`), and the members' own nets; ``trained`` gives members already trained
         (by index), which are taken as they are.
 
         With ``n_estimators > 1`` the networks are trained one after the other, each as the only
@@ -171,15 +197,12 @@ class ForecasterTrainingMixin:
         """
 
         members, n_members, trained = [], int(self.n_estimators), trained or {}
+        starts = self._member_starts() if starts is None else starts
         for k in range(n_members):
             if k in trained:
                 members.append(trained[k])
                 continue
-            if self.verbose and n_members > 1:
-                print_epoch_line(f"Training network {k + 1} of {n_members} ({losses[k]} loss)")
-            net = self._build_forecast_net(train_split, n_members=1, member=k, losses=losses)
-            net.fit(train_ds, y=None)
-            members.append(net)
+            members.append(self._train_member(train_split, train_ds, losses, k, starts[k]))
         if len(members) == 1:
             return members[0], members
         # (under Accelerate, every net's module is wrapped for data-parallel training)
@@ -190,6 +213,65 @@ class ForecasterTrainingMixin:
             group["lr"] = trained["lr"]
             group["initial_lr"] = trained.get("initial_lr", trained["lr"])
         return ensemble, members
+
+    def _train_member(
+        self, train_split: Any, train_ds: SegmentDataset, losses: tuple[str, ...], k: int, start: str
+    ) -> Any:
+        """Network ``k``'s skorch net, trained alone on ``losses[k]`` from the initial forecast ``start``."""
+        if self.verbose and (len(losses) > 1 or self.initial_forecast == "auto"):
+            print_epoch_line(
+                f"Training network {k + 1} of {len(losses)} ({losses[k]} loss, from the {start} forecast)"
+            )
+        net = self._build_forecast_net(train_split, n_members=1, member=k, losses=losses, start=start)
+        net.fit(train_ds, y=None)
+        return net
+
+    def _choose_start(
+        self,
+        train_split: Any,
+        train_ds: SegmentDataset,
+        losses: tuple[str, ...],
+        series: list[np.ndarray],
+        n_train: list[int],
+    ) -> tuple[tuple[str, ...], dict[int, Any]]:
+        """``initial_forecast="auto"``: the initial forecast every network trains from, and the
+        networks already trained that keep their place (by index).
+
+        The first network trains from the naive forecast, its rival (:meth:`_start_rival`, on the same
+        loss) from the level. The start whose network forecasts the series' validation tails clearly
+        better (:func:`clear_gain` on each series' and channel's tail error in that loss) is every
+        network's: the other start's network trains again from it. Where neither is clearly better both
+        networks stay, and the rest start from the naive forecast. Without a rival in the ensemble
+        (one network, or none other on the first loss), the level's network is an extra one, which
+        takes the first's place only where it is clearly better.
+        """
+        rival = self._start_rival(losses)
+        naive_net = self._train_member(train_split, train_ds, losses, 0, "naive")
+        level_net = self._train_member(train_split, train_ds, losses, 0 if rival is None else rival, "level")
+        device = self._resolved_device()
+        errors = []
+        for net in (naive_net, level_net):
+            module = unwrapped_network(net)
+            module.eval()
+            errors.append(held_out_errors(module, series, n_train, device, loss=losses[0]))
+        naive, level = errors
+        scored = (naive.count > 0) & (level.count > 0)
+        level_wins, mean, t = clear_gain(level.error[scored], naive.error[scored])
+        naive_wins = clear_gain(naive.error[scored], level.error[scored])[0]
+        n = len(losses)
+        if level_wins:
+            starts, trained = ("level",) * n, {0 if rival is None else rival: level_net}
+        elif naive_wins or rival is None:
+            starts, trained = ("naive",) * n, {0: naive_net}
+        else:
+            starts, trained = self._planned_starts(losses), {0: naive_net, rival: level_net}
+        if self.verbose:
+            verdict = "every network starts from the " + starts[0] if len(set(starts)) == 1 else "both kept"
+            print_epoch_line(
+                f"Starting from the level changes the typical series' tail error by "
+                f"{100 * (np.exp(mean) - 1):+.1f} % (t = {t:.1f}): {verdict}"
+            )
+        return starts, trained
 
     def _mixed_losses_help(
         self, module: torch.nn.Module, series: list[np.ndarray], n_train: list[int]
@@ -332,13 +414,19 @@ class ForecasterTrainingMixin:
 
                 train_split = predefined_split(valid_ds) if valid_ds is not None else None
                 losses = self._planned_losses()
-                self.member_losses_ = losses
-                self.net_, members = self._fit_networks(train_split, train_ds, losses)
+                whole = [np.concatenate([t, v]) for t, v in zip(train, valid, strict=True)]
+                n_train = [len(t) for t in train]
+                trained: dict[int, Any] = {}
+                self.member_losses_, self.member_initial_forecasts_ = losses, self._planned_starts(losses)
+                if self.initial_forecast == "auto":
+                    self.member_initial_forecasts_, trained = self._choose_start(
+                        train_split, train_ds, losses, whole, n_train
+                    )
+                self.net_, members = self._fit_networks(train_split, train_ds, losses, trained)
                 if self.loss == "auto" and len(set(losses)) > 1:
-                    whole = [np.concatenate([t, v]) for t, v in zip(train, valid, strict=True)]
                     module = unwrapped_network(self.net_)
                     module.eval()
-                    if not self._mixed_losses_help(module, whole, [len(t) for t in train]):
+                    if not self._mixed_losses_help(module, whole, n_train):
                         # the other losses' networks train again, on the first loss
                         kept = {k: net for k, net in enumerate(members) if losses[k] == losses[0]}
                         self.member_losses_ = (losses[0],) * len(losses)

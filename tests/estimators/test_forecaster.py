@@ -360,7 +360,7 @@ def test_callbacks_and_verbose(capsys):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("initial_forecast", ["naive", "level"])
+@pytest.mark.parametrize("initial_forecast", ["naive", "level", "auto"])
 def test_learns_better_than_repeating_the_last_value(initial_forecast):
     y = _series(600, n_columns=2, seed=3)
     train, test = y[:500], y[500:]

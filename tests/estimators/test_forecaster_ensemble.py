@@ -201,6 +201,59 @@ def test_auto_keeps_the_absolute_error_network_only_where_the_tails_favour_it(
     pd.testing.assert_frame_equal(restored.predict(fh=[1, 2, 3]), auto.predict(fh=[1, 2, 3]))
 
 
+@pytest.mark.parametrize(
+    ("winner", "n_estimators", "trainings", "starts"),
+    [
+        ("level", 3, [(0, "naive"), (1, "level"), (0, "level"), (2, "level")], ("level",) * 3),
+        ("naive", 3, [(0, "naive"), (1, "level"), (1, "naive"), (2, "naive")], ("naive",) * 3),
+        (None, 3, [(0, "naive"), (1, "level"), (2, "naive")], ("naive", "level", "naive")),
+        ("level", 1, [(0, "naive"), (0, "level")], ("level",)),
+        (None, 1, [(0, "naive"), (0, "level")], ("naive",)),
+    ],
+)
+def test_auto_start_trains_every_network_from_the_start_the_tails_favour(
+    monkeypatch, tmp_path, winner, n_estimators, trainings, starts
+) -> None:
+    """``initial_forecast="auto"`` trains the first network from the naive forecast and the next on the
+    same loss (an extra one for a lone network) from the level; a clear winner on the validation tails
+    gives every network its start (the loser's network trains again), no clear winner keeps both. The
+    networks kept are the ones trained, and saving keeps the starts."""
+    verdicts = []
+
+    def verdict(error, baseline):  # first call: does the level win? second: does the naive forecast?
+        verdicts.append((error.shape, baseline.shape))
+        wins = winner == ("level" if len(verdicts) == 1 else "naive")
+        return wins, -0.1 if wins else 0.0, -5.0 if wins else 0.0
+
+    trained, original = [], AarenForecaster._train_member
+
+    def train_member(self, train_split, train_ds, losses, k, start):
+        net = original(self, train_split, train_ds, losses, k, start)
+        trained.append(((k, start), net))
+        return net
+
+    monkeypatch.setattr(forecast_training, "clear_gain", verdict)
+    monkeypatch.setattr(AarenForecaster, "_train_member", train_member)
+    params = {**TINY, "n_estimators": n_estimators, "loss": "mse"}
+    auto = AarenForecaster(**params, initial_forecast="auto", horizon=3).fit(_series(80))
+    assert [call for call, _ in trained] == trainings
+    assert len(verdicts) == 2 and verdicts[0][0] == verdicts[0][1] == (2,)  # two series' channels
+    assert auto.member_initial_forecasts_ == starts
+    # a lone network is the one the tails chose
+    if n_estimators == 1:
+        kept = trained[-1 if winner == "level" else 0][1].module_.state_dict()
+        assert all(torch.equal(v, auto.net_.module_.state_dict()[k]) for k, v in kept.items())
+    restored = AarenForecaster.load(auto.save(tmp_path / "auto"))
+    assert restored.member_initial_forecasts_ == starts
+    pd.testing.assert_frame_equal(restored.predict(fh=[1, 2, 3]), auto.predict(fh=[1, 2, 3]))
+
+
+def test_a_fixed_start_trains_every_network_from_it() -> None:
+    for start in ("naive", "level"):
+        model = AarenForecaster(**TINY, initial_forecast=start, horizon=3).fit(_series(40))
+        assert model.member_initial_forecasts_ == (start, start)
+
+
 @pytest.mark.parametrize("loss", [(), ("mse", "huber"), "huber", ["mae", None], ["auto"]])
 def test_a_bad_loss_is_refused_before_training(loss) -> None:
     message = "loss must be one of 'mse', 'mae', 'auto' or a non-empty list or tuple"
