@@ -96,3 +96,10 @@ def parse_variant(text: str) -> dict[str, object]:
     :func:`parse_param`); a comma starts a new one only before ``NAME=``, so a value may be a JSON list
     (``loss=["mse","mae"]``). ``""``: no parameters (the defaults)."""
     return dict(parse_param(item) for item in re.split(r",(?=\w+=)", text) if item)
+
+
+def trained_networks(forecaster: object) -> str:
+    """Each network of a fitted ``AarenForecaster`` as ``loss/start`` (its ``member_losses_`` and
+    ``member_initial_forecasts_``, as the ``"auto"`` settings settled them)."""
+    pairs = zip(forecaster.member_losses_, forecaster.member_initial_forecasts_, strict=True)
+    return " ".join(f"{loss}/{start}" for loss, start in pairs)

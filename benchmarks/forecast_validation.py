@@ -31,7 +31,7 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 import torch
-from _common import cpu_seconds, markdown_table, parse_variant, results_dir
+from _common import cpu_seconds, markdown_table, parse_variant, results_dir, trained_networks
 
 from aaren_ts import AarenForecaster
 from aaren_ts.datasets import load_m4, load_tourism
@@ -133,9 +133,10 @@ def main() -> None:
             params = {"horizon": data.horizon, "device": "cpu", "random_state": seed, **parse_variant(text)}
             start = cpu_seconds()
             parts = [train.loc[[key]] for key in train.index.unique(level=0)] if args.per_series else [train]
-            pred, lower, upper = [], [], []
+            pred, lower, upper, networks = [], [], [], set()
             for part in parts:
                 forecaster = AarenForecaster(**params).fit(part)
+                networks.add(trained_networks(forecaster))
                 pred.append(forecaster.predict(fh=fh))
                 interval = forecaster.predict_interval(fh=fh, coverage=0.95)
                 lower.append(interval.iloc[:, [0]])
@@ -146,10 +147,16 @@ def main() -> None:
             label = f"AarenForecaster({text or 'defaults'}), seed {seed}"
             label += ", one per series" if args.per_series else ""
             scores = _scores(train, valid, pred, data.sp, lower, upper)
-            rows.append({"system": label, **scores, "fit CPU s": fit_cpu})
-            print(label, {k: round(v, 3) for k, v in scores.items()}, f"fit {fit_cpu:.1f} CPU s", flush=True)
+            trained = "; ".join(sorted(networks))
+            rows.append({"system": label, **scores, "fit CPU s": fit_cpu, "networks": trained})
+            rounded = {k: round(v, 3) for k, v in scores.items()}
+            print(label, rounded, f"fit {fit_cpu:.1f} CPU s", trained, flush=True)
     header = ["system", "MSE", "sMAPE", "MAPE", "MASE", "MSIS", "coverage 95 %", "fit CPU s"]
-    table = [[r["system"], *(f"{r[k]:.3f}" if k in r else "–" for k in header[1:])] for r in rows]
+    table = [
+        [r["system"], *(f"{r[k]:.3f}" if k in r else "–" for k in header[1:]), r.get("networks", "–")]
+        for r in rows
+    ]
+    header.append("networks")
     text = [
         f"# Validation cut from the training part: {args.dataset}",
         "",

@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 import torch
-from _common import cpu_seconds, markdown_table, parse_variant, results_dir
+from _common import cpu_seconds, markdown_table, parse_variant, results_dir, trained_networks
 
 from aaren_ts import AarenForecaster
 from aaren_ts.datasets import DEFAULT_INPUT_LENGTH, get_dataset_info, load_series, sliding_windows
@@ -60,6 +60,7 @@ def validation_scores(name: str, horizon: int, seed: int, params: dict, data_hom
         "last value": _mse(histories[:, -1:], targets),
         "seasonal naive": _mse(protocol_seasonal_naive(scaled, borders, horizon, sp, part="val"), targets),
         "fit CPU s": fit_seconds,
+        "networks": trained_networks(forecaster),
     }
 
 
@@ -82,9 +83,10 @@ def main() -> None:
                     row = [name, horizon, text or "defaults", seed] + [
                         f"{scores[k]:.4f}" for k in ("MSE", "last value", "seasonal naive")
                     ]
-                    rows.append([*row, f"{scores['fit CPU s']:.0f}"])
+                    rows.append([*row, f"{scores['fit CPU s']:.0f}", scores["networks"]])
                     print(" | ".join(str(c) for c in rows[-1]), flush=True)
     header = ["dataset", "T", "variant", "seed", "MSE", "last value MSE", "seasonal naive MSE", "fit CPU s"]
+    header.append("networks")
     text = [
         "# The long-horizon protocol's validation part: fitted on the training part, every window scored",
         "",
