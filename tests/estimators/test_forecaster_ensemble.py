@@ -209,20 +209,24 @@ def test_auto_keeps_the_absolute_error_network_only_where_the_tails_favour_it(
         (None, 3, [(0, "naive"), (1, "level"), (2, "naive")], ("naive", "level", "naive")),
         ("level", 1, [(0, "naive"), (0, "level")], ("level",)),
         (None, 1, [(0, "naive"), (0, "level")], ("naive",)),
+        ("untrained naive", 3, [(0, "naive"), (1, "naive"), (2, "naive")], ("naive",) * 3),
     ],
 )
 def test_auto_start_trains_every_network_from_the_start_the_tails_favour(
     monkeypatch, tmp_path, winner, n_estimators, trainings, starts
 ) -> None:
-    """``initial_forecast="auto"`` trains the first network from the naive forecast and the next on the
-    same loss (an extra one for a lone network) from the level; a clear winner on the validation tails
-    gives every network its start (the loser's network trains again), no clear winner keeps both. The
-    networks kept are the ones trained, and saving keeps the starts."""
+    """``initial_forecast="auto"``: where the untrained naive forecast is clearly better on the tails,
+    every network trains from it as under ``"naive"``, weight for weight. Otherwise the first network
+    trains from the naive forecast and the next on the same loss (an extra one for a lone network) from
+    the level; a clear winner on the tails gives every network its start (the loser's network trains
+    again), no clear winner keeps both. Saving keeps the starts."""
+    # the verdicts asked in turn: the untrained naive forecast's, the trained level's, the trained naive's
+    answers = [winner == "untrained naive", winner == "level", winner == "naive"]
     verdicts = []
 
-    def verdict(error, baseline):  # first call: does the level win? second: does the naive forecast?
+    def verdict(error, baseline):
+        wins = answers[len(verdicts)]
         verdicts.append((error.shape, baseline.shape))
-        wins = winner == ("level" if len(verdicts) == 1 else "naive")
         return wins, -0.1 if wins else 0.0, -5.0 if wins else 0.0
 
     trained, original = [], AarenForecaster._train_member
@@ -234,13 +238,17 @@ def test_auto_start_trains_every_network_from_the_start_the_tails_favour(
 
     monkeypatch.setattr(forecast_training, "clear_gain", verdict)
     monkeypatch.setattr(AarenForecaster, "_train_member", train_member)
-    params = {**TINY, "n_estimators": n_estimators, "loss": "mse"}
-    auto = AarenForecaster(**params, initial_forecast="auto", horizon=3).fit(_series(80))
+    params = {**TINY, "n_estimators": n_estimators, "loss": "mse", "horizon": 3}
+    auto = AarenForecaster(**params, initial_forecast="auto").fit(_series(80))
     assert [call for call, _ in trained] == trainings
-    assert len(verdicts) == 2 and verdicts[0][0] == verdicts[0][1] == (2,)  # two series' channels
+    assert all(shapes == ((2,), (2,)) for shapes in verdicts)  # two series' channels each time
+    assert len(verdicts) == (1 if winner == "untrained naive" else 3)
     assert auto.member_initial_forecasts_ == starts
-    # a lone network is the one the tails chose
-    if n_estimators == 1:
+    if winner == "untrained naive":  # the untrained networks were drawn aside from the random stream
+        naive = AarenForecaster(**params, initial_forecast="naive").fit(_series(80))
+        own, other = auto.net_.module_.state_dict(), naive.net_.module_.state_dict()
+        assert all(torch.equal(own[name], other[name]) for name in own)
+    if n_estimators == 1:  # a lone network is the one the tails chose
         kept = trained[-1 if winner == "level" else 0][1].module_.state_dict()
         assert all(torch.equal(v, auto.net_.module_.state_dict()[k]) for k, v in kept.items())
     restored = AarenForecaster.load(auto.save(tmp_path / "auto"))
