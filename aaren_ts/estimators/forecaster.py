@@ -89,7 +89,7 @@ class AarenForecaster(
         where the panel's tails show that the network learns: see the forecasting guide).
         ``"auto"`` detects the period from the autocorrelation of the training series' changes (1
         when they show no cycle); fixed at the first ``fit`` as ``sp_``.
-    initial_forecast : {"naive", "level", "auto"}, default="naive"
+    initial_forecast : {"naive", "level", "auto"}, default="auto"
         The forecast of the untrained network, which training corrects: ``"naive"`` the seasonal
         naive forecast of period ``sp_``, ``"level"`` each window's local level (its mean under
         ``local_norm="standard"``; the direct linear forecast starts at zero, as a linear model on
@@ -103,7 +103,10 @@ class AarenForecaster(
         again; where neither is, both stay and the rest start from the naive forecast. The networks'
         starts are ``member_initial_forecasts_``. On validation data, ``"level"`` forecast ETTh1 and
         ETTh2 4 to 7 % better at T = 96 (MSE), tourism quarterly as well (MAPE and MASE level, MSIS
-        2 % higher) and M4 Hourly worse (sMAPE 10.70 -> 11.06, MASE 0.876 -> 0.920, seed 0): the
+        2 % higher) and M4 Hourly worse (sMAPE 10.70 -> 11.06, MASE 0.876 -> 0.920, seed 0);
+        ``"auto"`` settled on ``"naive"`` before training on M4 Hourly, tourism quarterly, random walks
+        and ILI, and on the level after the trial on ETTh1 (seeds 0, 1, 2: MSE 0.718 / 0.720 / 0.719
+        -> 0.688 / 0.684 / 0.688), ETTh2 (seeds 1, 2; both starts kept in seed 0) and ETTm1: the
         forecasting guide has the table.
     {backbone d_model n_heads n_layers d_ff}
     dropout : float, default=0.1
@@ -390,7 +393,7 @@ class AarenForecaster(
         context_length: int | None = None,
         horizon: int | None = None,
         sp: int | str = "auto",
-        initial_forecast: str = "naive",
+        initial_forecast: str = "auto",
         backbone: str = "aaren",
         d_model: int = 64,
         n_heads: int = 4,

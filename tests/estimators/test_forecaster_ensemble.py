@@ -186,7 +186,7 @@ def test_auto_keeps_the_absolute_error_network_only_where_the_tails_favour_it(
 
     monkeypatch.setattr(forecast_training, "clear_gain", verdict)
     y = _series(80)
-    params = {**TINY, "n_estimators": 3}
+    params = {**TINY, "n_estimators": 3, "initial_forecast": "naive"}  # (no verdict on the start)
     auto = AarenForecaster(**params, loss="auto", horizon=3).fit(y)
     mixed = AarenForecaster(**params, loss=list(MIXED_LOSSES), horizon=3).fit(y)
     assert len(verdicts) == 1 and verdicts[0][0] == verdicts[0][1] == (2,)  # two series' channels, once
