@@ -94,13 +94,14 @@ class AarenForecaster(
         naive forecast of period ``sp_``, ``"level"`` each window's local level (its mean under
         ``local_norm="standard"``; the direct linear forecast starts at zero, as a linear model on
         instance-normalised windows does). The naive fallback is the seasonal naive forecast either
-        way. ``"auto"``: where the untrained network's seasonal naive forecast already forecasts the
-        validation tails clearly better than the level (as ``loss="auto"`` judges: the typical
-        series' error at least 2 % lower, and significantly across the series), as ``"naive"``,
-        network for network; otherwise the first network trains from the naive forecast and the next
-        on the same loss (an extra one when there is none) from the level, every network takes the
-        start whose network forecasts the tails clearly better, and the other start's network trains
-        again; where neither is, both stay and the rest start from the naive forecast. The networks'
+        way. ``"auto"``: where the untrained network's seasonal naive forecast already has at most
+        half the level's error on the validation tails (the typical series', significantly across the
+        series), as ``"naive"``, network for network; otherwise the first network trains from the
+        naive forecast and the next on the same loss (an extra one when there is none) from the level,
+        every network takes the start whose network forecasts the tails clearly better (as
+        ``loss="auto"`` judges: the typical series' error at least 2 % lower, and significantly), and
+        the other start's network trains again; where neither is, both stay and the rest start from
+        the naive forecast. The networks'
         starts are ``member_initial_forecasts_``. On validation data, ``"level"`` forecast ETTh1 and
         ETTh2 4 to 7 % better at T = 96 (MSE), tourism quarterly as well (MAPE and MASE level, MSIS
         2 % higher) and M4 Hourly worse (sMAPE 10.70 -> 11.06, MASE 0.876 -> 0.920, seed 0);

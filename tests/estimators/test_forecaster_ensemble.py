@@ -167,6 +167,8 @@ def test_a_clear_gain_is_large_and_significant_across_the_series() -> None:
     assert not clear_gain(baseline * np.exp(rng.normal(-0.05, 1.0, 200)), baseline)[0]  # noise
     assert not clear_gain(baseline * noise, baseline)[0]
     assert not clear_gain(np.array([0.5]), np.array([1.0]))[0]  # a single series
+    assert not clear_gain(0.6 * baseline * noise, baseline, min_gain=np.log(2))[0]  # not half
+    assert clear_gain(0.4 * baseline * noise, baseline, min_gain=np.log(2))[0]
     helps, mean, t = clear_gain(np.array([0.5, 0.25, 0.0]), np.array([1.0, 0.5, 1.0]))
     assert helps and mean == pytest.approx(np.log(0.5)) and t == -np.inf  # (a zero error left out)
 
@@ -224,9 +226,9 @@ def test_auto_start_trains_every_network_from_the_start_the_tails_favour(
     answers = [winner == "untrained naive", winner == "level", winner == "naive"]
     verdicts = []
 
-    def verdict(error, baseline):
+    def verdict(error, baseline, min_gain=forecast_training.MIXED_LOSS_GAIN):
         wins = answers[len(verdicts)]
-        verdicts.append((error.shape, baseline.shape))
+        verdicts.append((error.shape, baseline.shape, min_gain))
         return wins, -0.1 if wins else 0.0, -5.0 if wins else 0.0
 
     trained, original = [], AarenForecaster._train_member
@@ -241,7 +243,12 @@ def test_auto_start_trains_every_network_from_the_start_the_tails_favour(
     params = {**TINY, "n_estimators": n_estimators, "loss": "mse", "horizon": 3}
     auto = AarenForecaster(**params, initial_forecast="auto").fit(_series(80))
     assert [call for call, _ in trained] == trainings
-    assert all(shapes == ((2,), (2,)) for shapes in verdicts)  # two series' channels each time
+    assert all(error == baseline == (2,) for error, baseline, _ in verdicts)  # two series' channels
+    # before training, the naive forecast must halve the level's error; after, 2 % lower is clear
+    gains = [min_gain for *_, min_gain in verdicts]
+    assert gains == [forecast_training.UNTRAINED_NAIVE_GAIN] + [forecast_training.MIXED_LOSS_GAIN] * 2 * (
+        winner != "untrained naive"
+    )
     assert len(verdicts) == (1 if winner == "untrained naive" else 3)
     assert auto.member_initial_forecasts_ == starts
     if winner == "untrained naive":  # the untrained networks were drawn aside from the random stream
