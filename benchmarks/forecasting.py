@@ -234,6 +234,8 @@ def _plot_grid(rows: list[str], path: Path) -> None:
     table: dict[str, dict[str, dict[int, float]]] = {}
     for row in rows:
         name, horizon, model, mse = [c.strip() for c in row.strip("|").split("|")][:4]
+        if model.startswith("AarenForecaster(") and "," in model:
+            model = model.split(",")[0] + ")"  # one line per backbone: the table names each cell's settings
         table.setdefault(name, {}).setdefault(model, {})[int(horizon)] = float(mse)
     names = sorted(table, key=lambda n: _DATASET_ORDER.index(n) if n in _DATASET_ORDER else 99)
     fig, axes = plt.subplots(1, len(names), figsize=(3.6 * len(names), 3.4), squeeze=False)
