@@ -245,8 +245,8 @@ class ForecasterTrainingMixin:
         """``initial_forecast="auto"``: the initial forecast every network trains from, and the
         networks already trained that keep their place (by index).
 
-        Where the untrained networks already show the seasonal naive forecast clearly better than the
-        level on the tails (:meth:`_naive_start_clearly_better`), every network starts from the naive
+        Where the untrained networks already show the seasonal naive forecast with at most half the
+        level's error on the tails (:meth:`_naive_start_clearly_better`), every network starts from the naive
         forecast and nothing more is trained. Otherwise the first network trains from the naive
         forecast, its rival (:meth:`_start_rival`, on the same loss) from the level, and the start
         whose network forecasts the series' validation tails clearly better (:func:`clear_gain` on each
