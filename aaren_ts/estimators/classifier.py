@@ -93,7 +93,11 @@ class AarenClassifier(
         convolution of ``kernel_size`` taps per dilation (taps ``dilation`` steps apart), their outputs
         mixed by a GELU and a linear map, so each step is embedded from shapes at several time scales
         (receptive field ``(kernel_size - 1) * max(dilations) + 1``). Streams keep the last
-        receptive-field inputs: still O(1) per step.
+        receptive-field inputs: still O(1) per step. (As the default, ``(1, 2, 4, 8, 16, 32)`` with
+        ``kernel_size=9`` changed nothing beside the random kernels on validation cut from
+        UWaveGestureLibrary's training set, 3-fold, seeds 0, 1, 2: whole series 92.50 / 93.33 / 92.50
+        %, 92.78 on average as with the default stem, the network alone 86.94 % on average either
+        way, after a quarter of each series 69.17 against 68.61 %.)
     n_random_features : int, default=10000
         About this many features of random dilated kernels computed causally (MiniRocket's kernels
         and thresholds, :mod:`aaren_ts.nn.rocket`): at each step, which of the kernels' responses lie
