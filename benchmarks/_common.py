@@ -100,6 +100,9 @@ def parse_variant(text: str) -> dict[str, object]:
 
 def trained_networks(forecaster: object) -> str:
     """Each network of a fitted ``AarenForecaster`` as ``loss/start`` (its ``member_losses_`` and
-    ``member_initial_forecasts_``, as the ``"auto"`` settings settled them)."""
+    ``member_initial_forecasts_``, as the ``"auto"`` settings settled them), and the linear model's
+    share where it has one (``linear_share_``)."""
     pairs = zip(forecaster.member_losses_, forecaster.member_initial_forecasts_, strict=True)
-    return " ".join(f"{loss}/{start}" for loss, start in pairs)
+    networks = " ".join(f"{loss}/{start}" for loss, start in pairs)
+    share = float(getattr(forecaster, "linear_share_", 0.0))
+    return networks + (f" + linear {share:.1f}" if share > 0 else "")

@@ -92,6 +92,7 @@ class FittedForecasterMixin:
                 "n_future": int(self.n_future_),
                 "member_losses": list(self._member_losses()),
                 "member_initial_forecasts": list(self._member_starts()),
+                "linear_share": float(getattr(self, "linear_share_", 0.0)),
                 "level_names": plain_metadata(self.level_names_),
                 "series_ids": [plain_metadata(i) for i in engine.ids],
                 "series_cutoffs": self._cutoffs.to_plain(),
@@ -140,6 +141,8 @@ class FittedForecasterMixin:
         # (archives written before initial_forecast="auto": every network from the parameter's start)
         starts = attributes.get("member_initial_forecasts", self._planned_starts(self.member_losses_))
         self.member_initial_forecasts_ = tuple(starts)
+        # (archives written before linear_share: the networks alone; the blend is in the weights)
+        self.linear_share_ = float(attributes.get("linear_share", 0.0))
         self.net_ = self._build_forecast_net(with_callbacks=False).initialize()
         self.net_.module_.load_state_dict(state_dict)
         self.net_.module_.eval()

@@ -281,6 +281,18 @@ class AarenForecaster(
         Measured again on tourism's cut with the per-series fallback weighed (seeds 0, 1, 2): MAPE
         19.03 / 18.96 / 19.06 -> 18.99 / 18.89 / 19.02, but MASE 1.801 / 1.791 / 1.793 -> 1.806 /
         1.793 / 1.798 and sMAPE 17.62 / 17.47 / 17.58 -> 17.64 / 17.49 / 17.61: still not the default.
+    linear_share : "auto", float in [0, 1] or None, default="auto"
+        The share of a linear model of each window in every point forecast: the window's values, after
+        the local level and scale of ``local_norm``, mapped to the horizon by one matrix shared by the
+        series and channels (RLinear, Li et al., 2023, under ``local_norm="standard"``), fitted by
+        least squares on every full window of the training parts (:mod:`aaren_ts.nn.linear_blend`)
+        and then blended into the networks' own linear map, so the forecaster streams, exports and
+        saves as before, at the same cost per observation. ``"auto"``: the share (0, 0.1, ..., 1)
+        whose forecasts of the validation tails have the lowest error (each series' and channel's
+        tail error relative to the networks' alone, averaged as a log ratio), taken only where it is
+        significantly lower (by ``NAIVE_T`` standard errors across the series and channels), with
+        the map then fitted again on the whole series; a float: that share, the map fitted on the
+        whole series; ``None`` (or 0): the networks alone. The share taken is ``linear_share_``.
     past_covariates : list of column names or None, default=None
         Columns of ``X`` known only up to the present: they enter each step's token. Every other column
         is known for the future too (calendars, plans): its values at the forecast steps enter the
@@ -309,6 +321,8 @@ class AarenForecaster(
         The point loss each network trained on (``loss``, as ``"auto"`` settled it).
     member_initial_forecasts_ : tuple of str
         The initial forecast each network trained from (``initial_forecast``, as ``"auto"`` settled it).
+    linear_share_ : float
+        The linear model's share in the point forecasts (``linear_share``, as ``"auto"`` settled it).
     n_channels_ : int
         Number of channels seen in ``fit``.
     columns_ : pandas.Index
@@ -387,6 +401,7 @@ class AarenForecaster(
         "initial_forecast": Options((*INITIAL_FORECASTS, "auto")),
         "loss": Either(Options((*POINT_LOSSES, "auto")), Each(Options(tuple(POINT_LOSSES)))),
         "combination": Options(("auto", "theta_ets", "theta", None)),
+        "linear_share": Optional(Either(Options(("auto",)), Interval(0.0, 1.0))),
         "calibration_rate": Interval(0.0, 1.0, closed="neither"),
         "past_covariates": Optional(Names()),
         "static_covariates": Optional(Names()),
@@ -429,6 +444,7 @@ class AarenForecaster(
         distribution: str = "normal",
         loss: str | Sequence[str] = "auto",
         combination: str | None = "auto",
+        linear_share: str | float | None = "auto",
         past_covariates: Sequence[Any] | None = None,
         static_covariates: Sequence[Any] | None = None,
         device: str = "auto",

@@ -366,6 +366,23 @@ class ForecastNet(nn.Module):
             windows = windows.permute(0, 2, 1, 3).reshape(batch * c, n, 1, p)
             if missing is not None:
                 missing = missing.permute(0, 2, 1, 3).reshape(batch * c, n, 1, p)
+        z, level, scale, window_std = self.normalize(windows)
+        tokens = self.embed(z.flatten(-2))
+        if missing is not None:  # (nothing carried: the embedding of zeros adds nothing)
+            tokens = tokens + self.embed_missing(missing.flatten(-2))
+        if self.channel_embedding is not None:  # rows are (series, channel) pairs, channel fastest
+            tokens = tokens + self.channel_embedding.repeat(batch, 1)[:, None, :]
+        if exog is not None:  # the same covariates in every channel's token of a step
+            embedded = self.embed_exog(exog)  # (B, N, d_model)
+            tokens = tokens + (embedded.repeat_interleave(c, dim=0) if self.channel_independent else embedded)
+        return tokens, z, level, scale, window_std
+
+    def normalize(
+        self, windows: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None, torch.Tensor]:
+        """Each window ``(..., P)`` after the local level (and scale) of ``local_norm``: ``z``, and the
+        ``(..., 1)`` level, scale (``local_norm="standard"`` only, else ``None``) and standard deviation
+        of each window. A forecast ``f`` of ``z``'s units is ``f * scale + level`` in the window's."""
         scale = None
         if self.local_norm == "last":
             level = windows[..., -1:]
@@ -382,15 +399,7 @@ class ForecastNet(nn.Module):
         else:
             centred = windows - windows.mean(-1, keepdim=True)
             window_std = ((centred * centred).mean(-1, keepdim=True) + _STD_EPS).sqrt()
-        tokens = self.embed(z.flatten(-2))
-        if missing is not None:  # (nothing carried: the embedding of zeros adds nothing)
-            tokens = tokens + self.embed_missing(missing.flatten(-2))
-        if self.channel_embedding is not None:  # rows are (series, channel) pairs, channel fastest
-            tokens = tokens + self.channel_embedding.repeat(batch, 1)[:, None, :]
-        if exog is not None:  # the same covariates in every channel's token of a step
-            embedded = self.embed_exog(exog)  # (B, N, d_model)
-            tokens = tokens + (embedded.repeat_interleave(c, dim=0) if self.channel_independent else embedded)
-        return tokens, z, level, scale, window_std
+        return z, level, scale, window_std
 
     def distribution(
         self,

@@ -188,7 +188,8 @@ def test_auto_keeps_the_absolute_error_network_only_where_the_tails_favour_it(
 
     monkeypatch.setattr(forecast_training, "clear_gain", verdict)
     y = _series(80)
-    params = {**TINY, "n_estimators": 3, "initial_forecast": "naive"}  # (no verdict on the start)
+    # (no verdict on the start, nor on a linear share)
+    params = {**TINY, "n_estimators": 3, "initial_forecast": "naive", "linear_share": None}
     auto = AarenForecaster(**params, loss="auto", horizon=3).fit(y)
     mixed = AarenForecaster(**params, loss=list(MIXED_LOSSES), horizon=3).fit(y)
     assert len(verdicts) == 1 and verdicts[0][0] == verdicts[0][1] == (2,)  # two series' channels, once
@@ -240,7 +241,7 @@ def test_auto_start_trains_every_network_from_the_start_the_tails_favour(
 
     monkeypatch.setattr(forecast_training, "clear_gain", verdict)
     monkeypatch.setattr(AarenForecaster, "_train_member", train_member)
-    params = {**TINY, "n_estimators": n_estimators, "loss": "mse", "horizon": 3}
+    params = {**TINY, "n_estimators": n_estimators, "loss": "mse", "horizon": 3, "linear_share": None}
     auto = AarenForecaster(**params, initial_forecast="auto").fit(_series(80))
     assert [call for call, _ in trained] == trainings
     assert all(error == baseline == (2,) for error, baseline, _ in verdicts)  # two series' channels

@@ -373,8 +373,9 @@ def test_missing_runtime_names_the_extra(exported, monkeypatch):
         {"channel_embedding": True},
         {"sp": 4},
         {"n_estimators": 2},
+        {"n_estimators": 2, "linear_share": 0.4},
     ],
-    ids=["last", "mean", "no-local-norm", "channel-embedding", "seasonal-skip", "ensemble"],
+    ids=["last", "mean", "no-local-norm", "channel-embedding", "seasonal-skip", "ensemble", "linear-share"],
 )
 def test_model_variants_stream_as_the_estimator(params, tmp_path):
     rng = np.random.default_rng(5)

@@ -1,0 +1,88 @@
+"""AarenForecaster(linear_share=...): the linear model of each window blended into the networks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from aaren_ts import AarenForecaster
+
+TINY = {
+    "d_model": 8,
+    "n_heads": 2,
+    "n_layers": 1,
+    "d_ff": 16,
+    "context_length": 12,
+    "horizon": 6,
+    "max_epochs": 1,
+    "device": "cpu",
+    "random_state": 0,
+    "n_estimators": 2,
+}
+
+
+def _panel(n_series: int = 12, length: int = 150, seed: int = 0) -> pd.DataFrame:
+    """Series each driven by the same linear recursion (a damped cycle of 9 steps) and noise: a linear
+    map of the last 12 values forecasts them well, a network trained for one epoch does not."""
+    rng = np.random.default_rng(seed)
+    frames = {}
+    a1, a2 = 2 * 0.97 * np.cos(2 * np.pi / 9), -(0.97**2)
+    for k in range(n_series):
+        values = list(rng.normal(size=2))
+        for _ in range(length - 2):
+            values.append(a1 * values[-1] + a2 * values[-2] + rng.normal(scale=0.3))
+        frames[f"s{k}"] = pd.DataFrame({"y": 20.0 + k + np.array(values)}, index=np.arange(length))
+    return pd.concat(frames, names=["series", "time"])
+
+
+def _fit(y: pd.DataFrame, **params) -> AarenForecaster:
+    return AarenForecaster(**{**TINY, **params}).fit(y)
+
+
+def test_a_fixed_share_forecasts_the_weighted_mean_of_the_networks_and_the_map():
+    # without validation tails nothing else is chosen: the same networks, blended at each share
+    y = _panel()
+    # (on the series' own scale: a log-scale series blends the logarithms)
+    fits = {
+        s: _fit(y, linear_share=s, validation_fraction=None, target_transform=None) for s in (None, 0.3, 1.0)
+    }
+    own, blended, linear = (fits[s].predict_array() for s in (None, 0.3, 1.0))
+    assert fits[None].linear_share_ == 0.0 and fits[0.3].linear_share_ == 0.3
+    assert np.abs(linear - own).max() > 0.1  # the two differ: the blend is not trivially either
+    np.testing.assert_allclose(blended, 0.7 * own + 0.3 * linear, rtol=0, atol=1e-4)
+
+
+def test_auto_blends_the_map_in_where_the_tails_favour_it(capsys):
+    forecaster = _fit(_panel(), verbose=1)
+    assert forecaster.linear_share_ > 0
+    assert "A linear model's share of" in capsys.readouterr().out
+    plain = _fit(_panel(), linear_share=None)
+    assert plain.linear_share_ == 0.0
+    assert not np.allclose(forecaster.predict_array(), plain.predict_array())
+
+
+def test_auto_keeps_the_networks_alone_without_two_tails_to_judge():
+    single = _panel(n_series=1).droplevel(0)
+    assert _fit(single).linear_share_ == 0.0
+    assert _fit(_panel(), validation_fraction=None).linear_share_ == 0.0
+
+
+def test_the_blend_streams_saves_and_loads(tmp_path):
+    y = _panel()
+    head, rest = y.groupby(level=0).head(120), y.groupby(level=0).tail(30)
+    forecaster = _fit(head, linear_share=0.5)
+    restored = AarenForecaster.load(forecaster.save(tmp_path / "blend"))
+    assert restored.linear_share_ == 0.5
+    np.testing.assert_array_equal(restored.predict_array(), forecaster.predict_array())
+    whole = _fit(head, linear_share=0.5)
+    whole.partial_update(rest)
+    for _, part in rest.groupby(level=1):  # one step at a time, every series together
+        restored.partial_update(part)
+    np.testing.assert_allclose(restored.predict_array(), whole.predict_array(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("share", [-0.1, 1.5, "always"])
+def test_a_bad_share_is_refused_by_name(share):
+    with pytest.raises(ValueError, match="linear_share"):
+        _fit(_panel(n_series=2), linear_share=share)
