@@ -444,6 +444,7 @@ def main(argv: list[str] | None = None) -> int:
                 if len(results) == 1:
                     r = result
                     notes = f"{r.fit_seconds:.0f}s fit, {r.epochs} ep, {r.eval_seconds:.0f}s eval"
+                    notes += f", linear share {r.linear_share:.1f}" if r.linear_share > 0 else ""
                 else:
                     notes = (
                         f"mean of seeds {args.seeds}: MSE {', '.join(f'{r.mse:.4f}' for r in results)}; "

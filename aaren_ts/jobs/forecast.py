@@ -76,6 +76,7 @@ class ProtocolResult:
     stream_mse: float | None = None
     stream_mae: float | None = None
     epochs: int = 0
+    linear_share: float = 0.0
     example: dict[str, Any] = field(default_factory=dict)
 
 
@@ -239,6 +240,7 @@ def evaluate_protocol(
         fit_seconds=fit_seconds,
         eval_seconds=eval_seconds,
         epochs=len(forecaster.net_.history),
+        linear_share=float(forecaster.linear_share_),
     )
     if stream and stride == 1:
         # The fitted state has consumed rows [0, val_stop); window i's history ends at row val_stop-1+i.
