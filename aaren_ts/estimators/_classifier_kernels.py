@@ -32,6 +32,7 @@ training series, held out from a network and ridge classifiers fitted on the oth
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -123,7 +124,14 @@ def _ridge(features: np.ndarray, codes: np.ndarray, alpha: float | None = None) 
     scikit-learn's ``RidgeClassifierCV`` / ``RidgeClassifier`` as they compute it: ridge regression on
     the classes coded as -1 / +1 (one column for two classes), here fitted without the classifiers'
     label handling, which cost most of the time of these small fits (the kernels' maps fit about 200
-    of them)."""
+    of them).
+
+    SciPy's ``LinAlgWarning`` on an ill-conditioned system is silenced: series whose features are
+    identical (the first steps of short series, where few kernels have fired yet) make the Gram
+    matrix singular but for the penalty, and a small penalty then trips SciPy's condition check
+    (against float32 rounding) many times per ``fit``; the penalty keeps the solution unique
+    and the coefficients stay scikit-learn's."""
+    from scipy.linalg import LinAlgWarning
     from sklearn.linear_model import Ridge, RidgeCV
 
     classes, index = np.unique(codes, return_inverse=True)
@@ -131,10 +139,12 @@ def _ridge(features: np.ndarray, codes: np.ndarray, alpha: float | None = None) 
     targets[np.arange(len(codes)), index] = 1.0
     if len(classes) == 2:
         targets = targets[:, 1:]
-    if alpha is None:
-        ridge = RidgeCV(alphas=np.logspace(-3, 3, 10)).fit(features, targets)
-    else:
-        ridge = Ridge(alpha=alpha).fit(features, targets)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LinAlgWarning)
+        if alpha is None:
+            ridge = RidgeCV(alphas=np.logspace(-3, 3, 10)).fit(features, targets)
+        else:
+            ridge = Ridge(alpha=alpha).fit(features, targets)
     coef, intercept = np.atleast_2d(ridge.coef_), np.atleast_1d(ridge.intercept_)
     if coef.shape[0] == 1:
         coef, intercept = np.concatenate([-coef, coef]) / 2, np.concatenate([-intercept, intercept]) / 2

@@ -218,3 +218,25 @@ def test_the_kernel_maps_ridge_is_scikit_learns_ridge_classifier(n_classes, alph
         scores = np.stack([-scores, scores], axis=1) / 2
     np.testing.assert_allclose(features @ coef.T + intercept, scores, rtol=1e-5, atol=1e-5)
     assert coef.shape == (n_classes, 300) and intercept.shape == (n_classes,)
+
+
+def test_the_kernel_maps_ridge_fits_singular_features_quietly():
+    """Identical feature rows (the first steps of short series) leave the Gram matrix singular but for
+    the penalty: scikit-learn's ridge warns through SciPy at a small penalty, the maps' fit does not,
+    and its coefficients are still scikit-learn's."""
+    import warnings
+
+    from scipy.linalg import LinAlgWarning
+    from sklearn.linear_model import RidgeClassifier
+
+    rng = np.random.default_rng(0)
+    features = np.repeat((rng.random((6, 5000)) > 0.5).astype(np.float32), 10, axis=0)
+    codes = np.arange(60) % N_CLASSES
+    with pytest.warns(LinAlgWarning):
+        reference = RidgeClassifier(alpha=1e-3).fit(features, codes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        coef, intercept, _ = _ridge(features, codes, 1e-3)
+    np.testing.assert_allclose(
+        features @ coef.T + intercept, reference.decision_function(features), rtol=1e-4, atol=1e-4
+    )
