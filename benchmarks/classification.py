@@ -46,7 +46,7 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -137,6 +137,40 @@ def mixture_parts(clf: Any, X_test: list[np.ndarray], y_test: np.ndarray) -> tup
         for member, (gain, weight) in zip(members, saved, strict=True):
             member.set_head_gains(gain, weight)
     return scores[0], scores[1]
+
+
+def whole_series_floors(
+    clf: Any, X_test: list[np.ndarray], y_test: np.ndarray, floors: Sequence[float]
+) -> list[float]:
+    """Accuracy % of ``clf``, fitted with no floor on the network's weight after the whole series
+    (``WHOLE_SERIES_MIN_WEIGHT`` 0, see :func:`no_whole_series_floor`), had it been fitted with each of
+    ``floors``: the whole-series map's weight raised to the floor (its factor to 1) in every member
+    where the chosen one is lower, as ``fit`` does, and restored after."""
+    members = member_networks(clf.net_.module_)
+    saved = [(m.head_gain.clone(), m.head_weight.clone()) for m in members]
+    scores = []
+    try:
+        for floor in floors:
+            for member, (gain, weight) in zip(members, saved, strict=True):
+                gain, weight = gain.clone(), weight.clone()
+                if weight[-1] < floor:
+                    gain[-1], weight[-1] = 1.0, floor
+                member.set_head_gains(gain, weight)
+            scores.append(100.0 * float(np.mean(np.asarray(clf.predict(X_test)) == y_test)))
+    finally:
+        for member, (gain, weight) in zip(members, saved, strict=True):
+            member.set_head_gains(gain, weight)
+    return scores
+
+
+def no_whole_series_floor() -> Any:
+    """A context in which classifiers fit their mixtures without the floor on the network's weight
+    after the whole series, for :func:`whole_series_floors`."""
+    from unittest import mock
+
+    from aaren_ts.estimators import _classifier_kernels
+
+    return mock.patch.object(_classifier_kernels, "WHOLE_SERIES_MIN_WEIGHT", 0.0)
 
 
 def run_aaren(

@@ -29,7 +29,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import markdown_table, parse_param, results_dir
-from classification import mixture_parts, stream_curve
+from classification import mixture_parts, no_whole_series_floor, stream_curve, whole_series_floors
 
 DATASETS = ("UWaveGestureLibrary", "JapaneseVowels", "BasicMotions")
 FRACTIONS = (0.25, 0.5, 1.0)
@@ -41,12 +41,17 @@ def out_of_fold_accuracy(
     seed: int,
     n_folds: int,
     fractions: Sequence[float] = FRACTIONS,
+    floors: Sequence[float] = (),
     **params: Any,
 ) -> dict[str, float]:
     """Out-of-fold accuracy % of ``AarenClassifier(random_state=seed, **params)`` on series ``X`` (each
     ``(n_channels, length)``) with labels ``y``: after each of ``fractions`` of every held-out series
     (keys ``"0.25"``, ...), and of its kernels alone and network alone (``"kernels alone"``,
-    ``"network alone"``, absent without random kernels)."""
+    ``"network alone"``, absent without random kernels). With ``floors``, the classifiers are fitted
+    without the floor on the network's weight after the whole series (so the fractions' figures are
+    those of no floor) and ``"floor F"`` is the accuracy each floor ``F`` would have given."""
+    from contextlib import nullcontext
+
     from sklearn.model_selection import StratifiedKFold
 
     from aaren_ts import AarenClassifier
@@ -56,12 +61,16 @@ def out_of_fold_accuracy(
     folds = StratifiedKFold(n_folds, shuffle=True, random_state=seed)
     for fit_idx, held_idx in folds.split(np.zeros(len(y)), y):
         clf = AarenClassifier(**{"random_state": seed, "num_threads": 1, **params})
-        clf.fit([X[i] for i in fit_idx], y[fit_idx])
+        with no_whole_series_floor() if floors else nullcontext():
+            clf.fit([X[i] for i in fit_idx], y[fit_idx])
         held, truth = [X[i] for i in held_idx], y[held_idx]
         scores = dict(zip(map(str, fractions), stream_curve(clf, held, truth, tuple(fractions)), strict=True))
         parts = mixture_parts(clf, held, truth)
         if parts is not None:
             scores["kernels alone"], scores["network alone"] = parts
+            if floors:
+                floored = whole_series_floors(clf, held, truth, floors)
+                scores |= {f"floor {f:g}": a for f, a in zip(floors, floored, strict=True)}
         for key, accuracy in scores.items():
             right[key] = right.get(key, 0.0) + accuracy * len(held_idx)
     return {key: total / len(y) for key, total in right.items()}
@@ -69,8 +78,10 @@ def out_of_fold_accuracy(
 
 def write_report(results: dict[str, dict[int, dict[str, float]]], cpu: dict[str, float], args: Any) -> str:
     """The Markdown report of ``results[dataset][seed][key]`` (accuracy %)."""
-    keys = [str(f) for f in args.fractions] + ["kernels alone", "network alone"]
-    header = ["dataset", *[f"after {k} of each series" for k in keys[: len(args.fractions)]], *keys[-2:]]
+    floors = [f"floor {f:g}" for f in args.floors]
+    keys = [str(f) for f in args.fractions] + ["kernels alone", "network alone", *floors]
+    n_fixed = len(args.fractions)
+    header = ["dataset", *[f"after {k} of each series" for k in keys[:n_fixed]], *keys[n_fixed:]]
     rows = []
     for name, by_seed in results.items():
         cells = []
@@ -83,6 +94,7 @@ def write_report(results: dict[str, dict[int, dict[str, float]]], cpu: dict[str,
         f"python benchmarks/classification_validation.py --data-home $AAREN_TS_DATA --datasets "
         f"{' '.join(args.datasets)} --seeds {' '.join(map(str, args.seeds))} --folds {args.folds} "
         f"--fractions {' '.join(map(str, args.fractions))} {params}"
+        + (f" --floors {' '.join(f'{f:g}' for f in args.floors)}" if args.floors else "")
     ).strip()
     return "\n".join(
         [
@@ -94,7 +106,15 @@ def write_report(results: dict[str, dict[int, dict[str, float]]], cpu: dict[str,
             f"over seeds {', '.join(map(str, args.seeds))}), AarenClassifier's defaults"
             + (f" with {dict(args.param)}" if args.param else "")
             + ". No test series is read. The kernels and the network alone are the same fitted models' "
-            "parts (the network's weight in the mixture set to 0 and to 1). CPU seconds, all seeds and "
+            "parts (the network's weight in the mixture set to 0 and to 1)."
+            + (
+                " Fitted without the floor on the network's weight after the whole series (the fractions' "
+                "columns), and `floor F`: that weight raised to F where it was chosen lower, as fit does "
+                "with its floor."
+                if args.floors
+                else ""
+            )
+            + " CPU seconds, all seeds and "
             "folds: " + ", ".join(f"{name} {s:.0f}" for name, s in cpu.items()) + ".",
             "",
             markdown_table(header, rows),
@@ -112,6 +132,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--folds", type=int, default=3)
     parser.add_argument("--fractions", nargs="+", type=float, default=list(FRACTIONS))
     parser.add_argument("--param", type=parse_param, action="append", default=[], metavar="NAME=VALUE")
+    parser.add_argument(
+        "--floors",
+        nargs="+",
+        type=float,
+        default=[],
+        metavar="F",
+        help="also score these floors on the network's weight after the whole series (fitted without one)",
+    )
     parser.add_argument("--data-home", default=None)
     parser.add_argument("--out", default=None, help="results folder (default benchmarks/results)")
     args = parser.parse_args(argv)
@@ -124,7 +152,9 @@ def main(argv: list[str] | None = None) -> int:
         start = time.process_time()
         results[name] = {}
         for seed in args.seeds:
-            scores = out_of_fold_accuracy(X, y, seed, args.folds, args.fractions, **dict(args.param))
+            scores = out_of_fold_accuracy(
+                X, y, seed, args.folds, args.fractions, args.floors, **dict(args.param)
+            )
             results[name][seed] = scores
             print(f"{name} seed={seed}: " + ", ".join(f"{k} {v:.2f}" for k, v in scores.items()), flush=True)
         cpu[name] = time.process_time() - start

@@ -148,6 +148,35 @@ def test_mixture_parts_scores_each_part_and_restores_the_mixture(
     assert f"{means} 90.00 / 95.00 / 80.00; 92.00 / 93.00 / 84.00 |" in text
 
 
+def test_whole_series_floors_score_what_fit_would_have_set() -> None:
+    """Fitted without the floor, each floor's accuracy is that of the weights ``fit`` sets with it: the
+    floor 0 is the fit as it is, the floor 1 the network alone after the whole series."""
+    from aaren_ts import AarenClassifier
+    from aaren_ts.estimators import _classifier_kernels
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(48, 2, 24)).astype("float32")
+    y = np.where(X[:, 0, :8].mean(axis=1) > 0, "up", "down")
+    small = {"d_model": 8, "n_heads": 2, "n_layers": 1, "d_ff": 16, "max_epochs": 2, "random_state": 0}
+    with classification.no_whole_series_floor():
+        assert _classifier_kernels.WHOLE_SERIES_MIN_WEIGHT == 0.0
+        clf = AarenClassifier(n_random_features=500, **small).fit(X, y)
+    assert _classifier_kernels.WHOLE_SERIES_MIN_WEIGHT == 0.5  # (restored)
+    members = clf.net_.module_.members
+    chosen = [float(m.head_weight[-1]) for m in members]
+    before = clf.predict_proba(X)
+    as_fitted, halves, network_only = classification.whole_series_floors(clf, X, y, [0.0, 0.5, 1.0])
+    np.testing.assert_array_equal(clf.predict_proba(X), before)  # the weights as they were
+    assert as_fitted == pytest.approx(100.0 * np.mean(clf.predict(X) == y))
+    assert network_only == pytest.approx(classification.mixture_parts(clf, X, y)[1])
+    for member, weight in zip(members, chosen, strict=True):  # the floor of 0.5, set by hand
+        gain, weights = member.head_gain.clone(), member.head_weight.clone()
+        if weight < 0.5:
+            gain[-1], weights[-1] = 1.0, 0.5
+        member.set_head_gains(gain, weights)
+    assert halves == pytest.approx(100.0 * np.mean(clf.predict(X) == y))
+
+
 def test_validation_scores_every_training_series_once_and_no_test_series(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -164,14 +193,16 @@ def test_validation_scores_every_training_series_once_and_no_test_series(
     tiny = ["--param", "d_model=8", "--param", "n_heads=2", "--param", "n_layers=1", "--param", "d_ff=16"]
     tiny += ["--param", "max_epochs=2", "--param", "n_estimators=1", "--param", "n_random_features=2000"]
     argv = ["--datasets", "BasicMotions", "--seeds", "0", "--folds", "2", "--out", str(tmp_path), *tiny]
-    assert classification_validation.main(argv) == 0
+    assert classification_validation.main([*argv, "--floors", "0", "1"]) == 0
     assert read == ["train"]  # the test split is never read
     saved = json.loads((tmp_path / "classification_validation.json").read_text())
     scores = saved["results"]["BasicMotions"]["0"]
-    assert set(scores) == {"0.25", "0.5", "1.0", "kernels alone", "network alone"}
+    assert set(scores) == {"0.25", "0.5", "1.0", "kernels alone", "network alone", "floor 0", "floor 1"}
+    assert scores["floor 0"] == pytest.approx(scores["1.0"])  # (fitted without the floor)
+    assert scores["floor 1"] == pytest.approx(scores["network alone"])
     # BasicMotions' classes separate easily: the random kernels alone get most held-out series right
     assert 75.0 <= scores["kernels alone"] <= 100.0 and 0.0 <= scores["network alone"] <= 100.0
     # each of the 40 training series is held out once: accuracies are multiples of 100 / 40
     assert all(abs(v * 40 / 100 - round(v * 40 / 100)) < 1e-9 for v in scores.values())
     report = (tmp_path / "classification_validation.md").read_text()
-    assert "| BasicMotions |" in report and "--param max_epochs=2" in report
+    assert "| BasicMotions |" in report and "--param max_epochs=2" in report and "--floors 0 1" in report
