@@ -378,6 +378,9 @@ def fit_mixture(
     scores stay untempered: keeping the factor chosen with the weight (5-fold, seeds 0, 1, 2) moved
     UWave from 94.44 to 93.89 % and JapaneseVowels from 97.53 to 97.41 %, and the weight as chosen
     scored the same 93.89 and 97.41 % (the kernels alone 93.61 %, the network alone 86.67 % on UWave).
+    With 10 folds, the closest to fitting on the whole training set (108 of UWave's 120 series), seeds
+    0, 1, 2, the ensemble of two: UWave 93.61 % with the weight as chosen (0.1 to 0.5), 95.00 % with the
+    floor (the kernels alone 93.33 %, the networks alone 90.00 %); JapaneseVowels 98.40 and 98.27 %.
     """
     onehot = np.eye(head_scores.shape[-1])[codes]  # (n, n_classes)
     gains, weights = [], []
