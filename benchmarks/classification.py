@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import json
 import os
 import platform
@@ -46,7 +47,7 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -116,6 +117,23 @@ def stream_curve(clf: Any, X_test: list[np.ndarray], y_test: np.ndarray, fractio
     return accuracies
 
 
+@contextlib.contextmanager
+def _mixture_restored(clf: Any) -> Iterator[list[tuple[Any, torch.Tensor, torch.Tensor]]]:
+    """Every member network of ``clf`` with copies of its mixture's factors and weights, which are
+    restored when the context ends."""
+    members = member_networks(clf.net_.module_)
+    saved = [(m, m.head_gain.clone(), m.head_weight.clone()) for m in members]
+    try:
+        yield saved
+    finally:
+        for member, gain, weight in saved:
+            member.set_head_gains(gain, weight)
+
+
+def _accuracy(clf: Any, X_test: list[np.ndarray], y_test: np.ndarray) -> float:
+    return 100.0 * float(np.mean(np.asarray(clf.predict(X_test)) == y_test))
+
+
 def mixture_parts(clf: Any, X_test: list[np.ndarray], y_test: np.ndarray) -> tuple[float, float] | None:
     """Test accuracy % of the fitted classifier's random kernels alone and of its network alone: the
     network's weight in the mixture set to 0, then to 1 (its scores untempered), at every prefix
@@ -124,18 +142,13 @@ def mixture_parts(clf: Any, X_test: list[np.ndarray], y_test: np.ndarray) -> tup
     chose: the mixture's weights are chosen on held-out training series."""
     if getattr(clf, "random_kernels_", None) is None:
         return None
-    members = member_networks(clf.net_.module_)
-    saved = [(m.head_gain.clone(), m.head_weight.clone()) for m in members]
     scores = []
-    try:
+    with _mixture_restored(clf) as saved:
         for network_weight in (0.0, 1.0):
-            for member, (gain, weight) in zip(members, saved, strict=True):
+            for member, gain, weight in saved:
                 factor = gain if network_weight == 0.0 else torch.ones_like(gain)
                 member.set_head_gains(factor, torch.full_like(weight, network_weight))
-            scores.append(100.0 * float(np.mean(np.asarray(clf.predict(X_test)) == y_test)))
-    finally:
-        for member, (gain, weight) in zip(members, saved, strict=True):
-            member.set_head_gains(gain, weight)
+            scores.append(_accuracy(clf, X_test, y_test))
     return scores[0], scores[1]
 
 
@@ -144,22 +157,18 @@ def whole_series_floors(
 ) -> list[float]:
     """Accuracy % of ``clf``, fitted with no floor on the network's weight after the whole series
     (``WHOLE_SERIES_MIN_WEIGHT`` 0, see :func:`no_whole_series_floor`), had it been fitted with each of
-    ``floors``: the whole-series map's weight raised to the floor (its factor to 1) in every member
-    where the chosen one is lower, as ``fit`` does, and restored after."""
-    members = member_networks(clf.net_.module_)
-    saved = [(m.head_gain.clone(), m.head_weight.clone()) for m in members]
+    ``floors``: every member's weights raised to the floor as ``fit`` raises them
+    (:func:`~aaren_ts.estimators._classifier_kernels.raise_to_floor`), and restored after."""
+    from aaren_ts.estimators._classifier_kernels import raise_to_floor
+
     scores = []
-    try:
+    with _mixture_restored(clf) as saved:
         for floor in floors:
-            for member, (gain, weight) in zip(members, saved, strict=True):
+            for member, gain, weight in saved:
                 gain, weight = gain.clone(), weight.clone()
-                if weight[-1] < floor:
-                    gain[-1], weight[-1] = 1.0, floor
+                raise_to_floor(gain, weight, floor)
                 member.set_head_gains(gain, weight)
-            scores.append(100.0 * float(np.mean(np.asarray(clf.predict(X_test)) == y_test)))
-    finally:
-        for member, (gain, weight) in zip(members, saved, strict=True):
-            member.set_head_gains(gain, weight)
+            scores.append(_accuracy(clf, X_test, y_test))
     return scores
 
 

@@ -51,6 +51,7 @@ __all__ = [
     "kernel_config",
     "mixture_split",
     "prefix_steps",
+    "raise_to_floor",
 ]
 
 _PREFIXES = np.arange(1, 21) / 20.0  # the prefix lengths, as fractions of the median training length
@@ -391,9 +392,17 @@ def fit_mixture(
         w, g = np.unravel_index(np.argmin(brier), brier.shape)
         gains.append(float(_HEAD_GAINS[g]))
         weights.append(float(_WEIGHTS[w]))
-    if weights[-1] < WHOLE_SERIES_MIN_WEIGHT:
-        gains[-1], weights[-1] = 1.0, WHOLE_SERIES_MIN_WEIGHT
+    raise_to_floor(gains, weights, WHOLE_SERIES_MIN_WEIGHT)
     module.set_head_gains(gains, weights)
+
+
+def raise_to_floor(gains: Any, weights: Any, floor: float) -> None:
+    """Raise the network's weight after the whole series (the last of ``weights``, one per prefix
+    length) to ``floor`` where it is lower, its factor (the last of ``gains``) then 1: its scores
+    untempered, as :func:`fit_mixture` leaves them at ``WHOLE_SERIES_MIN_WEIGHT``. In place, on lists
+    or tensors."""
+    if weights[-1] < floor:
+        gains[-1], weights[-1] = 1.0, floor
 
 
 def fit_network_share(
