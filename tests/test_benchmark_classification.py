@@ -115,6 +115,27 @@ def test_early_validation_scores_the_engine_s_rule() -> None:
     assert accuracy == 1.0 and earliness == pytest.approx((3 / 4 + 1) / 2)
 
 
+def test_early_validation_lead_rule_asks_for_a_lead_that_grows_with_the_time_seen() -> None:
+    """Series 0 (8 steps) leads with class 1 from step 1 on, confident from step 4 on: decided at step
+    4 whatever the fraction. Series 1 (8 steps) leads with class 0 at steps 1-3 and with class 1
+    (confident, right) from step 4 on: with fraction 0.5 it is decided at step 6 (a lead of 3 steps,
+    half of the time seen); with fraction 0.7 never (at step 8, 5 < ceil(5.6)): at its end, class 1.
+    With fraction 0 the rule is the engine's one-step rule: step 4 for both."""
+    staged = np.full((2, 8, 2), [0.4, 0.6])
+    staged[0, :3] = [0.45, 0.55]
+    staged[0, 3:] = [0.1, 0.9]
+    staged[1, :3] = [0.6, 0.4]
+    staged[1, 3:] = [0.2, 0.8]
+    lengths, codes = np.array([8, 8]), np.array([1, 1])
+    accuracy, earliness, hm = early_validation.score_lead_rule(staged, lengths, codes, 0.75, 0.5)
+    assert accuracy == 1.0 and earliness == pytest.approx((4 / 8 + 6 / 8) / 2)
+    assert hm == pytest.approx(early_validation.harmonic_mean(accuracy, earliness))
+    assert early_validation.score_lead_rule(staged, lengths, codes, 0.75, 0.7)[1] == pytest.approx(0.75)
+    assert early_validation.score_lead_rule(staged, lengths, codes, 0.75, 0.0) == pytest.approx(
+        early_validation.score_rule(staged, lengths, codes, 0.75, 1)
+    )
+
+
 def test_mixture_parts_scores_each_part_and_restores_the_mixture(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
