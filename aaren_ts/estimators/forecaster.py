@@ -144,7 +144,9 @@ class AarenForecaster(
         ``partial_update``) is taken as missing, with a :class:`~aaren_ts.NonPositiveValueWarning`;
         under ``"log"`` it is refused, leaving the forecaster as it was (the ONNX streamer, which takes
         observed values only, refuses it under both). On M4 Hourly's test (seeds 0 1 2) ``"auto"``
-        scores OWA 0.466-0.470 against the own scale's 0.517-0.522.
+        scores OWA 0.466-0.470 against the own scale's 0.517-0.522. On its validation cut (seed 0)
+        ``"log"`` (every series: all are positive, where ``"auto"`` takes 234 of the 414) lost: sMAPE
+        10.70 -> 10.87, MASE 0.876 -> 0.889.
     segment_length : int or None, default=None
         Steps per training segment; ``None`` means ``2 * context_length``. (Whole series as segments,
         200 steps, on tourism quarterly's validation cut, seeds 0, 1, 2: MAPE 19.33 / 19.21 / 19.38
