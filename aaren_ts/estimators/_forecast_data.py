@@ -59,6 +59,10 @@ class SegmentDataset(torch.utils.data.Dataset):
         forecast steps, and ``target`` ``(S, T, C)`` the series' values only.
     n_future : int, default=0
         How many of the covariates (the first ones) are known for the future.
+    levels : sequence of ndarray of shape (2, C), optional
+        Each series' ``offset`` and ``log_scale`` per target channel (see
+        :func:`~aaren_ts.nn.forecast_training.masked_smape`), for a loss on the series' own scale:
+        every item's target is then ``{"values": target, "offset": ..., "log_scale": ...}``.
     """
 
     def __init__(
@@ -70,6 +74,7 @@ class SegmentDataset(torch.utils.data.Dataset):
         min_items: int = MIN_TRAIN_ITEMS,
         n_exog: int = 0,
         n_future: int = 0,
+        levels: Sequence[np.ndarray] | None = None,
     ) -> None:
         if isinstance(series, np.ndarray):
             series = [series]
@@ -79,11 +84,14 @@ class SegmentDataset(torch.utils.data.Dataset):
         self.padded: list[torch.Tensor] = []
         self.lengths: list[int] = []
         self.max_starts: list[int] = []
+        self.levels: list[torch.Tensor] = []
         stretches = []  # (series, first start) of every stretch
-        for values in series:
+        for k_series, values in enumerate(series):
             n, c = values.shape
             if n < 2:
                 continue
+            if levels is not None:
+                self.levels.append(torch.as_tensor(np.asarray(levels[k_series], dtype=np.float32)))
             seg = max(1, min(length, n - 1))
             tensor = torch.from_numpy(np.ascontiguousarray(values, dtype=np.float32))
             k = len(self.padded)
@@ -113,11 +121,13 @@ class SegmentDataset(torch.utils.data.Dataset):
         target = future.unfold(0, self.horizon, 1).transpose(1, 2)  # (S, T, C)
         started = torch.isfinite(x).to(torch.int8).cummax(dim=0).values.bool()  # (S, C)
         target = torch.where(started[:, None, :], target, float("nan"))
-        if not self.n_exog:
-            return x, target
-        c = x.shape[1] - self.n_exog
-        future = target[..., c : c + self.n_future]
-        return {"x": x, "future": future}, target[..., :c]
+        if self.n_exog:
+            c = x.shape[1] - self.n_exog
+            x, target = {"x": x, "future": target[..., c : c + self.n_future]}, target[..., :c]
+        if self.levels:
+            offset, log_scale = self.levels[k]
+            return x, {"values": target, "offset": offset, "log_scale": log_scale}
+        return x, target
 
 
 def pad_segments(
@@ -129,6 +139,10 @@ def pad_segments(
     it adds nothing to the loss, so padding at the end of a segment changes none of its forecasts.
     Items with covariates (dicts) are padded entry by entry.
     """
+    if isinstance(items[0][1], dict):  # (targets with each series' levels)
+        padded = pad_segments([(x, target["values"]) for x, target in items])
+        levels = {k: torch.stack([target[k] for _, target in items]) for k in ("offset", "log_scale")}
+        return padded[0], {"values": padded[1], **levels}
     longest = max(target.shape[0] for _, target in items)
     targets = torch.stack([_pad_steps(target, longest) for _, target in items])
     if isinstance(items[0][0], dict):

@@ -42,6 +42,7 @@ class _StreamPlan(NamedTuple):
     values: list[np.ndarray]
     new: list[Any]
     new_log_target: np.ndarray
+    log_target: np.ndarray  # (len(ids), n_channels): which channels of each series are on the log scale
 
 
 def _check_real_columns(y: pd.DataFrame, where: str) -> None:
@@ -369,7 +370,8 @@ class ForecastPanelsMixin:
             lengths = [len(values[k]) for k in known]
             stacked = np.concatenate([values[k] for k in known])[:, None, :]
             engine.check_values(np.repeat(rows, lengths), stacked, where)
-        return _StreamPlan(ids, times, values, new, new_log_target)
+        log_target = np.array(logs, dtype=bool).reshape(len(ids), c)
+        return _StreamPlan(ids, times, values, new, new_log_target, log_target)
 
     def _apply(self, plan: _StreamPlan, where: str) -> None:
         if not plan.ids:

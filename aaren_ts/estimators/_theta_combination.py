@@ -49,7 +49,7 @@ from aaren_ts._ets import ETSStreams, fit_ets
 from aaren_ts._partner import PartnerStreams, stream_rows
 from aaren_ts._theta import ThetaStreams, fit_theta
 from aaren_ts.nn.forecast import ForecastNet
-from aaren_ts.nn.forecast_training import NAIVE_T, tail_batches
+from aaren_ts.nn.forecast_training import LOSS_POWER, NAIVE_T, tail_batches
 
 __all__ = ["WEIGHTS", "fit_combination"]
 
@@ -84,7 +84,7 @@ def fit_combination(
     alpha, season = fit_theta([p[:, j] for p in parts for j in range(c)], sp)
     alpha, season = alpha.reshape(len(parts), c), season.reshape(len(parts), c, -1)
     smoothing = fit_ets([p[:, j] for p in parts for j in range(c)], sp, module.horizon) if ets else None
-    power = {"mse": 2, "mae": 1}[loss]
+    power = LOSS_POWER[loss]
     losses = np.zeros((len(series), len(WEIGHTS), c))  # each series' tail loss by weight
     was_training = module.training
     module.eval()

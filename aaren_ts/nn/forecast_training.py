@@ -15,6 +15,7 @@ from aaren_ts.nn.forecast import ENCODE_CHUNK, Forecast, ForecastNet, WindowHist
 from aaren_ts.nn.heads import make_head
 
 __all__ = [
+    "LOSS_POWER",
     "NAIVE_MARGIN",
     "NAIVE_T",
     "POINT_LOSSES",
@@ -295,7 +296,7 @@ def held_out_errors(
     HeldOutErrors
         The sums of errors, their counts and the variance of the difference, per series and channel.
     """
-    power = {"mse": 2, "mae": 1}[loss]
+    power = LOSS_POWER[loss]
     c = module.n_channels
     n = len(series)
     error, naive_error, variance = np.zeros((n, c)), np.zeros((n, c)), np.zeros((n, c))
@@ -337,9 +338,34 @@ def masked_mae(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     return diff.abs().sum() / valid.sum().clamp_min(1)
 
 
+def masked_smape(
+    pred: torch.Tensor, target: torch.Tensor, offset: torch.Tensor, log_scale: torch.Tensor
+) -> torch.Tensor:
+    """Mean symmetric absolute percentage error (0 to 2) over the finite entries of ``target``, of
+    forecasts ``pred`` ``(B, N, T, C)`` of standardised values mapped back to each series' own scale.
+
+    A series' channel on its own scale is ``scale * (z + offset)``, so its error is ``2 |pred - z| /
+    (|pred + offset| + |z + offset|)`` (``offset`` ``(B, C)``: the channel's mean over its scale); one
+    on the log scale (``log_scale`` ``(B, C)`` above 0: the scale of its logarithm) is ``exp(mean +
+    log_scale * z)``, and its error ``2 tanh(log_scale |pred - z| / 2)``."""
+    valid = torch.isfinite(target)
+    truth = torch.nan_to_num(target)
+    offset, log_scale = offset[:, None, None, :], log_scale[:, None, None, :]
+    gap = (pred - truth).abs()
+    own = 2.0 * gap / ((pred + offset).abs() + (truth + offset).abs()).clamp_min(_SMAPE_FLOOR)
+    relative = torch.where(log_scale > 0, 2.0 * torch.tanh(0.5 * log_scale * gap), own)
+    return torch.where(valid, relative, torch.zeros_like(pred)).sum() / valid.sum().clamp_min(1)
+
+
+_SMAPE_FLOOR = 1e-3  # (the sMAPE's denominator at least this, in units of the series' scale)
+
 #: The point forecast's training losses by name: the mean of the squared errors or of the absolute
-#: errors (which aims at the median, what sMAPE, MASE and MAPE reward).
-POINT_LOSSES = {"mse": masked_mse, "mae": masked_mae}
+#: errors (which aims at the median, what sMAPE, MASE and MAPE reward), on the standardised values,
+#: or the sMAPE on each series' own scale (:func:`masked_smape`).
+POINT_LOSSES = {"mse": masked_mse, "mae": masked_mae, "smape": masked_smape}
+#: The power of the error each loss judges forecasts by where only errors are at hand (the tails'
+#: judgements): the sMAPE's, relative to each series' level, as the absolute error.
+LOSS_POWER = {"mse": 2, "mae": 1, "smape": 1}
 
 
 class ForecastLoss:
@@ -383,7 +409,7 @@ class ForecastLoss:
         self.point_losses = tuple(POINT_LOSSES[name] for name in names)
         self.head = make_head(distribution, 1, 1, 1).requires_grad_(False)
 
-    def __call__(self, pred: Forecast | MemberForecasts, target: torch.Tensor) -> torch.Tensor:
+    def __call__(self, pred: Forecast | MemberForecasts, target: torch.Tensor | dict) -> torch.Tensor:
         if isinstance(pred, MemberForecasts):  # an ensemble in training: each member's own loss
             losses = [
                 self._loss(pred.member(k), target, self.point_losses[k % len(self.point_losses)])
@@ -392,7 +418,12 @@ class ForecastLoss:
             return torch.stack(losses).mean()
         return self._loss(pred, target, self.point_losses[0])
 
-    def _loss(self, pred: Forecast, target: torch.Tensor, point_loss: Any) -> torch.Tensor:
+    def _loss(self, pred: Forecast, target: torch.Tensor | dict, point_loss: Any) -> torch.Tensor:
+        levels = ()
+        if isinstance(target, dict):  # (SegmentDataset's items with each series' levels)
+            target, levels = target["values"], (target["offset"], target["log_scale"])
+        if point_loss is masked_smape and not levels:
+            raise ValueError("the smape loss needs each series' levels with its targets")
         skip = min(self.full_window - 1, target.shape[1] - 1)
         tail = target[:, skip:]
         valid = torch.isfinite(tail)
@@ -400,4 +431,9 @@ class ForecastLoss:
         truth = torch.where(valid, tail, loc)  # (a missing target: no error, no gradient)
         head_loss = self.head.loss(loc, pred.params[:, skip:], truth)
         head_loss = torch.where(valid, head_loss, 0.0).sum() / valid.sum().clamp_min(1)
-        return point_loss(pred.loc, target) + (head_loss - head_loss.detach())
+        point = (
+            point_loss(pred.loc, target, *levels)
+            if point_loss is masked_smape
+            else point_loss(pred.loc, target)
+        )
+        return point + (head_loss - head_loss.detach())

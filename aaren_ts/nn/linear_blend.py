@@ -30,7 +30,7 @@ import torch
 from torch import nn
 
 from aaren_ts.nn.ensemble import member_networks
-from aaren_ts.nn.forecast_training import tail_batches
+from aaren_ts.nn.forecast_training import LOSS_POWER, tail_batches
 
 __all__ = [
     "LINEAR_RIDGE",
@@ -157,7 +157,7 @@ def linear_share_errors(
     count : ndarray of int of shape (n_series, C)
         How many values each sum holds.
     """
-    power = {"mse": 2, "mae": 1}[loss]
+    power = LOSS_POWER[loss]
     c = member_networks(module)[0].n_channels
     errors = np.zeros((len(shares), len(series), c))
     count = np.zeros((len(series), c), dtype=np.int64)

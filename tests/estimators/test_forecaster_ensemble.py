@@ -11,7 +11,7 @@ import torch
 
 from aaren_ts import AarenForecaster
 from aaren_ts.estimators import _forecast_training as forecast_training
-from aaren_ts.estimators._forecast_training import MIXED_LOSSES, clear_gain
+from aaren_ts.estimators._forecast_training import MIXED_LOSSES, POSITIVE_MIXED_LOSSES, clear_gain
 from aaren_ts.nn.ensemble import ForecastEnsemble, MemberForecasts
 from aaren_ts.nn.forecast import Forecast, ForecastNet
 from aaren_ts.nn.forecast_training import ForecastLoss
@@ -173,13 +173,15 @@ def test_a_clear_gain_is_large_and_significant_across_the_series() -> None:
     assert helps and mean == pytest.approx(np.log(0.5)) and t == -np.inf  # (a zero error left out)
 
 
+@pytest.mark.parametrize("positive", [True, False])
 @pytest.mark.parametrize("helps", [True, False])
 def test_auto_keeps_the_absolute_error_network_only_where_the_tails_favour_it(
-    monkeypatch, tmp_path, helps
+    monkeypatch, tmp_path, helps, positive
 ) -> None:
-    """``loss="auto"`` trains the networks on ``MIXED_LOSSES`` in turn; where the tails do not favour
-    the absolute-error network it trains again on the squared error and the others stay as they
-    were. Saving keeps the losses the networks trained on."""
+    """``loss="auto"`` trains the networks on ``MIXED_LOSSES`` in turn (``POSITIVE_MIXED_LOSSES``,
+    the third on the sMAPE, where every target value is positive); where the tails do not favour the
+    third network it trains again on the squared error and the others stay as they were. Saving
+    keeps the losses the networks trained on."""
     verdicts = []
 
     def verdict(error, baseline):
@@ -187,17 +189,18 @@ def test_auto_keeps_the_absolute_error_network_only_where_the_tails_favour_it(
         return helps, -0.1, -5.0
 
     monkeypatch.setattr(forecast_training, "clear_gain", verdict)
-    y = _series(80)
+    y = _series(80) - (0.0 if positive else 10.0)  # (around 0: values of both signs)
+    planned = POSITIVE_MIXED_LOSSES if positive else MIXED_LOSSES
     # (no verdict on the start, nor on a linear share)
     params = {**TINY, "n_estimators": 3, "initial_forecast": "naive", "linear_share": None}
     auto = AarenForecaster(**params, loss="auto", horizon=3).fit(y)
-    mixed = AarenForecaster(**params, loss=list(MIXED_LOSSES), horizon=3).fit(y)
+    mixed = AarenForecaster(**params, loss=list(planned), horizon=3).fit(y)
     assert len(verdicts) == 1 and verdicts[0][0] == verdicts[0][1] == (2,)  # two series' channels, once
-    assert MIXED_LOSSES[0] == "mse" and "mae" in MIXED_LOSSES
-    assert auto.member_losses_ == (MIXED_LOSSES if helps else ("mse", "mse", "mse"))
+    assert planned[:2] == ("mse", "mse") and planned[2] == ("smape" if positive else "mae")
+    assert auto.member_losses_ == (planned if helps else ("mse", "mse", "mse"))
     for k in range(3):
         own, other = auto.net_.module_.members[k].state_dict(), mixed.net_.module_.members[k].state_dict()
-        same = helps or MIXED_LOSSES[k] == "mse"
+        same = helps or planned[k] == "mse"
         assert all(torch.equal(own[name], other[name]) for name in own) is same, k
     restored = AarenForecaster.load(auto.save(tmp_path / "auto"))
     assert restored.member_losses_ == auto.member_losses_
@@ -272,7 +275,7 @@ def test_a_fixed_start_trains_every_network_from_it() -> None:
 
 @pytest.mark.parametrize("loss", [(), ("mse", "huber"), "huber", ["mae", None], ["auto"]])
 def test_a_bad_loss_is_refused_before_training(loss) -> None:
-    message = "loss must be one of 'mse', 'mae', 'auto' or a non-empty list or tuple"
+    message = "loss must be one of 'mse', 'mae', 'smape', 'auto' or a non-empty list or tuple"
     with pytest.raises(ValueError, match=message):
         AarenForecaster(**TINY, horizon=3, loss=loss).fit(_series(40))
 

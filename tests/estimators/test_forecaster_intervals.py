@@ -11,6 +11,7 @@ from scipy.special import ndtri
 from aaren_ts import AarenForecaster
 from aaren_ts.engine._native import load_aci_step
 from aaren_ts.engine.calibration import CALIBRATION_COVERAGES, Calibration
+from aaren_ts.estimators._forecast_data import SegmentDataset, pad_segments
 from aaren_ts.nn import EncoderConfig
 from aaren_ts.nn.forecast import ENCODE_CHUNK, ForecastNet
 from aaren_ts.nn.forecast_training import (
@@ -20,6 +21,7 @@ from aaren_ts.nn.forecast_training import (
     held_out_errors,
     masked_mae,
     masked_mse,
+    masked_smape,
     tail_batches,
 )
 from aaren_ts.nn.heads import NormalHead
@@ -376,3 +378,70 @@ def test_save_load_keeps_the_calibration(tmp_path):
     loaded.partial_update(more)
     f.partial_update(more)
     torch.testing.assert_close(loaded.engine_.calibration.levels, f.engine_.calibration.levels)
+
+
+def test_smape_loss_is_the_metric_on_each_series_own_scale():
+    """``masked_smape`` on standardised values equals :func:`aaren_ts.metrics.smape`'s per-value
+    error on the values mapped back, for a channel on its own scale and one on the log scale, over
+    the finite targets only."""
+    gen = torch.Generator().manual_seed(0)
+    z, pred = torch.randn(2, 5, 3, 1, generator=gen), torch.randn(2, 5, 3, 1, generator=gen)
+    z[1, 3:] = float("nan")
+    mean, scale = torch.tensor([[6.0], [0.5]]), torch.tensor([[2.0], [0.4]])
+    offset, log_scale = torch.tensor([[3.0], [0.0]]), torch.tensor([[0.0], [0.4]])  # row 1: log scale
+    got = masked_smape(pred, z, offset, log_scale)
+    own = (lambda v: mean[0] + scale[0] * v[0], lambda v: torch.exp(mean[1] + scale[1] * v[1]))
+    errors = []
+    for back in own:
+        y, f = back(z).double(), back(pred).double()
+        valid = torch.isfinite(y)
+        errors.append((2 * (y - f).abs() / (y.abs() + f.abs()))[valid])
+    torch.testing.assert_close(got.double(), torch.cat(errors).mean(), rtol=1e-5, atol=1e-6)
+
+
+def test_segments_carry_each_series_levels_to_the_smape_loss():
+    """With ``levels``, every item's target holds its series' offset and log scale beside the values,
+    the batches stack them, and the loss refuses an smape target without them."""
+    series = [np.arange(12, dtype=np.float32)[:, None], np.ones((9, 1), dtype=np.float32)]
+    levels = [np.array([[1.5], [0.0]]), np.array([[0.0], [0.7]])]
+    plain = SegmentDataset(series, 4, 2)
+    with_levels = SegmentDataset(series, 4, 2, levels=levels)
+    items = [with_levels[i] for i in range(len(with_levels))]
+    for (x, target), (x0, target0) in zip(items, [plain[i] for i in range(len(plain))], strict=True):
+        torch.testing.assert_close(x, x0)
+        torch.testing.assert_close(target["values"], target0, equal_nan=True)
+    _, batch = pad_segments(items)
+    rows = [k for k, _ in with_levels.stretches]  # (the series of each item)
+    assert sorted(set(rows)) == [0, 1]
+    assert batch["offset"][:, 0].tolist() == [[1.5, 0.0][r] for r in rows]
+    assert batch["log_scale"][:, 0].tolist() == pytest.approx([[0.0, 0.7][r] for r in rows])
+    net = ForecastNet(1, 4, 2, EncoderConfig("aaren", 8, 2, 1, 16, 0.0), True, "standard")
+    x, _ = pad_segments([plain[i] for i in range(len(plain))])
+    pred = net(x)
+    loss = ForecastLoss(point_loss="smape")
+    expected = masked_smape(pred.loc, batch["values"], batch["offset"], batch["log_scale"])
+    torch.testing.assert_close(loss(pred, batch), expected)
+    with pytest.raises(ValueError, match="levels"):
+        loss(pred, batch["values"])
+
+
+@pytest.mark.parametrize("target_transform", ["log", None])
+def test_a_network_trains_on_the_smape_of_the_series_own_scale(target_transform):
+    """``loss`` entries may be ``"smape"``: that network trains on each series' sMAPE (the series
+    reach its loss with their levels, on the log scale or their own), fine-tunes on new observations
+    and after ``pretrain``, and the forecaster forecasts as any other."""
+    y = _noisy_season(140, 0.3)
+    params = {**TINY, "loss": ("mse", "smape"), "n_estimators": 2, "target_transform": target_transform}
+    forecaster = AarenForecaster(**params).fit(y[:120])
+    assert forecaster.member_losses_ == ("mse", "smape")
+    assert forecaster.log_target_.all() == (target_transform == "log")
+    before = forecaster.predict(fh=[1, 2, 3])
+    assert np.isfinite(before.to_numpy()).all()
+    smape_member = forecaster.net_.module_.members[1]
+    weights = {k: v.clone() for k, v in smape_member.state_dict().items()}
+    forecaster.update(y[120:], update_params=True)
+    assert any(not torch.equal(weights[k], v) for k, v in smape_member.state_dict().items())
+    assert np.isfinite(forecaster.predict(fh=[1, 2, 3]).to_numpy()).all()
+    panel = pd.concat({k: _noisy_season(100, 0.3, seed=k).to_frame() for k in range(3)})  # (a panel)
+    pretrained = AarenForecaster(**params, fine_tune_epochs=1).pretrain(panel).fit(y[100:].to_frame())
+    assert np.isfinite(pretrained.predict(fh=[1, 2, 3]).to_numpy()).all()
