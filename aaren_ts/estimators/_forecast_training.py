@@ -23,7 +23,7 @@ from aaren_ts.estimators._base import standardization
 from aaren_ts.estimators._cutoffs import relative_steps
 from aaren_ts.estimators._forecast_data import SegmentDataset, pad_segments
 from aaren_ts.estimators._interval_spread import tail_intervals
-from aaren_ts.estimators._panel import SeriesPanel
+from aaren_ts.estimators._panel import SeriesPanel, series_label
 from aaren_ts.estimators._seasonality import detect_sp
 from aaren_ts.estimators._skorch import print_epoch_line
 from aaren_ts.estimators._weight_averaging import join_members, unwrapped_network
@@ -413,17 +413,18 @@ class ForecasterTrainingMixin:
             mean[:, positions], scale[:, positions] = self.static_mean_, self.static_scale_
         return mean, scale
 
-    def _target_is_positive(self, panel: SeriesPanel, log_target: np.ndarray | None) -> bool:
-        """Whether every observed target value of ``panel`` (on the network's scale; ``log_target``
-        marks the channels held as logarithms, of positive values) is positive on its own scale."""
+    def _first_non_positive(self, panel: SeriesPanel, log_target: np.ndarray | None) -> int | None:
+        """The first series of ``panel`` (on the network's scale; ``log_target`` marks the channels
+        held as logarithms, of positive values) with no observed target value or one at or below
+        zero on its own scale; ``None`` where every series' values are positive."""
         c = self.n_channels_
         for k, values in enumerate(panel.values):
             target = values[:, :c]
             on_log = np.zeros(c, dtype=bool) if log_target is None else np.asarray(log_target[k], bool)
             observed = np.isfinite(target)
             if not observed.any() or not np.where(observed & ~on_log, target > 0.0, True).all():
-                return False
-        return True
+                return k
+        return None
 
     def _series_levels(
         self, mean: np.ndarray, scale: np.ndarray, log_target: np.ndarray | None
@@ -525,7 +526,14 @@ class ForecasterTrainingMixin:
             generator = torch.Generator().manual_seed(int(torch.randint(2**31 - 1, (1,))))
             exog: dict[str, Any] = {"n_exog": self.n_exog_, "n_future": self.n_future_}
             if epochs is None:
-                losses = self._planned_losses(self._target_is_positive(panel, log_target))
+                non_positive = self._first_non_positive(panel, log_target)
+                losses = self._planned_losses(positive=non_positive is None)
+                if "smape" in losses and non_positive is not None:
+                    raise ValueError(
+                        f"fit: loss 'smape' scores forecasts relative to positive values, but "
+                        f"{series_label(panel.ids[non_positive])} has values at or below zero (or none "
+                        "observed); use 'mae' or 'mse' for it"
+                    )
             else:
                 losses = self._member_losses()
             if "smape" in losses:

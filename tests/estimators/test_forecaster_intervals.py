@@ -445,3 +445,20 @@ def test_a_network_trains_on_the_smape_of_the_series_own_scale(target_transform)
     panel = pd.concat({k: _noisy_season(100, 0.3, seed=k).to_frame() for k in range(3)})  # (a panel)
     pretrained = AarenForecaster(**params, fine_tune_epochs=1).pretrain(panel).fit(y[100:].to_frame())
     assert np.isfinite(pretrained.predict(fh=[1, 2, 3]).to_numpy()).all()
+
+
+def test_the_smape_loss_refuses_a_series_with_values_at_or_below_zero():
+    """sMAPE is relative to positive values: ``loss`` with ``"smape"`` on a panel with a series
+    that reaches zero is refused before training, naming the series, and a fitted forecaster is
+    left as it was."""
+    good = _noisy_season(100, 0.3)
+    bad = good.copy()
+    bad.iloc[40] = 0.0
+    panel = pd.concat({"a": good.to_frame(), "b": bad.to_frame()})
+    forecaster = AarenForecaster(**{**TINY, "loss": ("mse", "smape"), "n_estimators": 2}).fit(good)
+    before = forecaster.predict(fh=[1, 2])
+    with pytest.raises(ValueError, match=r"loss 'smape'.*'b'.*at or below zero"):
+        forecaster.fit(panel)
+    np.testing.assert_array_equal(forecaster.predict(fh=[1, 2]).to_numpy(), before.to_numpy())
+    auto = AarenForecaster(**{**TINY, "n_estimators": 3}).fit(panel)  # ("auto": the absolute error)
+    assert "smape" not in auto.member_losses_
