@@ -5,14 +5,14 @@ sMAPE, MASE (in-sample seasonal naive scale, m = 24) and OWA (relative to Naive2
 with :mod:`aaren_ts.metrics`, and the MSIS (m = 24) and empirical coverage of the 95 % intervals. In
 the same run: sktime's seasonal naive (``NaiveForecaster(sp=24)``) and last value on every series, and,
 for contrast on the first ``--broadcast-series`` series, the same AarenForecaster trained per series
-(sktime's broadcasting of a single-series fit, one network each), with the global model's and the
+(sktime's broadcasting of a single-series fit, one forecaster each), with the global model's and the
 seasonal naive's scores on the same series. The global model runs with its defaults (only ``horizon``
 set) and, when ``--param`` is given, also with those settings (the contrast and the plot then use the
 latter).
 
 Usage::
 
-    python benchmarks/global_m4.py --data-home $AAREN_TS_DATA --param sp=24 --param context_length=168
+    python benchmarks/global_m4.py --data-home $AAREN_TS_DATA
 
 Writes ``benchmarks/results/global_m4.md`` and ``global_m4.png`` (a few series with their forecasts).
 """
@@ -50,7 +50,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-home", default=None)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
-    parser.add_argument("--broadcast-series", type=int, default=12, help="series fitted one network each")
+    parser.add_argument("--broadcast-series", type=int, default=12, help="series fitted one forecaster each")
     parser.add_argument("--param", type=parse_param, action="append", default=[], metavar="NAME=VALUE")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--skip-defaults", action="store_true", help="only the --param settings")
@@ -138,7 +138,7 @@ def main() -> None:
             f = AarenForecaster(**params, random_state=args.seeds[0]).fit(single)
             per_series.append(pd.concat({series_id: f.predict(fh)}, names=["series", "time"]))
         record(
-            "AarenForecaster per series (one network each)",
+            "AarenForecaster per series (one forecaster each)",
             pd.concat(per_series),
             time.perf_counter() - start,
             test_sub,
