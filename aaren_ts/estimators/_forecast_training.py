@@ -104,13 +104,18 @@ _MIN_DEFAULT_CONTEXT, _MAX_DEFAULT_CONTEXT, _MIN_SHORT_CONTEXT = 96, 168, 8
 class ForecasterTrainingMixin:
     """Network building and training of :class:`~aaren_ts.AarenForecaster`."""
 
-    def _planned_losses(self, positive: bool = False) -> tuple[str, ...]:
+    def _planned_losses(self, positive: bool = False, n_tails: int = 2) -> tuple[str, ...]:
         """The point loss each of the ``n_estimators`` networks starts training on: ``loss``, or its
         entries in turn (repeated from the first when there are more networks than entries);
         ``"auto"`` takes the entries of ``MIXED_LOSSES``, or of ``POSITIVE_MIXED_LOSSES`` for series
-        whose target values are all ``positive``."""
+        whose target values are all ``positive``, where there are ``n_tails`` of two or more
+        validation tails (series' channels) to judge them on; with fewer the tail test could never
+        keep the other losses' networks (:func:`clear_gain`), so every network trains on the first
+        loss from the start instead of twice (a single univariate series)."""
         if isinstance(self.loss, str):
             mixed = POSITIVE_MIXED_LOSSES if positive else MIXED_LOSSES
+            if n_tails < 2:
+                mixed = mixed[:1]
             losses: tuple[str, ...] = mixed if self.loss == "auto" else (self.loss,)
         else:
             losses = tuple(self.loss)
@@ -529,7 +534,8 @@ class ForecasterTrainingMixin:
             exog: dict[str, Any] = {"n_exog": self.n_exog_, "n_future": self.n_future_}
             if epochs is None:
                 non_positive = self._first_non_positive(panel, log_target)
-                losses = self._planned_losses(positive=non_positive is None)
+                n_tails = sum(len(v) > 0 for v in valid) * self.n_channels_
+                losses = self._planned_losses(positive=non_positive is None, n_tails=n_tails)
                 if "smape" in losses and non_positive is not None:
                     raise ValueError(
                         f"fit: loss 'smape' scores forecasts relative to positive values, but "

@@ -251,7 +251,9 @@ class AarenForecaster(
         positive) and keeps the networks on the other losses than the first only where they make the
         ensemble forecast the validation tails clearly better (the typical series' error at least 2 %
         lower, and significantly across the series); elsewhere they train again on the squared
-        error. The networks' losses are ``member_losses_``. The naive-forecast check after training
+        error (a single univariate series, or a fit without validation tails, has fewer than the
+        two tails the test needs: every network trains on the squared error from the start). The
+        networks' losses are ``member_losses_``. The naive-forecast check after training
         and the Theta weights use the first loss (an sMAPE network's tails are judged by their
         absolute errors). On M4 Hourly's validation cut (all 414 series positive), seeds 0, 1, one
         sMAPE network in place of the absolute-error one moved sMAPE from 10.70 / 10.79 to 10.40 /

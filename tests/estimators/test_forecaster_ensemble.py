@@ -207,6 +207,38 @@ def test_auto_keeps_the_absolute_error_network_only_where_the_tails_favour_it(
     pd.testing.assert_frame_equal(restored.predict(fh=[1, 2, 3]), auto.predict(fh=[1, 2, 3]))
 
 
+@pytest.mark.parametrize(("n_columns", "validation_fraction"), [(1, 0.2), (2, None)])
+@pytest.mark.parametrize("positive", [True, False])
+def test_auto_trains_every_network_on_the_first_loss_where_no_two_tails_could_judge_the_others(
+    monkeypatch, n_columns, validation_fraction, positive
+) -> None:
+    """``loss="auto"`` on a single univariate series, or without validation tails, where the tail test
+    cannot keep the networks on other losses (it needs two tails): every network trains once, on the
+    first loss, and the test is not run. Two channels of one series are two tails: the test runs."""
+    trained, verdicts, original = [], [], AarenForecaster._train_member
+
+    def train_member(self, train_split, train_ds, losses, k, start):
+        trained.append((k, losses[k]))
+        return original(self, train_split, train_ds, losses, k, start)
+
+    def verdict(error, baseline, min_gain=forecast_training.MIXED_LOSS_GAIN):
+        verdicts.append(error.shape)
+        return False, 0.0, 0.0
+
+    monkeypatch.setattr(AarenForecaster, "_train_member", train_member)
+    monkeypatch.setattr(forecast_training, "clear_gain", verdict)
+    y = _series(80, n_columns=n_columns) - (0.0 if positive else 10.0)
+    params = {**TINY, "n_estimators": 3, "initial_forecast": "naive", "linear_share": None}
+    model = AarenForecaster(**params, validation_fraction=validation_fraction, horizon=3).fit(y)
+    assert model.member_losses_ == ("mse",) * 3
+    assert trained == [(0, "mse"), (1, "mse"), (2, "mse")] and verdicts == []
+    if validation_fraction is not None:  # the same series with a second channel: two tails, judged
+        trained.clear()
+        AarenForecaster(**params, horizon=3).fit(_series(80, n_columns=2) - (0.0 if positive else 10.0))
+        planned = POSITIVE_MIXED_LOSSES if positive else MIXED_LOSSES
+        assert verdicts == [(2,)] and trained[:3] == list(enumerate(planned))
+
+
 @pytest.mark.parametrize(
     ("winner", "n_estimators", "trainings", "starts"),
     [
