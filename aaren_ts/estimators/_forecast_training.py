@@ -82,6 +82,8 @@ MIXED_LOSSES = ("mse", "mse", "mae")
 POSITIVE_MIXED_LOSSES = ("mse", "smape", "smape")
 #: ... by at least this much, as a mean log ratio of the tail errors (about 2 %).
 MIXED_LOSS_GAIN = 0.02
+#: Tails (series' channels) :func:`clear_gain` needs for a verdict: with fewer there is no gain.
+MIN_TAILS = 2
 
 #: ``initial_forecast="auto"`` does not try the level's start where the untrained network's seasonal
 #: naive forecast already has at most half the level's error on the tails (as a mean log ratio, and
@@ -104,17 +106,17 @@ _MIN_DEFAULT_CONTEXT, _MAX_DEFAULT_CONTEXT, _MIN_SHORT_CONTEXT = 96, 168, 8
 class ForecasterTrainingMixin:
     """Network building and training of :class:`~aaren_ts.AarenForecaster`."""
 
-    def _planned_losses(self, positive: bool = False, n_tails: int = 2) -> tuple[str, ...]:
+    def _planned_losses(self, positive: bool = False, n_tails: int = MIN_TAILS) -> tuple[str, ...]:
         """The point loss each of the ``n_estimators`` networks starts training on: ``loss``, or its
         entries in turn (repeated from the first when there are more networks than entries);
         ``"auto"`` takes the entries of ``MIXED_LOSSES``, or of ``POSITIVE_MIXED_LOSSES`` for series
-        whose target values are all ``positive``, where there are ``n_tails`` of two or more
+        whose target values are all ``positive``, where there are ``n_tails`` of ``MIN_TAILS`` or more
         validation tails (series' channels) to judge them on; with fewer the tail test could never
         keep the other losses' networks (:func:`clear_gain`), so every network trains on the first
         loss from the start instead of twice (a single univariate series)."""
         if isinstance(self.loss, str):
             mixed = POSITIVE_MIXED_LOSSES if positive else MIXED_LOSSES
-            if n_tails < 2:
+            if n_tails < MIN_TAILS:
                 mixed = mixed[:1]
             losses: tuple[str, ...] = mixed if self.loss == "auto" else (self.loss,)
         else:
@@ -654,7 +656,7 @@ def clear_gain(
     out; fewer than two series: no gain)."""
     error, baseline = np.ravel(error), np.ravel(baseline)
     both = (error > 0) & (baseline > 0)
-    if both.sum() < 2:
+    if both.sum() < MIN_TAILS:
         return False, 0.0, 0.0
     log_ratio = np.log(error[both] / baseline[both])
     mean, spread = float(log_ratio.mean()), float(log_ratio.std(ddof=1) / np.sqrt(log_ratio.size))
