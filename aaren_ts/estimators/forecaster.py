@@ -125,6 +125,8 @@ class AarenForecaster(
     local_norm : {"last", "mean", "standard", None}, default="standard"
         Level subtracted from each token's window and added back to its forecast; ``"standard"`` also
         divides by the window's standard deviation (RevIN-style, per token: causal and streamable).
+        (``"mean"`` on tourism quarterly's validation cut, seed 0: MAPE 19.03 -> 19.75, MASE 1.801
+        -> 1.836.)
     normalization : {"standard", None}, default="standard"
         ``"standard"`` standardises each channel with the mean and standard deviation of the training
         part of the series (stored at fit, so streaming uses the same statistics); ``None`` feeds raw
@@ -162,7 +164,9 @@ class AarenForecaster(
         epoch, ``lr_decay``, on the same cut: 0.9 gave 19.35 / 19.22 / 19.29, MASE 1.838 / 1.820 /
         1.825, within the seeds' spread again; 0.7 lost, 19.46 / 19.33 / 19.34. Measured later on M4
         Hourly's cut, seeds 0, 1, 5e-3 moved sMAPE from 10.70 / 10.79 to 10.47 / 10.97 and MASE from
-        0.876 / 0.868 to 0.891 / 0.880: not adopted.)
+        0.876 / 0.868 to 0.891 / 0.880: not adopted. ``weight_decay=1e-4`` on tourism's cut, seeds
+        0, 1, 2: MAPE 19.03 / 19.02 / 19.06 -> 19.17 / 19.14 / 19.13, MASE 1.801 / 1.791 / 1.793 ->
+        1.804 / 1.804 / 1.797.)
     {weight_decay lr_schedule lr_decay}
     batch_size : int, default=4
         Segments per gradient step (each gives ``segment_length`` forecasts per channel). (On tourism

@@ -13,20 +13,7 @@ import torch
 
 from aaren_ts import AarenForecaster
 from aaren_ts.engine import MAX_STANDARDISED, ForecastEngine
-
-TINY = {
-    "n_estimators": 1,  # one network (the ensemble's own tests: test_forecaster_ensemble.py)
-    "d_model": 8,
-    "n_heads": 2,
-    "n_layers": 1,
-    "d_ff": 16,
-    "context_length": 6,
-    "segment_length": 12,
-    "max_epochs": 1,
-    "device": "cpu",
-    "random_state": 0,
-    "horizon": 3,
-}
+from tests._params import TINY_FORECASTER
 
 
 def _panel(n_series: int = 3, length: int = 60, seed: int = 0) -> pd.DataFrame:
@@ -40,7 +27,7 @@ def _panel(n_series: int = 3, length: int = 60, seed: int = 0) -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def fitted() -> AarenForecaster:
-    return AarenForecaster(**TINY).fit(_panel())
+    return AarenForecaster(**TINY_FORECASTER).fit(_panel())
 
 
 def _fresh_like(engine: ForecastEngine) -> ForecastEngine:
@@ -251,7 +238,7 @@ def test_values_that_would_overflow_are_refused_naming_the_series(fitted) -> Non
 
 
 def test_a_forecaster_refuses_overflowing_values_and_stays_finite(fitted) -> None:
-    f = AarenForecaster(**TINY).fit(_panel())
+    f = AarenForecaster(**TINY_FORECASTER).fit(_panel())
     before = f.predict(fh=[1, 2])
     nxt = pd.concat({"s0": pd.DataFrame({"y": [1e22]}, index=[60])}, names=["series", "time"])
     with pytest.raises(ValueError, match=r"series 's0'.*overflow"):
@@ -279,8 +266,8 @@ def test_the_array_api_refuses_what_is_not_real_numbers(fitted, values, message)
 
 def test_concurrent_updates_of_one_series_lose_nothing() -> None:
     """Threads sending the next observations of one series: every observation is taken once."""
-    f = AarenForecaster(**{**TINY, "horizon": 2}).fit(_panel(1).xs("s0", level=0))
-    sequential = AarenForecaster(**{**TINY, "horizon": 2}).fit(_panel(1).xs("s0", level=0))
+    f = AarenForecaster(**{**TINY_FORECASTER, "horizon": 2}).fit(_panel(1).xs("s0", level=0))
+    sequential = AarenForecaster(**{**TINY_FORECASTER, "horizon": 2}).fit(_panel(1).xs("s0", level=0))
     rng = np.random.default_rng(3)
     chunks = [rng.normal(100.0, 5.0, size=(1, 3, 1)) for _ in range(40)]
     for chunk in chunks:
@@ -313,7 +300,7 @@ def test_concurrent_updates_of_one_series_lose_nothing() -> None:
 def test_racing_partial_updates_are_serialised_not_lost() -> None:
     """Four threads racing to continue one series with the same timestamps: exactly one is taken."""
     y = _panel(1).xs("s0", level=0)
-    f = AarenForecaster(**{**TINY, "horizon": 2}).fit(y)
+    f = AarenForecaster(**{**TINY_FORECASTER, "horizon": 2}).fit(y)
     nxt = pd.DataFrame({"y": [101.0, 102.0]}, index=[60, 61])
     errors: list[Exception] = []
     barrier = threading.Barrier(4)
@@ -340,7 +327,7 @@ def test_predictions_run_while_updates_are_serialised() -> None:
     read is one the sequential run passes through (never a half-applied update)."""
     import copy
 
-    f = AarenForecaster(**TINY).fit(_panel())
+    f = AarenForecaster(**TINY_FORECASTER).fit(_panel())
     sequential = copy.deepcopy(f)
     step = f.engine_.mean[:, None, :1] + 1.0
     seen = [sequential.predict_array()]

@@ -37,20 +37,11 @@ from hypothesis import strategies as st  # noqa: E402
 
 from aaren_ts import AarenForecaster  # noqa: E402
 from aaren_ts.onnx import OnnxStreamer  # noqa: E402
+from tests._params import TINY_FORECASTER  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = {
-    "n_estimators": 1,  # one network (the ensemble's own tests: test_forecaster_ensemble.py)
-    "d_model": 8,
-    "n_heads": 2,
-    "n_layers": 1,
-    "d_ff": 16,
-    "context_length": 6,
-    "segment_length": 12,
-    "max_epochs": 1,
-    "device": "cpu",
-    "random_state": 0,
-    "horizon": 3,
+    **TINY_FORECASTER,
     "interval_calibration": "aci",
 }
 FILES_PER_EXAMPLE = 8

@@ -13,14 +13,10 @@ import pytest
 import torch
 
 from aaren_ts import AarenClassifier, NotFittedError
+from tests._params import TINY_NETWORK
 
 TINY = {
-    "d_model": 8,
-    "n_heads": 2,
-    "n_layers": 1,
-    "d_ff": 16,
-    "device": "cpu",
-    "random_state": 0,
+    **TINY_NETWORK,
     "n_estimators": 1,
 }
 

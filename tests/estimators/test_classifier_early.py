@@ -11,14 +11,10 @@ import torch
 from aaren_ts import AarenClassifier
 from aaren_ts.engine.early import ConfidenceRule, EarlyDecisions
 from aaren_ts.nn.classify import ClassificationLoss, StepLogits
+from tests._params import TINY_NETWORK
 
 TINY = {
-    "d_model": 8,
-    "n_heads": 2,
-    "n_layers": 1,
-    "d_ff": 16,
-    "device": "cpu",
-    "random_state": 0,
+    **TINY_NETWORK,
     "n_estimators": 1,
 }
 

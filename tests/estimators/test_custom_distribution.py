@@ -18,6 +18,7 @@ from torch.nn.functional import softplus
 
 from aaren_ts import AarenForecaster
 from aaren_ts.nn.heads import DIRECT_GAIN, DistributionHead, register_head
+from tests._params import TINY_NETWORK
 
 
 @register_head
@@ -76,16 +77,11 @@ class StudentTHead(DistributionHead):
 
 
 TINY = {
-    "d_model": 8,
-    "n_heads": 2,
-    "n_layers": 1,
-    "d_ff": 16,
+    **TINY_NETWORK,
     "context_length": 8,
     "segment_length": 24,
     "max_epochs": 4,
     "horizon": 4,
-    "device": "cpu",
-    "random_state": 0,
     "distribution": "student_t",
     "calibration_rate": 0.02,
 }

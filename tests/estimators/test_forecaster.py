@@ -13,19 +13,15 @@ from sktime.forecasting.base import ForecastingHorizon
 from sktime.forecasting.naive import NaiveForecaster
 
 from aaren_ts import AarenForecaster
+from tests._params import TINY_NETWORK
 
 TINY = {
+    **TINY_NETWORK,
     "n_estimators": 1,  # one network (the ensemble's own tests: test_forecaster_ensemble.py)
-    "d_model": 8,
-    "n_heads": 2,
-    "n_layers": 1,
-    "d_ff": 16,
     "context_length": 6,
     "segment_length": 12,
     "max_epochs": 2,
     "batch_size": 4,
-    "device": "cpu",
-    "random_state": 0,
 }
 
 

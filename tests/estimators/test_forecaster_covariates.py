@@ -9,17 +9,13 @@ import torch
 
 from aaren_ts import AarenForecaster
 from aaren_ts.covariates import calendar_covariates
+from tests._params import TINY_NETWORK
 
 TINY = {
-    "d_model": 8,
-    "n_heads": 2,
-    "n_layers": 1,
-    "d_ff": 16,
+    **TINY_NETWORK,
     "context_length": 12,
     "segment_length": 24,
     "max_epochs": 3,
-    "device": "cpu",
-    "random_state": 0,
     "horizon": 4,
 }
 ATOL = 1e-5

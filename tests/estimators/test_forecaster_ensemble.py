@@ -16,18 +16,14 @@ from aaren_ts.nn.ensemble import ForecastEnsemble, MemberForecasts
 from aaren_ts.nn.forecast import Forecast, ForecastNet
 from aaren_ts.nn.forecast_training import ForecastLoss
 from aaren_ts.nn.state import flatten_state
+from tests._params import TINY_NETWORK
 
 TINY = {
-    "d_model": 8,
-    "n_heads": 2,
-    "n_layers": 1,
-    "d_ff": 16,
+    **TINY_NETWORK,
     "context_length": 6,
     "segment_length": 12,
     "max_epochs": 2,
     "batch_size": 4,
-    "device": "cpu",
-    "random_state": 0,
     "n_estimators": 2,
 }
 

@@ -9,20 +9,7 @@ import pytest
 
 from aaren_ts import AarenClassifier, AarenForecaster
 from aaren_ts.estimators._forecast_training import memory_budget
-
-TINY = {
-    "n_estimators": 1,  # one network (the ensemble's own tests: test_forecaster_ensemble.py)
-    "d_model": 8,
-    "n_heads": 2,
-    "n_layers": 1,
-    "d_ff": 16,
-    "context_length": 6,
-    "segment_length": 12,
-    "max_epochs": 1,
-    "device": "cpu",
-    "random_state": 0,
-    "horizon": 3,
-}
+from tests._params import TINY_FORECASTER
 
 
 def _series(n: int = 60) -> pd.DataFrame:
@@ -31,14 +18,14 @@ def _series(n: int = 60) -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def fitted() -> AarenForecaster:
-    return AarenForecaster(**TINY).fit(_series())
+    return AarenForecaster(**TINY_FORECASTER).fit(_series())
 
 
 def test_a_3d_array_of_one_series_in_the_wrong_layout_says_which_layout_is_read() -> None:
     y = _series(144).to_numpy()[None]  # (1, 144, 1): one series as (n_series, n_timepoints, n_columns)
     with pytest.raises(ValueError, match=r"1 series of 1 time point\(s\) and 144 column\(s\).*numpy3D"):
-        AarenForecaster(**TINY).fit(y)
-    AarenForecaster(**TINY).fit(y.transpose(0, 2, 1))  # the layout the message asks for
+        AarenForecaster(**TINY_FORECASTER).fit(y)
+    AarenForecaster(**TINY_FORECASTER).fit(y.transpose(0, 2, 1))  # the layout the message asks for
 
 
 @pytest.mark.parametrize(
@@ -66,7 +53,7 @@ def test_predict_quantiles_refuses_alpha_that_is_not_probabilities(fitted, alpha
 
 
 def test_a_horizon_whose_calibration_cannot_fit_in_memory_is_refused_before_training() -> None:
-    est = AarenForecaster(**{**TINY, "horizon": 100_000})
+    est = AarenForecaster(**{**TINY_FORECASTER, "horizon": 100_000})
     with pytest.raises(ValueError, match=r"horizon=100000 .*80 GB a series.*interval_calibration=None"):
         est.fit(_series(144))
     assert not hasattr(est, "net_")  # refused before training
@@ -95,7 +82,7 @@ def test_pandas_input_that_is_not_real_numbers_is_refused_and_changes_nothing(fi
 
 def test_fit_refuses_booleans() -> None:
     with pytest.raises(TypeError, match="dtype bool"):
-        AarenForecaster(**TINY).fit(_series() > 100.0)
+        AarenForecaster(**TINY_FORECASTER).fit(_series() > 100.0)
 
 
 @pytest.mark.parametrize("convert", [lambda X: X > 0, lambda X: X.astype(str)])
@@ -117,9 +104,9 @@ def test_fit_on_a_series_with_no_observed_value_is_refused() -> None:
     with pytest.raises(
         ValueError, match=r"at least 2 observed \(non-NaN\) values, its series have at most 0"
     ):
-        AarenForecaster(**TINY).fit(_series() * np.nan)
+        AarenForecaster(**TINY_FORECASTER).fit(_series() * np.nan)
 
 
 def test_fit_on_values_whose_spread_overflows_says_to_rescale() -> None:
     with pytest.raises(ValueError, match="rescale the series"):  # (the log scale would take them)
-        AarenForecaster(**TINY, target_transform=None).fit(_series() * 1e298)
+        AarenForecaster(**TINY_FORECASTER, target_transform=None).fit(_series() * 1e298)

@@ -25,17 +25,13 @@ from aaren_ts.nn.forecast_training import (
     tail_batches,
 )
 from aaren_ts.nn.heads import NormalHead
+from tests._params import TINY_NETWORK
 
 TINY = {
-    "d_model": 8,
-    "n_heads": 2,
-    "n_layers": 1,
-    "d_ff": 16,
+    **TINY_NETWORK,
     "context_length": 8,
     "segment_length": 16,
     "max_epochs": 3,
-    "device": "cpu",
-    "random_state": 0,
     "horizon": 5,
 }
 ATOL = 1e-5

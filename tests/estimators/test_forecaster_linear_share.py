@@ -7,17 +7,13 @@ import pandas as pd
 import pytest
 
 from aaren_ts import AarenForecaster
+from tests._params import TINY_NETWORK
 
 TINY = {
-    "d_model": 8,
-    "n_heads": 2,
-    "n_layers": 1,
-    "d_ff": 16,
+    **TINY_NETWORK,
     "context_length": 12,
     "horizon": 6,
     "max_epochs": 1,
-    "device": "cpu",
-    "random_state": 0,
     "n_estimators": 2,
 }
 

@@ -14,19 +14,16 @@ from sktime.utils._testing.hierarchical import _make_hierarchical
 from aaren_ts import AarenForecaster
 from aaren_ts._log_target import from_log, to_log
 from aaren_ts.nn.state import flatten_state
+from tests._params import TINY_NETWORK
 
 TINY = {
+    **TINY_NETWORK,
     "n_estimators": 1,  # one network (the ensemble's own tests: test_forecaster_ensemble.py)
-    "d_model": 8,
-    "n_heads": 2,
     "n_layers": 2,
-    "d_ff": 16,
     "context_length": 6,
     "segment_length": 12,
     "max_epochs": 2,
     "batch_size": 4,
-    "device": "cpu",
-    "random_state": 0,
     "horizon": 4,
 }
 ATOL = 1e-5

@@ -18,15 +18,11 @@ from aaren_ts._ets import ETSStreams
 from aaren_ts._partner import PartnerStreams
 from aaren_ts._theta import ThetaStreams
 from aaren_ts.engine.forecast import ForecastEngine
+from tests._params import TINY_NETWORK
 
 TINY = {
-    "d_model": 8,
-    "n_heads": 2,
-    "n_layers": 1,
-    "d_ff": 16,
+    **TINY_NETWORK,
     "max_epochs": 2,
-    "device": "cpu",
-    "random_state": 0,
     "horizon": 4,
     "sp": 4,
 }

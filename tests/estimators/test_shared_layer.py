@@ -14,8 +14,7 @@ import torch
 from aaren_ts import AarenClassifier, AarenForecaster, NotFittedError
 from aaren_ts.estimators._params import SHARED_CONSTRAINTS
 from aaren_ts.estimators._persistence import PAYLOAD_ENTRY
-
-TINY = {"d_model": 8, "n_heads": 2, "n_layers": 1, "d_ff": 16, "device": "cpu", "random_state": 0}
+from tests._params import TINY_NETWORK
 
 
 def _panel(n: int = 12, length: int = 16) -> tuple[np.ndarray, np.ndarray]:
@@ -34,12 +33,18 @@ def _series(n: int = 80) -> pd.Series:
 @pytest.fixture(scope="module")
 def classifier() -> tuple[AarenClassifier, np.ndarray]:
     X, y = _panel()
-    return AarenClassifier(max_epochs=2, **TINY).fit(X, y), X
+    return AarenClassifier(max_epochs=2, **TINY_NETWORK).fit(X, y), X
 
 
 @pytest.fixture(scope="module", params=["aaren", "transformer"])
 def forecaster(request: pytest.FixtureRequest) -> AarenForecaster:
-    params = {**TINY, "backbone": request.param, "context_length": 6, "segment_length": 8, "max_epochs": 1}
+    params = {
+        **TINY_NETWORK,
+        "backbone": request.param,
+        "context_length": 6,
+        "segment_length": 8,
+        "max_epochs": 1,
+    }
     return AarenForecaster(horizon=3, **params).fit(_series()[:60])
 
 
@@ -55,7 +60,7 @@ def test_every_parameter_is_checked_at_fit_naming_it(cls) -> None:
     names = sorted(set(inspect.signature(cls.__init__).parameters) - {"self"})
     unchecked = []
     for name in names:
-        est = cls(**{**TINY, name: object()})  # nothing accepts a bare object
+        est = cls(**{**TINY_NETWORK, name: object()})  # nothing accepts a bare object
         try:
             est.fit(*_panel()) if cls is AarenClassifier else est.fit(_series()[:40], fh=[1, 2])
         except (TypeError, ValueError) as err:
@@ -83,7 +88,7 @@ def test_every_parameter_is_checked_at_fit_naming_it(cls) -> None:
 )
 @pytest.mark.parametrize("cls", [AarenClassifier, AarenForecaster])
 def test_bad_shared_parameter_is_named_by_both(cls, params, match) -> None:
-    est = cls(**{**TINY, **params})
+    est = cls(**{**TINY_NETWORK, **params})
     with pytest.raises(ValueError, match=match):
         if cls is AarenClassifier:
             est.fit(*_panel())

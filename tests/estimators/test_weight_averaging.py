@@ -12,6 +12,7 @@ from skorch.dataset import ValidSplit
 
 from aaren_ts import AarenForecaster
 from aaren_ts.estimators._weight_averaging import BestEpochsAverage
+from tests._params import TINY_NETWORK
 
 
 class RecordEpochs(Callback):
@@ -85,18 +86,13 @@ def _series(n: int = 160) -> pd.DataFrame:
 
 
 TINY = {
+    **TINY_NETWORK,
     "n_estimators": 1,  # one network (the ensemble's own tests: test_forecaster_ensemble.py)
-    "d_model": 8,
-    "n_heads": 2,
-    "n_layers": 1,
-    "d_ff": 16,
     "context_length": 12,
     "segment_length": 24,
     "max_epochs": 6,
     "patience": 6,
     "horizon": 3,
-    "device": "cpu",
-    "random_state": 0,
     "target_transform": None,
     "sp": 1,  # (the last value, which the network beats on a sine, so it keeps its weights)
 }

@@ -30,20 +30,16 @@ from aaren_ts._files import temporaries
 from aaren_ts._limits import MAX_STANDARDISED
 from aaren_ts.onnx import OnnxStreamer
 from aaren_ts.onnx._format import CHECKSUM_KEY, SPEC_KEY, STATE_KEY, sealed_bytes
+from tests._params import TINY_NETWORK
 
 TINY = {
+    **TINY_NETWORK,
     "n_estimators": 1,  # one network (the ensemble's own tests: test_forecaster_ensemble.py)
-    "d_model": 8,
-    "n_heads": 2,
-    "n_layers": 1,
-    "d_ff": 16,
     "context_length": 8,
     "segment_length": 24,
     "max_epochs": 1,
     "batch_size": 8,
     "horizon": 4,
-    "device": "cpu",
-    "random_state": 0,
 }
 SERIES = ["a", "b", "c"]
 N_THREADS, N_CALLS = 4, 50
