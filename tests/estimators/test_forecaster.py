@@ -254,6 +254,23 @@ def test_short_series_shorter_than_context():
     assert np.isfinite(f.predict(fh=[1, 2, 3]).to_numpy()).all()
 
 
+@pytest.mark.parametrize(
+    ("length", "horizon", "expected"),
+    [
+        (60, 8, 16),  # 48 training values before the tail: two horizons, a third of them
+        (60, 2, 8),  # two horizons are 4: at least 8
+        (90, 5, 10),  # 72 before the tail: two horizons, under a third of them
+        (60, 12, 20),  # no tail (it would be shorter than 14): a third of 60, under two horizons
+        (400, 3, 96),  # 320 before the tail: 96
+        (1000, 3, 168),  # a quarter of 800 is more than a week of hours: 168
+    ],
+)
+def test_default_context_length_follows_the_series_and_the_horizon(length, horizon, expected):
+    params = {**TINY, "context_length": None, "max_epochs": 1}
+    f = AarenForecaster(**params, horizon=horizon).fit(_series(length, n_columns=1))
+    assert f.context_length_ == expected
+
+
 def test_random_state_makes_fit_reproducible():
     y = _series(80)
     a = AarenForecaster(**TINY, horizon=3).fit(y).predict(fh=[1, 2, 3])
