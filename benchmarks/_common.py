@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 import resource
 import time
@@ -10,6 +9,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import torch
+
+from aaren_ts.jobs._common import parse_param  # the command line's own, one reading of NAME=VALUE
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -80,15 +81,6 @@ def cpu_seconds() -> float:
     own = resource.getrusage(resource.RUSAGE_SELF)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
-
-
-def parse_param(text: str) -> tuple[str, object]:
-    """``NAME=VALUE`` of a ``--param`` option: the value read as JSON when it parses, else the string."""
-    name, _, value = text.partition("=")
-    try:
-        return name, json.loads(value)
-    except json.JSONDecodeError:
-        return name, value
 
 
 def parse_variant(text: str) -> dict[str, object]:

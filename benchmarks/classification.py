@@ -37,7 +37,6 @@ fraction seen); ``--output NAME`` changes the base name.
 from __future__ import annotations
 
 import argparse
-import ast
 import contextlib
 import json
 import os
@@ -55,6 +54,7 @@ from typing import Any
 import numpy as np
 import torch
 from _aeon_peers import PEERS, prefix_lengths
+from _common import parse_param
 
 from aaren_ts.datasets import list_datasets
 from aaren_ts.datasets.reference import PAPER_ACCURACY
@@ -69,20 +69,6 @@ AAREN = "AarenClassifier"
 ONE_THREAD = {
     name: "1" for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS")
 }
-
-
-def _parse_params(pairs: list[str]) -> dict[str, Any]:
-    """``name=value`` pairs; values are Python literals where they parse (``5``, ``None``), else strings."""
-    params = {}
-    for pair in pairs:
-        name, sep, text = pair.partition("=")
-        if not sep:
-            raise SystemExit(f"--param takes name=value, got {pair!r}")
-        try:
-            params[name] = ast.literal_eval(text)
-        except (ValueError, SyntaxError):
-            params[name] = text
-    return params
 
 
 def _load(name: str, data_home: str | None) -> tuple[list, np.ndarray, list, np.ndarray]:
@@ -578,7 +564,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--data-home", default=None)
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default: 1)")
-    parser.add_argument("--param", action="append", default=[], help="an AarenClassifier name=value")
+    parser.add_argument(
+        "--param", type=parse_param, action="append", default=[], help="an AarenClassifier NAME=VALUE"
+    )
     parser.add_argument("--aeon-python", default=os.environ.get(AEON_PYTHON_ENV), help="Python with aeon")
     parser.add_argument("--peers", nargs="*", default=list(PEERS), choices=list(PEERS))
     parser.add_argument("--skip-peers", action="store_true", help="no aeon subprocess")
@@ -589,7 +577,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", default="classification", help="base name of the result files")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
-    params = _parse_params(args.param)
+    params = dict(args.param)
     if args.quick:
         args.datasets, args.seeds = args.datasets or ["BasicMotions"], [0]
         params.setdefault("max_epochs", 5)

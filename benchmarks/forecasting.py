@@ -44,6 +44,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
+from _common import parse_param
 
 from aaren_ts.datasets import DEFAULT_HORIZONS, DEFAULT_INPUT_LENGTH, load_series, sliding_windows
 from aaren_ts.datasets.reference import ITRANSFORMER_MSE, PAPER_MSE, paper_mse
@@ -269,17 +270,6 @@ def _plot_grid(rows: list[str], path: Path) -> None:
     plt.close(fig)
 
 
-def _parse_param(item: str, parser: argparse.ArgumentParser) -> tuple[str, object]:
-    """``NAME=VALUE`` from the command line; VALUE as JSON when it parses, else the string itself."""
-    name, sep, value = item.partition("=")
-    if not sep or not name.isidentifier():
-        parser.error(f"--param expects NAME=VALUE, got {item!r}")
-    try:
-        return name, json.loads(value)
-    except json.JSONDecodeError:
-        return name, value
-
-
 def run_cells_in_parallel(args: argparse.Namespace, datasets: list[str], horizons: list[int]) -> list[Path]:
     """Run every (dataset, horizon) cell as its own process of this script, ``args.jobs`` at a time.
 
@@ -293,7 +283,7 @@ def run_cells_in_parallel(args: argparse.Namespace, datasets: list[str], horizon
     cell_dir.mkdir(parents=True, exist_ok=True)
     common = ["--max-epochs", str(args.max_epochs), "--dlinear-epochs", str(args.dlinear_epochs)]
     common += ["--device", args.device, "--seeds", *map(str, args.seeds), "--skip-update-costs"]
-    common += [f"--param={item}" for item in args.param]
+    common += [f"--param={name}={json.dumps(value)}" for name, value in args.param]
     common += ["--skip-transformer"] if args.skip_transformer else []
     common += ["--data-home", args.data_home] if args.data_home else []
     common += ["--window-stride", str(args.window_stride)]
@@ -357,11 +347,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--param",
+        type=parse_param,
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="another AarenForecaster parameter (VALUE read as JSON, else as a string), e.g. "
-        "--param local_norm=standard; repeatable",
+        help="another AarenForecaster parameter (VALUE read as JSON or a Python literal, else as a "
+        "string), e.g. --param local_norm=standard; repeatable",
     )
     parser.add_argument(
         "--output", default="forecasting.md", help="file name of the table in benchmarks/results"
@@ -399,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(merge_tables(paths, out)))
         print(f"\nwritten: {out} and {out.with_suffix('.png').name}")
         return 0
-    extra = dict(_parse_param(item, parser) for item in args.param)
+    extra = dict(args.param)
     extra_label = "".join(f", {k}={v!r}" for k, v in extra.items())
     datasets = args.datasets or (["ETTh1"] if args.quick else ["ETTh1", "ETTh2", "ETTm1", "Weather"])
     horizons = args.horizons or (list(DEFAULT_HORIZONS[:1]) if args.quick else list(DEFAULT_HORIZONS))

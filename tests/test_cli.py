@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from aaren_ts.cli import build_parser, main
+from aaren_ts.jobs._common import estimator_options, parse_param
 
 JOBS = ("classify", "forecast")
 
@@ -72,6 +73,56 @@ def test_quiet_and_the_former_seed_flag(job: str) -> None:
     assert _parse(job, "--seed", "5").random_state == 5  # `aaren-ts classify --seed` still works
     with pytest.raises(SystemExit):
         _parse(job, "--quiet", "--verbose", "2")  # one or the other
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("n_estimators=1", 1),
+        ("lr=1e-3", 1e-3),
+        ("linear_share=null", None),  # JSON, as the results page's commands write it
+        ("linear_share=None", None),  # or a Python literal
+        ("early_stopping=true", True),
+        ('loss=["mse", "smape"]', ["mse", "smape"]),
+        ("dilations=(1, 2, 4)", (1, 2, 4)),
+        ("initial_forecast=level", "level"),  # anything else: the string itself
+        ("initial_forecast=", ""),
+    ],
+)
+def test_param_values(text: str, value: object) -> None:
+    name = text.partition("=")[0]
+    assert parse_param(text) == (name, value)
+    assert _parse("forecast", "--param", text).param == [(name, value)]
+
+
+@pytest.mark.parametrize("text", ["n_estimators", "=1", "n estimators=1", "2x=1"])
+def test_param_without_a_name_is_a_usage_error(text: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as raised:
+        _parse("classify", "--param", text)
+    assert raised.value.code == 2
+    assert f"argument --param: expected NAME=VALUE, got {text!r}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("job", "estimator"), [("classify", "AarenClassifier"), ("forecast", "AarenForecaster")]
+)
+def test_params_reach_the_estimator_after_the_common_options(job: str, estimator: str) -> None:
+    import aaren_ts
+
+    cls = getattr(aaren_ts, estimator)
+    args = _parse(job, "--max-epochs", "3", "--param", "n_estimators=1", "--param", "lr=0.01")
+    options = estimator_options(args, cls)
+    assert options["n_estimators"] == 1 and options["lr"] == 0.01 and options["max_epochs"] == 3
+    cls(**options)  # every name is one of the estimator's parameters
+
+    with pytest.raises(
+        SystemExit, match=rf"--param lr_rate: {estimator} has no such parameter \(its .*\blr\b"
+    ):
+        estimator_options(_parse(job, "--param", "lr_rate=0.01"), cls)
+    with pytest.raises(SystemExit, match="--param max_epochs: use --max-epochs instead"):
+        estimator_options(_parse(job, "--param", "max_epochs=3"), cls)
+    with pytest.raises(SystemExit, match="--param num_threads: use --threads instead"):
+        estimator_options(_parse(job, "--param", "num_threads=2"), cls)
 
 
 def test_output_only_where_the_job_writes_files() -> None:
@@ -147,6 +198,8 @@ def test_forecast_quiet_shows_no_progress(tmp_path: Path, capsys: pytest.Capture
 @pytest.mark.parametrize("quiet", [False, True])
 def test_classify_progress(quiet: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["classify", "--max-epochs", "1", "--device", "cpu", "--data-home", str(tmp_path), "--no-download"]
+    # one network and fewer kernels: the progress is the same, the defaults' job is tested beside the job
+    argv += ["--param", "n_estimators=1", "--param", "n_random_features=840"]
     assert main(argv + (["--quiet"] if quiet else [])) == 0
     captured = capsys.readouterr()
     assert ("train_loss" in captured.out) is not quiet

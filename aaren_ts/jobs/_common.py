@@ -1,16 +1,54 @@
 """What the ``aaren-ts`` jobs share: their common options, defined once, and the estimator settings.
 
 Every job takes ``--dataset``, ``--data-home``, ``--random-state``, ``--device``, ``--threads``,
-``--max-epochs``, ``--backbone``, ``--verbose``/``--quiet`` and ``--no-download``; a job that writes
-files also takes ``--output``.
+``--max-epochs``, ``--backbone``, ``--param``, ``--verbose``/``--quiet`` and ``--no-download``; a job
+that writes files also takes ``--output``.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
+import json
 from typing import Any
 
-__all__ = ["add_common_arguments", "estimator_options"]
+__all__ = ["add_common_arguments", "estimator_options", "parse_param"]
+
+#: Estimator parameters the jobs set from options of their own (not through ``--param``).
+_OWN_OPTIONS = {
+    "backbone": "--backbone",
+    "device": "--device",
+    "horizon": "--horizon",
+    "max_epochs": "--max-epochs",
+    "num_threads": "--threads",
+    "random_state": "--random-state",
+    "verbose": "--verbose or --quiet",
+}
+
+
+def parse_param(text: str) -> tuple[str, Any]:
+    """``NAME=VALUE`` of a ``--param`` option as ``(NAME, value)``.
+
+    The value is read as JSON where it parses (``5``, ``0.1``, ``null``, ``true``, ``["mse", "mae"]``),
+    else as a Python literal (``None``, ``True``, ``(1, 2)``), else kept as the string itself
+    (``initial_forecast=level``).
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        If ``text`` has no ``=`` or ``NAME`` is not an identifier (argparse reports it as a usage error).
+    """
+    name, sep, value = text.partition("=")
+    if not sep or not name.isidentifier():
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    try:
+        return name, json.loads(value)
+    except json.JSONDecodeError:
+        pass
+    try:
+        return name, ast.literal_eval(value)
+    except (ValueError, SyntaxError):
+        return name, value
 
 
 def add_common_arguments(
@@ -75,6 +113,15 @@ def add_common_arguments(
         default="aaren",
         help="sequence mixer: Aaren or the causal Transformer baseline (default: %(default)s)",
     )
+    parser.add_argument(
+        "--param",
+        type=parse_param,
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="any other estimator parameter, e.g. --param n_estimators=1 (repeatable; the value read as "
+        "JSON or a Python literal, else as a string)",
+    )
     talk = parser.add_mutually_exclusive_group()
     talk.add_argument(
         "--verbose",
@@ -100,8 +147,15 @@ def add_common_arguments(
         )
 
 
-def estimator_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The estimator parameters the common options set (``max_epochs`` only when given)."""
+def estimator_options(args: argparse.Namespace, estimator: type) -> dict[str, Any]:
+    """The parameters of ``estimator`` that the common options set (``max_epochs`` only when given),
+    then those of ``--param``.
+
+    Raises
+    ------
+    SystemExit
+        If a ``--param`` names no parameter of ``estimator`` or one that has its own option.
+    """
     options: dict[str, Any] = {
         "backbone": args.backbone,
         "random_state": args.random_state,
@@ -111,4 +165,14 @@ def estimator_options(args: argparse.Namespace) -> dict[str, Any]:
     }
     if args.max_epochs is not None:
         options["max_epochs"] = args.max_epochs
+    known = set(estimator.get_param_names())
+    for name, value in args.param:
+        if name not in known:
+            raise SystemExit(
+                f"aaren-ts: error: --param {name}: {estimator.__name__} has no such parameter "
+                f"(its parameters: {', '.join(sorted(known))})"
+            )
+        if name in _OWN_OPTIONS:
+            raise SystemExit(f"aaren-ts: error: --param {name}: use {_OWN_OPTIONS[name]} instead")
+        options[name] = value
     return options

@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     X_train, y_train = load_uea(args.dataset, "train", **common)
     X_test, y_test = load_uea(args.dataset, "test", **common)
 
-    clf = AarenClassifier(**estimator_options(args))
+    clf = AarenClassifier(**estimator_options(args, AarenClassifier))
 
     lengths = [x.shape[1] for x in X_train]
     print(

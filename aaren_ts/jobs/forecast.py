@@ -435,7 +435,8 @@ def _run_airline(args: argparse.Namespace) -> int:
     horizon = (args.horizon or [12])[0]
     train, test = y[:-horizon], y[-horizon:]
     fh = list(range(1, horizon + 1))
-    model = AarenForecaster(horizon=horizon, **estimator_options(args)).fit(train)  # the defaults
+    # the defaults, but for the options given (--param)
+    model = AarenForecaster(horizon=horizon, **estimator_options(args, AarenForecaster)).fit(train)
     pred = model.predict(fh=fh)
     band = model.predict_interval(fh=fh, coverage=0.9)
     lower, upper = band.iloc[:, 0].to_numpy(), band.iloc[:, 1].to_numpy()
@@ -486,6 +487,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"matplotlib is not installed: no plot will be drawn ({PLOT_HINT})", flush=True)
     if args.dataset.lower() in BUNDLED:
         return _run_airline(args)
+    from aaren_ts import AarenForecaster
     from aaren_ts.datasets import DEFAULT_HORIZONS, DEFAULT_INPUT_LENGTH, get_dataset_info
     from aaren_ts.datasets.reference import paper_mse
 
@@ -513,7 +515,7 @@ def run(args: argparse.Namespace) -> int:
             horizon,
             data_home=args.data_home,
             download_if_missing=not args.no_download,
-            **estimator_options(args),
+            **estimator_options(args, AarenForecaster),
         )
         paper = paper_mse(name, horizon)
         paper_s = f"{paper:9.2f}" if paper is not None else f"{'–':>9}"
