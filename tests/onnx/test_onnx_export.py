@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -217,37 +219,46 @@ def test_covariates_stream_as_the_estimator(calibration, tmp_path):
     ("readout", "n_random_features", "n_estimators"),
     [("mean", 10_000, 2), ("last", 10_000, 1), ("attention", 10_000, 1), ("mean", 0, 1)],
 )
-@pytest.mark.parametrize("n_streams", [1, 256])
-def test_classifier_streams_as_the_estimator(readout, n_random_features, n_estimators, n_streams, tmp_path):
+def test_classifier_streams_as_the_estimator(readout, n_random_features, n_estimators, tmp_path):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 3, 30)).cumsum(axis=2)
     y = np.where(X[:, 0, -1] > 0, "up", "down")
-    est = AarenClassifier(
+    fitted = AarenClassifier(
         d_model=16, n_heads=2, n_layers=2, d_ff=32, max_epochs=2, readout=readout,
         n_random_features=n_random_features, n_estimators=n_estimators, random_state=0,
     ).fit(X, y)  # fmt: skip
-    streamer = OnnxStreamer(est.to_onnx(tmp_path / "clf.onnx"))
-    assert streamer.kind == "classifier" and list(streamer.classes_) == list(est.classes_)
-    # one stream for the long run; many for two chunks (the batched path, across a chunk's end)
-    n_steps = N_STEPS if n_streams == 1 else 250
-    stream = rng.normal(size=(n_streams, 3, n_steps)).cumsum(axis=2) * 0.2
-    worst = 0.0
-    for start in range(0, n_steps, 125):
-        chunk = stream[:, :, start : start + 125]
-        est.partial_update(chunk)
-        streamer.partial_update(chunk)
-        worst = max(worst, float(np.abs(streamer.predict_proba() - est.predict_proba()).max()))
-    # The random kernels compare float32 responses with thresholds: where ONNX Runtime's convolution
-    # rounds a response to the other side of a threshold than PyTorch's, one indicator of that step
-    # differs (a few in a million), which moves the probabilities by up to a few 1e-5.
-    assert worst < (TOL if n_random_features == 0 else 1e-4)
-    assert streamer.n_seen == n_steps
-    np.testing.assert_array_equal(streamer.predict(), est.predict())
+    path = fitted.to_onnx(tmp_path / "clf.onnx")
+    # one stream for the long run; many for two chunks (the batched path, across a chunk's end); each
+    # from the fitted model (a copy of the estimator, a new streamer)
+    for n_streams, n_steps in ((1, N_STEPS), (64, 250)):
+        est, streamer = copy.deepcopy(fitted), OnnxStreamer(path)
+        assert streamer.kind == "classifier" and list(streamer.classes_) == list(est.classes_)
+        stream = rng.normal(size=(n_streams, 3, n_steps)).cumsum(axis=2) * 0.2
+        worst = 0.0
+        for start in range(0, n_steps, 125):
+            chunk = stream[:, :, start : start + 125]
+            est.partial_update(chunk)
+            streamer.partial_update(chunk)
+            worst = max(worst, float(np.abs(streamer.predict_proba() - est.predict_proba()).max()))
+        # The random kernels compare float32 responses with thresholds: where ONNX Runtime's convolution
+        # rounds a response to the other side of a threshold than PyTorch's, one indicator of that step
+        # differs (a few in a million), which moves the probabilities by up to a few 1e-5.
+        assert worst < (TOL if n_random_features == 0 else 1e-4), n_streams
+        assert streamer.n_seen == n_steps
+        assert est.n_streams_ == n_streams
+        np.testing.assert_array_equal(streamer.predict(), est.predict())
 
 
-def test_the_streamer_imports_neither_torch_nor_the_estimators(single_series, tmp_path):
-    est = AarenForecaster(**TINY).fit(single_series)
-    path = est.to_onnx(tmp_path / "model.onnx")
+@pytest.fixture(scope="module")
+def exported_classifier(tmp_path_factory) -> tuple[Path, np.ndarray]:
+    """A classifier with the default kernels and ensemble (a tiny network), its file and training series."""
+    X = np.random.default_rng(0).normal(size=(20, 2, 10))
+    clf = AarenClassifier(d_model=8, n_heads=2, n_layers=1, d_ff=16, max_epochs=1, random_state=0)
+    return clf.fit(X, np.arange(20) % 2).to_onnx(tmp_path_factory.mktemp("onnx") / "clf.onnx"), X
+
+
+def test_the_streamer_imports_neither_torch_nor_the_estimators(exported_forecaster, tmp_path):
+    est, path = exported_forecaster
     expected = est.predict_array()[0]
     script = textwrap.dedent(
         f"""
@@ -270,9 +281,15 @@ def test_the_streamer_imports_neither_torch_nor_the_estimators(single_series, tm
 
 
 @pytest.fixture(scope="module")
-def exported(single_series, tmp_path_factory):
+def exported_forecaster(single_series, tmp_path_factory) -> tuple[AarenForecaster, Path]:
+    """A forecaster fitted on ``single_series`` and its file (tests stream new streamers, not it)."""
     est = AarenForecaster(**TINY).fit(single_series)
-    return est.to_onnx(tmp_path_factory.mktemp("onnx") / "model.onnx")
+    return est, est.to_onnx(tmp_path_factory.mktemp("onnx") / "model.onnx")
+
+
+@pytest.fixture(scope="module")
+def exported(exported_forecaster) -> Path:
+    return exported_forecaster[1]
 
 
 @pytest.mark.parametrize(
@@ -297,11 +314,9 @@ def test_bad_input_to_the_forecaster_streamer_leaves_its_state(exported, values,
         np.testing.assert_array_equal(after[name], before[name], err_msg=name)
 
 
-def test_bad_input_to_the_classifier_streamer_leaves_its_state(tmp_path):
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(20, 2, 10))
-    est = AarenClassifier(d_model=8, n_heads=2, n_layers=1, d_ff=16, max_epochs=1, random_state=0)
-    streamer = OnnxStreamer(est.fit(X, np.arange(20) % 2).to_onnx(tmp_path / "clf.onnx"))
+def test_bad_input_to_the_classifier_streamer_leaves_its_state(exported_classifier):
+    path, X = exported_classifier
+    streamer = OnnxStreamer(path)
     with pytest.raises(ValueError, match="no ongoing streams"):
         streamer.predict_proba()
     streamer.partial_update(X[:4, :, :5])
@@ -335,17 +350,12 @@ def test_reset_goes_back_to_the_exported_streams(exported):
     assert streamer.n_seen == 0
 
 
-def test_what_cannot_be_exported_says_why(single_series, tmp_path):
+def test_what_cannot_be_exported_says_why(single_series, exported_classifier, tmp_path):
     transformer = AarenForecaster(**{**TINY, "backbone": "transformer"}).fit(single_series)
     with pytest.raises(ValueError, match="only the Aaren backbone"):
         transformer.to_onnx(tmp_path / "t.onnx")
     with pytest.raises(AttributeError, match="forecaster's call"):
-        clf_file = tmp_path / "clf.onnx"
-        rng = np.random.default_rng(0)
-        AarenClassifier(d_model=8, n_heads=2, n_layers=1, d_ff=16, max_epochs=1).fit(
-            rng.normal(size=(10, 1, 8)), np.arange(10) % 2
-        ).to_onnx(clf_file)
-        OnnxStreamer(clf_file).predict_interval()
+        OnnxStreamer(exported_classifier[0]).predict_interval()
 
 
 def test_a_foreign_onnx_file_is_refused(exported, tmp_path):
@@ -403,17 +413,15 @@ def test_saved_streams_continue_in_another_streamer(exported, tmp_path):
     np.testing.assert_array_equal(restored.predict_interval(0.8)[1], streamer.predict_interval(0.8)[1])
 
 
-def test_a_state_of_another_model_is_refused_and_changes_nothing(exported, tmp_path):
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(20, 2, 10))
-    clf = AarenClassifier(d_model=8, n_heads=2, n_layers=1, d_ff=16, max_epochs=1, random_state=0)
-    clf_streamer = OnnxStreamer(clf.fit(X, np.arange(20) % 2).to_onnx(tmp_path / "clf.onnx"))
+def test_a_state_of_another_model_is_refused_and_changes_nothing(exported, exported_classifier, tmp_path):
+    clf_file, X = exported_classifier
+    clf_streamer = OnnxStreamer(clf_file)
     with pytest.raises(ValueError, match="no streams to save"):
         clf_streamer.save_state(tmp_path / "none.npz")
     clf_streamer.partial_update(X[:3])
     clf_streamer.save_state(tmp_path / "clf.npz")
     np.testing.assert_array_equal(
-        OnnxStreamer(tmp_path / "clf.onnx").load_state(tmp_path / "clf.npz").predict_proba(),
+        OnnxStreamer(clf_file).load_state(tmp_path / "clf.npz").predict_proba(),
         clf_streamer.predict_proba(),
     )
     streamer = OnnxStreamer(exported)
