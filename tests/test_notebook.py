@@ -27,7 +27,8 @@ CELLS = [
     X, labels = make_classification_problem(n_instances=20, n_timepoints=12, random_state=0)
     """,
     """
-    forecaster = AarenForecaster(**AarenForecaster.get_test_params()[0], verbose=1)
+    tiny = AarenForecaster.get_test_params()[0]
+    forecaster = AarenForecaster(**{**tiny, "n_estimators": AarenForecaster().n_estimators}, verbose=1)
     forecaster.fit(y, fh=[1, 2, 3])
     print("forecast of", len(forecaster.predict()), "steps")
     """,

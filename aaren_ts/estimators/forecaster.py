@@ -775,8 +775,10 @@ class AarenForecaster(
     # ------------------------------------------------------------------ test parameters
     @classmethod
     def get_test_params(cls, parameter_set: str = "default") -> list[dict[str, Any]]:
-        """Tiny configurations for sktime's conformance suite (``parameter_set`` is not used)."""
+        """Tiny configurations for sktime's conformance suite (``parameter_set`` is not used): one
+        network with the other defaults, and an ensemble of two Transformer networks."""
         tiny = {
+            "n_estimators": 1,
             "d_model": 8,
             "n_heads": 2,
             "n_layers": 1,
