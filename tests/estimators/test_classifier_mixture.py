@@ -20,6 +20,7 @@ from aaren_ts.estimators._classifier_kernels import (
 from aaren_ts.estimators.classifier import HALF_NETWORK_EPOCH_FRACTION
 from aaren_ts.nn import EncoderConfig
 from aaren_ts.nn.classify import ClassifierModule
+from tests._params import TINY_NETWORK
 
 N_CLASSES = 3
 
@@ -240,3 +241,19 @@ def test_the_kernel_maps_ridge_fits_singular_features_quietly():
     np.testing.assert_allclose(
         features @ coef.T + intercept, reference.decision_function(features), rtol=1e-4, atol=1e-4
     )
+
+
+def test_the_kernel_maps_fit_quietly_on_a_few_series_of_many_features():
+    """A third of JapaneseVowels' training series (90, ships with sktime) against about 8,000 features:
+    scikit-learn's ridge solves some out-of-fold fits' dual problems by least squares and says so (as a
+    UserWarning, once per fit); a classifier's fit passes none of that on."""
+    import warnings
+
+    from aaren_ts.datasets import load_uea
+
+    X, y = load_uea("JapaneseVowels", split="train", return_type="list")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        AarenClassifier(**{**TINY_NETWORK, "n_estimators": 1, "max_epochs": 1}).fit(X[::3], y[::3])
+    from_sklearn = [w for w in caught if "sklearn" in w.filename]
+    assert from_sklearn == [], [str(w.message) for w in from_sklearn]
