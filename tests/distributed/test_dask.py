@@ -27,9 +27,11 @@ from sktime.split import ExpandingWindowSplitter
 
 from aaren_ts import AarenClassifier, AarenForecaster
 from aaren_ts.nn import fused_step_available
+from tests._params import TINY_NETWORK
 
-TINY_CLF = {"d_model": 8, "n_heads": 2, "n_layers": 1, "d_ff": 16, "device": "cpu", "random_state": 0}
-TINY_FC = {**TINY_CLF, "context_length": 12, "segment_length": 24, "max_epochs": 2, "batch_size": 8}
+#: the default ensemble and its random kernels, fewer of them (840: one threshold per kernel and slot)
+TINY_CLF = {**TINY_NETWORK, "n_random_features": 840}
+TINY_FC = {**TINY_NETWORK, "context_length": 12, "segment_length": 24, "max_epochs": 2, "batch_size": 8}
 
 
 @pytest.fixture(scope="module")
