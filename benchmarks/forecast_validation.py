@@ -12,6 +12,10 @@ Usage::
     python benchmarks/forecast_validation.py --dataset tourism_quarterly --seeds 0 1 2 \\
         --variant "" --variant context_length=96
 
+``--origin 2`` moves the cut one horizon earlier (the target is each training part's second-last
+``horizon`` values, and the forecaster sees only what comes before them): a second look at a choice,
+on data the first cut's fit was scored on.
+
 ``--dataset random_walks`` is a simulated panel (``WALKS`` random walks) on which nothing beats the last
 value: the defaults must tie it (fall back), not lose to it; with ``--per-series 10`` each of the
 first ten walks is fitted alone (``fit CPU s`` then sums the fits and forecasts).
@@ -61,10 +65,12 @@ LOADERS = {
 }
 
 
-def _cut(y: pd.DataFrame, horizon: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Each series' last ``horizon`` values (the validation target) and what comes before them."""
-    position = y.groupby(level=0, sort=False).cumcount(ascending=False)
-    return y[position >= horizon], y[position < horizon]
+def _cut(y: pd.DataFrame, horizon: int, origin: int = 1) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """What comes before each series' validation target, and the target: its ``origin``-th last
+    ``horizon`` values (1: the last ones; the values after the target are left out)."""
+    position = y.groupby(level=0, sort=False).cumcount(ascending=False)  # 0: a series' last value
+    target = (position < origin * horizon) & (position >= (origin - 1) * horizon)
+    return y[position >= origin * horizon], y[target]
 
 
 def _naive(train: pd.DataFrame, valid: pd.DataFrame, season: int) -> tuple[pd.DataFrame, ...]:
@@ -113,6 +119,13 @@ def main() -> None:
         metavar="N",
         help="fit one forecaster per series, on the first N series alone (a single series' defaults)",
     )
+    parser.add_argument(
+        "--origin",
+        type=int,
+        default=1,
+        metavar="K",
+        help="the target: each training part's K-th last horizon (default: 1, the last one)",
+    )
     parser.add_argument("--output", default=None, help="results folder")
     args = parser.parse_args()
     warnings.filterwarnings("ignore", message=".*remember_data.*", category=FutureWarning)
@@ -121,7 +134,9 @@ def main() -> None:
     y = data.y_train
     if args.per_series:
         y = y[y.index.get_level_values(0).isin(y.index.unique(level=0)[: args.per_series])]
-    train, valid = _cut(y, data.horizon)
+    if args.origin < 1:
+        parser.error(f"--origin must be at least 1, got {args.origin}")
+    train, valid = _cut(y, data.horizon, args.origin)
     fh = list(range(1, data.horizon + 1))
     rows = []
     naives = [("last value", 1)] + ([(f"seasonal naive (m = {data.sp})", data.sp)] if data.sp > 1 else [])
@@ -160,7 +175,12 @@ def main() -> None:
     text = [
         f"# Validation cut from the training part: {args.dataset}",
         "",
-        f"Each series' last {data.horizon} training values are the target"
+        (
+            f"Each series' last {data.horizon} training values are the target"
+            if args.origin == 1
+            else f"Each series' {args.origin}-th last {data.horizon} training values are the target "
+            "(what follows them is left out)"
+        )
         + (f" (the first {args.per_series} series, each fitted alone)" if args.per_series else "")
         + f"; {time.strftime('%Y-%m-%d')}, "
         f"{platform.machine()}, torch {torch.__version__}, one thread.",
@@ -168,6 +188,7 @@ def main() -> None:
         markdown_table(header, table),
     ]
     suffix = f"_{args.per_series}_alone" if args.per_series else ""
+    suffix += f"_origin{args.origin}" if args.origin > 1 else ""
     path = results_dir(args.output) / f"forecast_validation_{args.dataset}{suffix}.md"
     path.write_text("\n".join(text) + "\n")
     print("\n".join(text))
