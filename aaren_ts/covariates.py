@@ -11,7 +11,9 @@ are the simplest covariates to pass for the forecast horizon::
     f.predict(fh=range(1, 25), X=calendar_covariates(future))
 
 Each cyclic feature is encoded as the sine and cosine of its phase, so midnight sits next to 23:00 and
-Sunday next to Monday, with two columns per feature whatever its period.
+Sunday next to Monday, with two columns per feature whatever its period; ``harmonics=k`` adds the sine
+and cosine of 2, ..., k times the phase, so a linear effect of them can take any shape of the cycle
+that is smooth to that order (12 harmonics of the hour of the day: any effect per hour).
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ def _phase(times: pd.DatetimeIndex, feature: str) -> np.ndarray:
 def calendar_covariates(
     index: pd.Index,
     features: Sequence[str] = ("hour_of_day", "day_of_week"),
+    harmonics: int = 1,
 ) -> pd.DataFrame:
     """Sine and cosine of calendar cycles at every time of ``index``.
 
@@ -64,18 +67,22 @@ def calendar_covariates(
         lines up with ``y`` or with the forecast.
     features : sequence of str, default=("hour_of_day", "day_of_week")
         Cycles to encode, among :data:`CALENDAR_FEATURES`.
+    harmonics : int, default=1
+        Sines and cosines per feature: of its phase times 1, ..., ``harmonics``.
 
     Returns
     -------
     pandas.DataFrame
-        Two columns per feature, ``"<feature>_sin"`` and ``"<feature>_cos"``, with values in [-1, 1].
+        Two columns per feature and harmonic, ``"<feature>_sin"`` and ``"<feature>_cos"`` (the first
+        harmonic), ``"<feature>_sin<k>"`` and ``"<feature>_cos<k>"`` (the ``k``-th), with values in
+        [-1, 1].
 
     Raises
     ------
     TypeError
         If the times are not dates (a plain integer index has no calendar).
     ValueError
-        For an unknown feature, or no feature.
+        For an unknown feature, no feature, or ``harmonics`` below 1.
 
     Examples
     --------
@@ -89,6 +96,10 @@ def calendar_covariates(
     features = list(features)
     if not features:
         raise ValueError("calendar_covariates: features is empty")
+    if isinstance(harmonics, bool) or not isinstance(harmonics, (int, np.integer)) or harmonics < 1:
+        raise ValueError(
+            f"calendar_covariates: harmonics must be an integer of at least 1, got {harmonics!r}"
+        )
     times = index.get_level_values(-1) if isinstance(index, pd.MultiIndex) else index
     if isinstance(times, pd.PeriodIndex):
         times = times.to_timestamp()
@@ -100,6 +111,8 @@ def calendar_covariates(
     columns = {}
     for feature in features:
         angle = 2.0 * np.pi * np.asarray(_phase(times, feature), dtype=np.float64)
-        columns[f"{feature}_sin"] = np.sin(angle)
-        columns[f"{feature}_cos"] = np.cos(angle)
+        for k in range(1, int(harmonics) + 1):
+            suffix = "" if k == 1 else str(k)
+            columns[f"{feature}_sin{suffix}"] = np.sin(k * angle)
+            columns[f"{feature}_cos{suffix}"] = np.cos(k * angle)
     return pd.DataFrame(columns, index=index)

@@ -286,7 +286,9 @@ def run_cells_in_parallel(args: argparse.Namespace, datasets: list[str], horizon
     common += [f"--param={name}={json.dumps(value)}" for name, value in args.param]
     common += ["--skip-transformer"] if args.skip_transformer else []
     common += ["--data-home", args.data_home] if args.data_home else []
-    common += ["--window-stride", str(args.window_stride)]
+    common += ["--window-stride", str(args.window_stride), "--part", args.part]
+    if args.calendar:
+        common += ["--calendar", *args.calendar, "--calendar-harmonics", str(args.calendar_harmonics)]
     queue = [(name, horizon) for name in datasets for horizon in horizons]
     running: list[tuple[subprocess.Popen, str, Path]] = []
     tables, failed = [], []
@@ -355,6 +357,24 @@ def main(argv: list[str] | None = None) -> int:
         "string), e.g. --param local_norm=standard; repeatable",
     )
     parser.add_argument(
+        "--calendar",
+        nargs="+",
+        default=None,
+        metavar="FEATURE",
+        help="calendar features of the rows' times (e.g. hour_of_day) given to AarenForecaster as "
+        "future-known covariates (aaren_ts.covariates.calendar_covariates)",
+    )
+    parser.add_argument(
+        "--calendar-harmonics", type=int, default=1, help="sines and cosines per calendar feature"
+    )
+    parser.add_argument(
+        "--part",
+        choices=("test", "val"),
+        default="test",
+        help="'val': fit on the training part alone and score the validation part (what settings may be "
+        "chosen on; DLinear is then not run)",
+    )
+    parser.add_argument(
         "--output", default="forecasting.md", help="file name of the table in benchmarks/results"
     )
     parser.add_argument(
@@ -392,6 +412,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     extra = dict(args.param)
     extra_label = "".join(f", {k}={v!r}" for k, v in extra.items())
+    if args.calendar:
+        extra_label += f", calendar {'+'.join(args.calendar)} x{args.calendar_harmonics}"
+    extra_label += ", validation part" if args.part == "val" else ""
     datasets = args.datasets or (["ETTh1"] if args.quick else ["ETTh1", "ETTh2", "ETTm1", "Weather"])
     horizons = args.horizons or (list(DEFAULT_HORIZONS[:1]) if args.quick else list(DEFAULT_HORIZONS))
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -421,6 +444,9 @@ def main(argv: list[str] | None = None) -> int:
                         data_home=args.data_home,
                         stream=backbone == "aaren",
                         window_stride=args.window_stride,
+                        part=args.part,
+                        calendar=args.calendar,
+                        calendar_harmonics=args.calendar_harmonics,
                         backbone=backbone,
                         max_epochs=args.max_epochs,
                         random_state=seed,
@@ -463,7 +489,8 @@ def main(argv: list[str] | None = None) -> int:
                         )
                         print(stream_rows[-1], flush=True)
                     plot_protocol_example(RESULTS / f"forecast_{name}_T{horizon}.png", result)
-            if args.window_stride == 1:  # DLinear scores every window: not comparable with a screening run
+            # DLinear scores every test window: not comparable with a screening or validation run
+            if args.window_stride == 1 and args.part == "test":
                 try:
                     mse, mae, fit_s = dlinear_scores(name, horizon, args.data_home, args.dlinear_epochs)
                     rows.append((name, horizon, "LTSFDLinearForecaster", mse, mae, f"{fit_s:.0f}s fit"))

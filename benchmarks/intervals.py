@@ -189,7 +189,7 @@ def main() -> None:
     z_levels = ndtri(np.asarray(QUANTILES))
     rows, stretches = [], {}
     for name in args.datasets:
-        scaled, borders, columns = _protocol_data(name, args.data_home, False)
+        scaled, borders, columns, _ = _protocol_data(name, args.data_home, False)
         train_stop, val_stop = borders["train"][1], borders["val"][1]
         fit_part = pd.DataFrame(scaled[:val_stop], columns=[str(c) for c in columns])
         forecaster = AarenForecaster(

@@ -629,10 +629,11 @@ class ForecastEngine(Streams):
             z = self.normal_scores([_ONE_SIGMA], rows)
             return self.quantiles_at(np.concatenate([-z, z], axis=1), rows)
 
-    def stream_forecasts(self, row: int, values: np.ndarray) -> np.ndarray:
-        """The mean forecasts the stream at ``row`` would make after each of ``values`` ``(N, C)``,
-        ``(N, horizon, C)`` in original units, without advancing it (no covariates; combined with the
-        Theta method's as :meth:`predict` is)."""
+    def stream_forecasts(self, row: int, values: np.ndarray, future: np.ndarray | None = None) -> np.ndarray:
+        """The mean forecasts the stream at ``row`` would make after each of ``values`` ``(N, C +
+        n_exog)``, ``(N, horizon, C)`` in original units, without advancing it (combined with the
+        Theta method's as :meth:`predict` is). ``future`` ``(N, horizon, n_future)``: the future-known
+        covariates at each forecast's steps (original units), whose effect the forecasts take."""
         self.check_values(np.array([row]), values[None], "stream_forecasts")
         mean, scale = self.mean[row], self.scale[row]
         x = torch.as_tensor((values - mean) / scale, dtype=torch.float32, device=self.device)[None]
@@ -649,10 +650,13 @@ class ForecastEngine(Streams):
                         **self._fallback(np.array([row])),
                     )
                     out.append(pred.loc[0].cpu().numpy().astype(np.float64))
-            point = np.concatenate(out) * scale + mean
+            c = self.n_channels
+            point = np.concatenate(out) * scale[:c] + mean[:c]
+            if future is not None and self.n_future:
+                point = point + self.future_effect(np.full(len(point), row), future, np.arange(self.horizon))
             if self.theta is None:
                 return point
-            rows, c = np.array([row]), self.n_channels
+            rows = np.array([row])
             theta = self.theta.take(stream_rows(rows, c))
             shifts = []
             for step in range(len(values)):
@@ -661,12 +665,15 @@ class ForecastEngine(Streams):
         return point + np.stack(shifts) if shifts else point
 
     def forecast_windows(
-        self, windows: np.ndarray, row: int = 0, batch_size: int = 256
+        self, windows: np.ndarray, row: int = 0, batch_size: int = 256, future: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
         """Point forecast and standard deviation ``(n, horizon, C)`` after each of the separate
-        histories ``windows`` ``(n, length, C)`` (original units of the series at ``row``), each encoded
-        from scratch, in batches; the streams are not touched (the network's spread, uncalibrated: half
-        the width of its central interval of one standard deviation's coverage)."""
+        histories ``windows`` ``(n, length, C + n_exog)`` (original units of the series at ``row``, the
+        covariates after the channels), each encoded from scratch, in batches; the streams are not
+        touched (the network's spread, uncalibrated: half the width of its central interval of one
+        standard deviation's coverage). ``future`` ``(n, horizon, n_future)``: the future-known
+        covariates at each window's forecast steps (original units), whose effect the point forecast
+        takes."""
         if self.theta is not None and (self.theta_weight[row] < 1.0).any():
             raise ValueError(
                 "forecast_windows: the forecasts are combined with the Theta method's, whose state is "
@@ -674,6 +681,7 @@ class ForecastEngine(Streams):
                 "streams, or fit with combination=None)"
             )
         mean, scale = self.mean[row], self.scale[row]
+        c = self.n_channels
         locs, stds = [], []
         with torch.no_grad():
             for start in range(0, len(windows), batch_size):
@@ -685,9 +693,13 @@ class ForecastEngine(Streams):
                 locs.append(loc.cpu().numpy())
                 stds.append(0.5 * half.cpu().numpy())
         if not locs:
-            empty = np.zeros((0, self.horizon, self.n_channels))
+            empty = np.zeros((0, self.horizon, c))
             return empty, empty.copy()
-        return np.concatenate(locs) * scale + mean, np.concatenate(stds) * scale
+        loc = np.concatenate(locs) * scale[:c] + mean[:c]
+        if future is not None and self.n_future:
+            rows = np.full(len(loc), row)
+            loc = loc + self.future_effect(rows, future, np.arange(self.horizon))
+        return loc, np.concatenate(stds) * scale[:c]
 
     # ------------------------------------------------------------------ saving and restoring
     def tensors(self) -> list[torch.Tensor]:

@@ -164,16 +164,7 @@ class ForecastArraysMixin:
         future = self._covariate_array(X, (len(rows), self.horizon_, self.n_future_), rows, where)
         return self.engine_.future_effect(rows, future, np.arange(self.horizon_))
 
-    def _single_stream(self, where: str) -> None:
-        if self.level_names_ is not None:
-            raise ValueError(f"{where} works on a forecaster fitted on a single series, not on a panel")
-        if self.n_exog_:
-            raise ValueError(
-                f"{where} does not take covariates; the forecaster was fitted with X: stream with "
-                "partial_update(y, X) and predict(fh, X)"
-            )
-
-    def stream_forecasts(self, y: pd.Series | pd.DataFrame) -> np.ndarray:
+    def stream_forecasts(self, y: pd.Series | pd.DataFrame, X: pd.DataFrame | None = None) -> np.ndarray:
         """The forecasts the stream would make after each observation of ``y``, without advancing it.
 
         Continues from the current state exactly as :meth:`partial_update` would (same checks, same
@@ -185,6 +176,10 @@ class ForecastArraysMixin:
         ----------
         y : pandas Series or DataFrame
             The observations right after the cutoff (no gap, no overlap).
+        X : pandas DataFrame, optional
+            For a forecaster fitted with covariates (required then): their rows at ``y``'s times
+            followed by the ``horizon_`` rows after them (``len(y) + horizon_`` rows in time order), so
+            that every forecast has the future-known covariates of its steps.
 
         Returns
         -------
@@ -193,14 +188,37 @@ class ForecastArraysMixin:
             original units.
         """
         self.check_is_fitted()
-        self._single_stream("stream_forecasts")
+        if self.level_names_ is not None:
+            raise ValueError("stream_forecasts works on a forecaster fitted on a single series, not a panel")
         frame = self._as_frame(y, "stream_forecasts")
+        future = None
+        if self.n_exog_:
+            if X is None:
+                raise ValueError("stream_forecasts: X is required: the forecaster was fitted with covariates")
+            if not isinstance(X, pd.DataFrame) or len(X) != len(frame) + self.horizon_:
+                raise ValueError(
+                    f"stream_forecasts: X must be a DataFrame of len(y) + horizon_ = "
+                    f"{len(frame) + self.horizon_} rows (y's times, then the horizon after them), got "
+                    f"{len(X) if isinstance(X, pd.DataFrame) else type(X).__name__}"
+                )
+            if not X.index[: len(frame)].equals(frame.index):
+                raise ValueError("stream_forecasts: X's first len(y) rows must be at y's times")
+            known = X[list(self.exog_columns_[: self.n_future_])].to_numpy(dtype=np.float64)
+            if not np.isfinite(known).all():
+                raise ValueError("stream_forecasts: X holds NaN or infinite future-known values")
+            future = np.lib.stride_tricks.sliding_window_view(known[1:], self.horizon_, axis=0)
+            future = np.moveaxis(future, -1, 1)[: len(frame)]  # (len(y), horizon_, n_future)
+            X = X.iloc[: len(frame)]
         with self.engine_.lock, self._torch_context():
-            plan = self._plan(frame, None, strict=True, where="stream_forecasts")
-            return self._from_model_scale(self.engine_.stream_forecasts(0, plan.values[0]), 0)
+            plan = self._plan(frame, X if self.n_exog_ else None, strict=True, where="stream_forecasts")
+            return self._from_model_scale(self.engine_.stream_forecasts(0, plan.values[0], future), 0)
 
     def predict_windows(
-        self, windows: np.ndarray, batch_size: int = 256, return_std: bool = False
+        self,
+        windows: np.ndarray,
+        batch_size: int = 256,
+        return_std: bool = False,
+        X: np.ndarray | None = None,
     ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         """Forecast after each of many separate histories, encoding each from scratch, in batches.
 
@@ -217,6 +235,12 @@ class ForecastArraysMixin:
         return_std : bool, default=False
             Also return the standard deviation of each forecast (the network's, without the online
             calibration, which belongs to a stream).
+        X : ndarray of shape (n_windows, length + horizon_, n_covariates), optional
+            For a forecaster fitted with covariates (required then): their values at each window's
+            steps and at the ``horizon_`` steps after it, in the order of ``exog_columns_`` (the
+            future-known ones first). The future-known ones are read at the forecast steps too; the
+            past-only ones (``past_covariates``) only over the window, so their values after it are
+            ignored (NaN will do).
 
         Returns
         -------
@@ -226,7 +250,8 @@ class ForecastArraysMixin:
             Its standard deviation, in original units; only with ``return_std=True``.
         """
         self.check_is_fitted()
-        self._single_stream("predict_windows")
+        if self.level_names_ is not None:
+            raise ValueError("predict_windows works on a forecaster fitted on a single series, not a panel")
         arr = real_array(windows, "predict_windows", "windows")
         if arr.ndim == 2 and self.n_channels_ == 1:
             arr = arr[..., None]
@@ -243,12 +268,34 @@ class ForecastArraysMixin:
                 f"(log_target_ {log_target.tolist()}; fit with target_transform=None to forecast on the "
                 "series' own scale)"
             )
+        arr, future = self._windows_with_covariates(to_log(arr, log_target), X)
         with self._torch_context():
-            loc, std = self.engine_.forecast_windows(to_log(arr, log_target), batch_size=batch_size)
+            loc, std = self.engine_.forecast_windows(arr, batch_size=batch_size, future=future)
         if log_target.any():  # the mapped interval of one standard deviation: its half-width
             std = 0.5 * (from_log(loc + std, log_target) - from_log(loc - std, log_target))
             loc = from_log(loc, log_target)
         return (loc, std) if return_std else loc
+
+    def _windows_with_covariates(self, windows: np.ndarray, X: Any) -> tuple[np.ndarray, np.ndarray | None]:
+        """The windows with their covariates appended, and the future-known ones at the forecast steps."""
+        if not self.n_exog_:
+            if X is not None:
+                raise ValueError("predict_windows: X was given; the forecaster was fitted without covariates")
+            return windows, None
+        if X is None:
+            raise ValueError("predict_windows: X is required: the forecaster was fitted with covariates")
+        n, length = windows.shape[:2]
+        shape = (n, length + self.horizon_, self.n_exog_)
+        covariates = real_array(X, "predict_windows", "X")
+        if covariates.shape != shape:
+            raise ValueError(f"predict_windows: X must have shape {shape}, got {covariates.shape}")
+        past, future = covariates[:, :length], covariates[:, length:, : self.n_future_]
+        if not (np.isfinite(past).all() and np.isfinite(future).all()):
+            raise ValueError(
+                "predict_windows: X holds NaN or infinite values (over the windows, or at the forecast "
+                "steps of a future-known covariate)"
+            )
+        return np.concatenate([windows, past], axis=2), future
 
     def stream_state_tensors(self) -> list[torch.Tensor]:
         """Copies of every tensor of the streams (encoder states, recent values, current forecasts)."""

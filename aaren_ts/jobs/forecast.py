@@ -19,7 +19,7 @@ import argparse
 import copy
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,7 @@ __all__ = [
     "evaluate_protocol",
     "plot_protocol_example",
     "protocol_seasonal_naive",
+    "protocol_window_covariates",
     "run",
 ]
 
@@ -82,28 +83,42 @@ class ProtocolResult:
 
 def _protocol_data(
     name: str, data_home: str | None, download_if_missing: bool = False
-) -> tuple[np.ndarray, dict[str, tuple[int, int]], list]:
-    """The scaled series (train-only scaling), the protocol's borders and the column names.
+) -> tuple[np.ndarray, dict[str, tuple[int, int]], list, Any]:
+    """The scaled series (train-only scaling), the protocol's borders, the column names and the
+    rows' times.
 
-    A thin layer over :func:`aaren_ts.datasets.load_series` (with a ``RangeIndex``).
+    A thin layer over :func:`aaren_ts.datasets.load_series`.
     """
     from aaren_ts.datasets import load_series
 
-    frame, borders = load_series(
-        name, data_home=data_home, download_if_missing=download_if_missing, index="range"
-    )
-    return frame.to_numpy(dtype=np.float64), borders, list(frame.columns)
+    frame, borders = load_series(name, data_home=data_home, download_if_missing=download_if_missing)
+    return frame.to_numpy(dtype=np.float64), borders, list(frame.columns), frame.index
 
 
-def protocol_test_windows(scaled: np.ndarray, borders: dict[str, tuple[int, int]], horizon: int) -> tuple:
-    """Histories ``(W, L, C)`` and targets ``(W, T, C)`` of every stride-1 window of the test part.
+def protocol_test_windows(
+    scaled: np.ndarray, borders: dict[str, tuple[int, int]], horizon: int, part: str = "test"
+) -> tuple:
+    """Histories ``(W, L, C)`` and targets ``(W, T, C)`` of every stride-1 window of the test part
+    (``part="val"``: of the validation part).
 
-    :func:`aaren_ts.datasets.sliding_windows` of the test rows, with the protocol's input length.
+    :func:`aaren_ts.datasets.sliding_windows` of the part's rows, with the protocol's input length.
     """
     from aaren_ts.datasets import DEFAULT_INPUT_LENGTH, sliding_windows
 
-    start, stop = borders["test"]
+    start, stop = borders[part]
     return sliding_windows(scaled[start:stop], DEFAULT_INPUT_LENGTH, horizon)
+
+
+def protocol_window_covariates(
+    covariates: np.ndarray, borders: dict[str, tuple[int, int]], horizon: int, part: str = "test"
+) -> np.ndarray:
+    """``(W, L + T, n)``: the covariates at the steps of each of :func:`protocol_test_windows`'
+    windows and of its horizon (what :meth:`~aaren_ts.AarenForecaster.predict_windows` takes as ``X``)."""
+    from aaren_ts.datasets import DEFAULT_INPUT_LENGTH, sliding_windows
+
+    start, stop = borders[part]
+    steps, after = sliding_windows(covariates[start:stop], DEFAULT_INPUT_LENGTH, horizon)
+    return np.concatenate([steps, after], axis=1)
 
 
 def protocol_seasonal_naive(
@@ -163,6 +178,9 @@ def evaluate_protocol(
     stream: bool = True,
     window_stride: int = 1,
     download_if_missing: bool = False,
+    part: str = "test",
+    calendar: Sequence[str] | None = None,
+    calendar_harmonics: int = 1,
     **params: Any,
 ) -> tuple[ProtocolResult, Any]:
     """Fit AarenForecaster on train+validation (validation = early-stopping tail) and score the test part.
@@ -176,12 +194,21 @@ def evaluate_protocol(
     data_home : str, optional
         Data folder (default ``$AAREN_TS_DATA``).
     stream : bool, default=True
-        Also score the forecasts made while streaming through the test part from the fitted state.
+        Also score the forecasts made while streaming through the scored part from the fitted state.
     window_stride : int, default=1
         Score every ``window_stride``-th test window only (a cheaper estimate for screening settings;
         the protocol is 1). Streaming is scored only with stride 1.
     download_if_missing : bool, default=False
         Download a missing file when upstream offers a direct address (ETT).
+    part : {"test", "val"}, default="test"
+        ``"val"``: fit on the training part alone (the forecaster cuts its own early-stopping tail,
+        ``validation_fraction``) and score the validation part's windows instead; the test part is
+        not read. What settings may be chosen on.
+    calendar : sequence of str, optional
+        Calendar features of the rows' times (:func:`aaren_ts.covariates.calendar_covariates`) given
+        to the forecaster as future-known covariates, in ``fit`` and with every window.
+    calendar_harmonics : int, default=1
+        Harmonics of each calendar feature (``calendar_covariates``' ``harmonics``).
     **params
         AarenForecaster parameters (``context_length`` defaults to the protocol's input length, 96).
 
@@ -192,23 +219,33 @@ def evaluate_protocol(
     import pandas as pd
 
     from aaren_ts import AarenForecaster
+    from aaren_ts.covariates import calendar_covariates
     from aaren_ts.datasets import DEFAULT_INPUT_LENGTH, get_dataset_info
 
     stride = int(window_stride)
     if stride < 1:
         raise ValueError(f"window_stride must be a positive integer, got {window_stride!r}")
-    scaled, borders, columns = _protocol_data(name, data_home, download_if_missing)
+    if part not in ("test", "val"):
+        raise ValueError(f"part must be 'test' or 'val', got {part!r}")
+    scaled, borders, columns, times = _protocol_data(name, data_home, download_if_missing)
     train_stop, val_stop = borders["train"][1], borders["val"][1]
-    fit_part = pd.DataFrame(scaled[:val_stop], columns=[str(c) for c in columns])
+    fit_stop = val_stop if part == "test" else train_stop
+    fit_part = pd.DataFrame(scaled[:fit_stop], columns=[str(c) for c in columns])
+    covariates = None
+    if calendar:
+        covariates = calendar_covariates(times, calendar, harmonics=calendar_harmonics).to_numpy()
     params.setdefault("context_length", DEFAULT_INPUT_LENGTH)
-    forecaster = AarenForecaster(
-        horizon=horizon, validation_fraction=(val_stop - train_stop) / val_stop, **params
-    )
+    if part == "test":
+        params["validation_fraction"] = (val_stop - train_stop) / val_stop
+    forecaster = AarenForecaster(horizon=horizon, **params)
     start = time.perf_counter()
-    forecaster.fit(fit_part)
+    forecaster.fit(fit_part, X=None if covariates is None else pd.DataFrame(covariates[:fit_stop]))
     fit_seconds = time.perf_counter() - start
-    histories, targets = protocol_test_windows(scaled, borders, horizon)
+    histories, targets = protocol_test_windows(scaled, borders, horizon, part)
     histories, targets = histories[::stride], targets[::stride]
+    window_covariates = None
+    if covariates is not None:
+        window_covariates = protocol_window_covariates(covariates, borders, horizon, part)[::stride]
     sp = get_dataset_info(name).sp
     window_ids = np.arange(0, len(targets) * stride, stride)
     model, naive, seasonal_naive = _ErrorSums(), _ErrorSums(), _ErrorSums()
@@ -218,11 +255,12 @@ def evaluate_protocol(
     for first in range(0, len(targets), SCORE_BLOCK):
         block = slice(first, first + SCORE_BLOCK)
         start = time.perf_counter()
-        pred = forecaster.predict_windows(histories[block])
+        block_covariates = None if window_covariates is None else window_covariates[block]
+        pred = forecaster.predict_windows(histories[block], X=block_covariates)
         eval_seconds += time.perf_counter() - start
         model.add(pred, targets[block])
         naive.add(histories[block][:, -1:], targets[block])  # the last value
-        seasonal = protocol_seasonal_naive(scaled, borders, horizon, sp, windows=window_ids[block])
+        seasonal = protocol_seasonal_naive(scaled, borders, horizon, sp, windows=window_ids[block], part=part)
         seasonal_naive.add(seasonal, targets[block])
         if first <= len(targets) // 2 < first + SCORE_BLOCK:
             example = pred[len(targets) // 2 - first, :, -1]
@@ -243,19 +281,27 @@ def evaluate_protocol(
         linear_share=float(forecaster.linear_share_),
     )
     if stream and stride == 1:
-        # The fitted state has consumed rows [0, val_stop); window i's history ends at row val_stop-1+i.
-        # A copy streams on through the test part block by block (the returned forecaster stays as fitted).
+        # The fitted state has consumed rows [0, fit_stop); window i's history ends at row fit_stop-1+i.
+        # A copy streams on through the scored part block by block (the returned forecaster stays as fitted).
         streamer = copy.deepcopy(forecaster)
         streamed = _ErrorSums()
-        first_pred = streamer.predict(fh=list(range(1, horizon + 1))).to_numpy()[None]
+
+        def covariate_rows(first: int, stop: int) -> pd.DataFrame | None:
+            if covariates is None:
+                return None
+            return pd.DataFrame(covariates[first:stop], index=pd.RangeIndex(first, stop))
+
+        ahead = covariate_rows(fit_stop, fit_stop + horizon)
+        first_pred = streamer.predict(fh=list(range(1, horizon + 1)), X=ahead).to_numpy()[None]
         streamed.add(first_pred, targets[:1])
         for first in range(0, len(targets) - 1, SCORE_BLOCK):
-            rows = np.arange(first, min(first + SCORE_BLOCK, len(targets) - 1)) + val_stop
+            rows = np.arange(first, min(first + SCORE_BLOCK, len(targets) - 1)) + fit_stop
             later = pd.DataFrame(
                 scaled[rows], index=pd.RangeIndex(rows[0], rows[-1] + 1), columns=fit_part.columns
             )
-            streamed.add(streamer.stream_forecasts(later), targets[rows - val_stop + 1])
-            streamer.partial_update(later)
+            known = covariate_rows(rows[0], rows[-1] + 1 + horizon)
+            streamed.add(streamer.stream_forecasts(later, X=known), targets[rows - fit_stop + 1])
+            streamer.partial_update(later, X=None if known is None else known.iloc[: len(later)])
         result.stream_mse, result.stream_mae = streamed.mse, streamed.mae
     last = len(targets) // 2
     result.example = {

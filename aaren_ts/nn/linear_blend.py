@@ -31,6 +31,7 @@ from torch import nn
 
 from aaren_ts.nn.ensemble import member_networks
 from aaren_ts.nn.forecast_training import LOSS_POWER, tail_batches
+from aaren_ts.nn.heads import DIRECT_GAIN
 
 __all__ = [
     "LINEAR_RIDGE",
@@ -54,10 +55,13 @@ _BLOCK = 1024
 
 class LinearMap(NamedTuple):
     """The linear map from a window's normalised values to the horizon, as the networks' ``skip``
-    holds it: ``weight`` ``(T, P)`` and ``bias`` ``(T,)``."""
+    holds it: ``weight`` ``(T, P)`` and ``bias`` ``(T,)``; ``future`` ``(C, T, n_future)``, the
+    future-known covariates' effects (as :meth:`~aaren_ts.nn.forecast.ForecastNet.future_coefficients`
+    gives the networks'), or ``None`` (the map leaves them out)."""
 
     weight: torch.Tensor
     bias: torch.Tensor
+    future: torch.Tensor | None = None
 
 
 def fit_linear_map(
@@ -68,9 +72,10 @@ def fit_linear_map(
     Parameters
     ----------
     module : ForecastNet or ForecastEnsemble
-        The networks the map is for (their context length, horizon, channels and ``local_norm``).
+        The networks the map is for (their context length, horizon, channels, ``local_norm`` and
+        future-known covariates).
     series : sequence of ndarray of shape (n_i, C + n_exog)
-        Standardised series (covariates, after the channels, are not used).
+        Standardised series, the covariates after the channels.
     n_train : sequence of int
         How many of each series' first values the windows (inputs and targets) come from.
     ridge : float, default=LINEAR_RIDGE
@@ -84,44 +89,110 @@ def fit_linear_map(
     Notes
     -----
     Every channel's windows enter the same map (the networks' skip is shared by the channels); a
-    window with a missing value in its inputs or targets is left out.
+    window with a missing value in its inputs or targets is left out. Where the networks take
+    future-known covariates, their effects (per channel and horizon step, added after the local
+    level as the networks add theirs) are fitted jointly with the map, one least-squares problem
+    per horizon step; a missing covariate counts as zero, as in the networks' forecasts.
     """
     net = member_networks(module)[0]
-    p, t, c = net.context_length, net.horizon, net.n_channels
-    gram = torch.zeros(p + 1, p + 1, dtype=torch.float64)
-    cross = torch.zeros(p + 1, t, dtype=torch.float64)
+    p, t, c, n_future = net.context_length, net.horizon, net.n_channels, net.n_future
+    sums = _NormalSums(p, t, c, n_future)
     for values, n in zip(series, n_train, strict=True):
-        part = torch.as_tensor(np.asarray(values)[:n, :c], dtype=torch.float64).T  # (C, n)
-        if part.shape[1] < p + t:
+        values = np.asarray(values)
+        if n < p + t:
             continue
+        part = torch.as_tensor(values[:n, :c], dtype=torch.float64).T  # (C, n)
         windows = part.unfold(1, p + t, 1)  # (C, n - P - T + 1, P + T)
+        future = None
+        if n_future:  # each window's covariates at its targets' steps: (n - P - T + 1, T, n_future)
+            known = torch.as_tensor(values[p:n, c : c + n_future], dtype=torch.float64).nan_to_num(0.0)
+            future = known.unfold(0, t, 1).transpose(1, 2)
         for first in range(0, windows.shape[1], _BLOCK):
-            rows = windows[:, first : first + _BLOCK].reshape(-1, p + t)
-            rows = rows[torch.isfinite(rows).all(dim=1)]
-            if not len(rows):
-                continue
-            z, level, scale, _ = net.normalize(rows[:, :p])
-            target = rows[:, p:] if level is None else rows[:, p:] - level
-            weight = torch.ones(len(rows), 1, dtype=torch.float64)
-            if scale is not None:  # the error in z's units, times the scale, is the error
-                target, weight = target / scale, scale * scale
-            design = torch.cat([z, torch.ones(len(rows), 1, dtype=torch.float64)], dim=1)
-            gram += (design * weight).T @ design
-            cross += (design * weight).T @ target
-    if gram[p, p] == 0:
-        return None
-    penalty = ridge * float(torch.diagonal(gram)[:p].mean())
-    gram[:p, :p] += torch.eye(p, dtype=torch.float64) * max(penalty, 1e-12)
-    solution = torch.linalg.lstsq(gram, cross).solution  # (P + 1, T)
-    return LinearMap(solution[:p].T.float(), solution[p].float())
+            block = slice(first, first + _BLOCK)
+            sums.add(net, windows[:, block], None if future is None else future[block])
+    return sums.solve(ridge)
+
+
+class _NormalSums:
+    """The normal equations' sums of :func:`fit_linear_map`, window block by window block.
+
+    Each window of a channel gives, for every horizon step ``h``, the equation ``y_h - level =
+    scale * (w_h . z + b_h) + v_ch . f_h`` (``f_h``: the future-known covariates at that step): the
+    error in ``z``'s units times the scale, as the networks' windows are weighed. Without covariates
+    every step shares one Gram matrix.
+    """
+
+    def __init__(self, p: int, t: int, c: int, n_future: int) -> None:
+        self.p, self.t, self.c, self.n_future = p, t, c, n_future
+        f64 = torch.float64
+        self.gram = torch.zeros(p + 1, p + 1, dtype=f64)  # sum of u u', u = scale * (z, 1)
+        self.cross = torch.zeros(p + 1, t, dtype=f64)  # sum of u (y - level)
+        if n_future:
+            self.gram_uf = torch.zeros(t, p + 1, c, n_future, dtype=f64)  # per step: sum of u f'
+            self.gram_ff = torch.zeros(t, c, n_future, n_future, dtype=f64)  # per step and channel
+            self.cross_f = torch.zeros(t, c, n_future, dtype=f64)  # per step, channel: sum of f (y - level)
+
+    def add(self, net: nn.Module, windows: torch.Tensor, future: torch.Tensor | None) -> None:
+        """Add the windows ``(C, W, P + T)`` (and their covariates ``(W, T, n_future)``)."""
+        p, c = self.p, self.c
+        rows = windows.reshape(-1, windows.shape[-1])
+        valid = torch.isfinite(rows).all(dim=1)  # (C * W,)
+        rows = torch.where(valid[:, None], rows, 0.0)
+        z, level, scale, _ = net.normalize(rows[:, :p])
+        target = rows[:, p:] if level is None else rows[:, p:] - level
+        u = torch.cat([z, torch.ones(len(rows), 1, dtype=torch.float64)], dim=1)
+        if scale is not None:
+            u = u * scale
+        u, target = u * valid[:, None], target * valid[:, None]
+        self.gram += u.T @ u
+        self.cross += u.T @ target
+        if future is None:
+            return
+        u, target, valid = u.unflatten(0, (c, -1)), target.unflatten(0, (c, -1)), valid.unflatten(0, (c, -1))
+        self.gram_uf += torch.einsum("cwq,wtf->tqcf", u, future)
+        self.gram_ff += torch.einsum("cw,wtf,wtg->tcfg", valid.double(), future, future)
+        self.cross_f += torch.einsum("cwt,wtf->tcf", target, future)
+
+    def solve(self, ridge: float) -> LinearMap | None:
+        """The ridge solution (``None`` without a window)."""
+        p, t, c, n_future = self.p, self.t, self.c, self.n_future
+        if self.gram[p, p] == 0:
+            return None
+        gram = self.gram.clone()
+        penalty = ridge * float(torch.diagonal(gram)[:p].mean())
+        gram[:p, :p] += torch.eye(p, dtype=torch.float64) * max(penalty, 1e-12)
+        if not n_future:
+            solution = torch.linalg.lstsq(gram, self.cross).solution  # (P + 1, T)
+            return LinearMap(solution[:p].T.float(), solution[p].float())
+        # one system per horizon step: (map, bias, every channel's covariate effects)
+        k = c * n_future
+        system = torch.zeros(t, p + 1 + k, p + 1 + k, dtype=torch.float64)
+        system[:, : p + 1, : p + 1] = gram
+        system[:, : p + 1, p + 1 :] = self.gram_uf.flatten(2)
+        system[:, p + 1 :, : p + 1] = self.gram_uf.flatten(2).transpose(1, 2)
+        system[:, p + 1 :, p + 1 :] = _block_diagonal(self.gram_ff)
+        rhs = torch.cat([self.cross.T, self.cross_f.flatten(1)], dim=1)[..., None]  # (T, P + 1 + k, 1)
+        solution = torch.linalg.lstsq(system, rhs).solution[..., 0]  # (T, P + 1 + k)
+        future = solution[:, p + 1 :].unflatten(1, (c, n_future)).transpose(0, 1)  # (C, T, n_future)
+        return LinearMap(solution[:, :p].float(), solution[:, p].float(), future.float())
+
+
+def _block_diagonal(blocks: torch.Tensor) -> torch.Tensor:
+    """``(T, C, F, F)`` blocks to ``(T, C * F, C * F)`` block-diagonal matrices."""
+    t, c, f, _ = blocks.shape
+    out = torch.zeros(t, c, f, c, f, dtype=blocks.dtype)
+    index = torch.arange(c)
+    out[:, index, :, index, :] = blocks.transpose(0, 1)
+    return out.reshape(t, c * f, c * f)
 
 
 def blend_linear(module: nn.Module, linear: LinearMap, share: float) -> None:
     """Make every network of ``module`` forecast ``(1 - share) * its own + share * linear``, in place.
 
     The encoder's head and the future-known covariates' coefficients are multiplied by ``1 - share``
-    and the skip becomes ``(1 - share) * skip + share * linear`` (the forecast is affine in both, and
-    the local level and scale act on their sum). The distribution head is left as it is.
+    (plus ``share`` times the map's own, where it has them) and the skip becomes ``(1 - share) * skip
+    + share * linear`` (the forecast is affine in all three, and the local level and scale act on the
+    head's and the skip's sum). The distribution head is left as it is.
     """
     keep = 1.0 - float(share)
     with torch.no_grad():
@@ -132,6 +203,8 @@ def blend_linear(module: nn.Module, linear: LinearMap, share: float) -> None:
             net.skip.bias.mul_(keep).add_(float(share) * linear.bias.to(net.skip.bias))
             if net.future_weight is not None:
                 net.future_weight.mul_(keep)
+                if linear.future is not None:  # (the weight is the coefficients over DIRECT_GAIN)
+                    net.future_weight.add_(float(share) * linear.future.to(net.future_weight) / DIRECT_GAIN)
 
 
 def linear_share_errors(

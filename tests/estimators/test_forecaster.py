@@ -452,7 +452,7 @@ def test_protocol_window_stride_scores_every_kth_window(shared_data_home):
     params = {"max_epochs": 1, "d_model": 8, "n_heads": 2, "n_layers": 1, "d_ff": 16, "random_state": 0}
     home = str(shared_data_home)
     result, forecaster = evaluate_protocol("ETTh1", 24, data_home=home, window_stride=3, **params)
-    scaled, borders, _ = _protocol_data("ETTh1", str(shared_data_home))
+    scaled, borders, _, _ = _protocol_data("ETTh1", str(shared_data_home))
     histories, targets = protocol_test_windows(scaled, borders, 24)
     histories, targets = histories[::3], targets[::3]
     start, stop = borders["test"]
@@ -510,3 +510,42 @@ def test_steps_with_gaps_one_at_a_time_equal_the_whole_series():
     assert torch.equal(history_k.observed, history.observed)
     for a, b in zip(flatten_state(state_k), flatten_state(state), strict=True):
         torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.data
+def test_protocol_validation_part_with_calendar_covariates(shared_data_home):
+    # part="val": fitted on the training part alone, the validation part's windows scored; the
+    # calendar's features of each row's time go in as future-known covariates, with every window
+    from aaren_ts.covariates import calendar_covariates
+    from aaren_ts.jobs.forecast import (
+        _protocol_data,
+        evaluate_protocol,
+        protocol_test_windows,
+        protocol_window_covariates,
+    )
+
+    params = {"max_epochs": 1, "d_model": 8, "n_heads": 2, "n_layers": 1, "d_ff": 16, "random_state": 0}
+    home = str(shared_data_home)
+    result, forecaster = evaluate_protocol(
+        "ETTh1",
+        24,
+        data_home=home,
+        window_stride=5,
+        part="val",
+        calendar=["hour_of_day"],
+        calendar_harmonics=2,
+        **params,
+    )
+    scaled, borders, _, times = _protocol_data("ETTh1", home)
+    assert forecaster.n_seen_ == borders["train"][1] and forecaster.n_future_ == 4
+    histories, targets = protocol_test_windows(scaled, borders, 24, part="val")
+    covariates = calendar_covariates(times, ["hour_of_day"], harmonics=2).to_numpy()
+    window_covariates = protocol_window_covariates(covariates, borders, 24, part="val")
+    first = borders["val"][0]
+    np.testing.assert_array_equal(window_covariates[0], covariates[first : first + 120])
+    pred = forecaster.predict_windows(histories[::5], X=window_covariates[::5])
+    assert result.n_windows == len(pred)
+    assert result.mse == pytest.approx(((pred - targets[::5]) ** 2).mean())
+    assert result.mse < result.naive_mse
+    with pytest.raises(ValueError, match="part"):
+        evaluate_protocol("ETTh1", 24, data_home=home, part="train", **params)

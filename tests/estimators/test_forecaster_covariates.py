@@ -90,6 +90,56 @@ def test_streamed_forecast_equals_encoding_the_whole_series_with_its_covariates(
     np.testing.assert_allclose(streamed, direct, atol=1e-4, rtol=1e-5)
 
 
+def test_windows_with_their_covariates_forecast_as_the_stream_does():
+    # predict_windows encodes each history from scratch with its covariates over the window and the
+    # future-known ones at the forecast steps (the past-only one's values there are ignored)
+    y, X = _driven(150)
+    f = AarenForecaster(**TINY, past_covariates=["w"]).fit(y[:100], X=X[:100])
+    f.partial_update(y[100:150], X=X[100:150])
+    future = pd.DataFrame({"u": [0.5, -1.0, 0.0, 2.0], "w": np.nan}, index=range(150, 154))
+    streamed = f.predict(fh=[1, 2, 3, 4], X=future).to_numpy()
+    covariates = pd.concat([X, future]).to_numpy().copy()
+    windows = np.stack([y.to_numpy()[:, None], y.to_numpy()[:, None] + 1.0])
+    both = f.predict_windows(windows, X=np.stack([covariates, covariates]))
+    np.testing.assert_allclose(both[0, :, 0], streamed, rtol=1e-5, atol=1e-4)
+    assert not np.allclose(both[1], both[0])
+    changed = covariates.copy()
+    changed[150:, 0] += 1.0  # the future-known input at the forecast steps moves the forecast
+    moved = f.predict_windows(windows[:1], X=changed[None])[0]
+    effect = f.engine_.future_effect(np.array([0]), np.ones((1, 4, 1)), np.arange(4))[0]
+    effect -= f.engine_.future_effect(np.array([0]), np.zeros((1, 4, 1)), np.arange(4))[0]
+    np.testing.assert_allclose(moved - both[0], effect, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="X is required"):
+        f.predict_windows(windows)
+    with pytest.raises(ValueError, match="X must have shape"):
+        f.predict_windows(windows, X=np.stack([covariates, covariates])[:, :-1])
+    covariates[151, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        f.predict_windows(windows[:1], X=covariates[None])
+    plain = AarenForecaster(**TINY).fit(y[:100])
+    with pytest.raises(ValueError, match="fitted without covariates"):
+        plain.predict_windows(windows, X=np.stack([covariates, covariates]))
+
+
+def test_stream_forecasts_with_covariates_are_the_forecasts_of_each_update():
+    y, X = _driven(160)
+    f = AarenForecaster(**TINY, past_covariates=["w"]).fit(y[:100], X=X[:100])
+    ahead = X.iloc[100:154]  # y's 50 times, then the horizon after them
+    all_at_once = f.stream_forecasts(y[100:150], X=ahead)
+    assert all_at_once.shape == (50, 4, 1) and f.n_seen_ == 100  # the stream has not moved
+    for i in (0, 17, 49):
+        step = AarenForecaster(**TINY, past_covariates=["w"]).fit(y[:100], X=X[:100])
+        step.partial_update(y[100 : 101 + i], X=X.iloc[100 : 101 + i])
+        expected = step.predict(fh=[1, 2, 3, 4], X=X.iloc[101 + i : 105 + i]).to_numpy()
+        np.testing.assert_allclose(all_at_once[i, :, 0], expected, rtol=1e-5, atol=1e-4)
+    with pytest.raises(ValueError, match="X is required"):
+        f.stream_forecasts(y[100:150])
+    with pytest.raises(ValueError, match="len\\(y\\) \\+ horizon_"):
+        f.stream_forecasts(y[100:150], X=X.iloc[100:150])
+    with pytest.raises(ValueError, match="at y's times"):
+        f.stream_forecasts(y[100:150], X=X.iloc[101:155])
+
+
 def test_past_covariates_are_not_needed_for_the_horizon():
     y, X = _driven(120)
     f = AarenForecaster(**TINY, past_covariates=["w"]).fit(y, X=X)
@@ -220,6 +270,19 @@ def test_calendar_covariates_encode_cycles_by_sine_and_cosine():
         calendar_covariates(pd.RangeIndex(3))
     with pytest.raises(ValueError, match="unknown calendar feature"):
         calendar_covariates(hours, ["fortnight"])
+    # harmonics: the k-th sine and cosine of the phase; with 12, any effect per hour is linear in them
+    day = pd.date_range("2024-01-01", periods=48, freq="h")
+    X = calendar_covariates(day, ["hour_of_day"], harmonics=12)
+    names = ["hour_of_day_sin", "hour_of_day_cos", "hour_of_day_sin2", "hour_of_day_cos2"]
+    assert list(X.columns[:4]) == names
+    np.testing.assert_allclose(X["hour_of_day_cos3"], np.cos(3 * 2 * np.pi * day.hour / 24), atol=1e-12)
+    per_hour = np.random.default_rng(0).normal(size=24)[day.hour]
+    design = np.column_stack([np.ones(48), X.to_numpy()])
+    fitted = design @ np.linalg.lstsq(design, per_hour, rcond=None)[0]
+    np.testing.assert_allclose(fitted, per_hour, atol=1e-9)
+    for bad in (0, 1.5, True):
+        with pytest.raises(ValueError, match="harmonics"):
+            calendar_covariates(day, ["hour_of_day"], harmonics=bad)
 
 
 # ---------------------------------------------------------------------------- static covariates

@@ -86,6 +86,61 @@ def test_the_fit_is_the_weighted_least_squares_of_every_window(local_norm):
     np.testing.assert_allclose(linear.bias.numpy(), bias, rtol=1e-4, atol=1e-5)
 
 
+def _reference_with_future(series, n_train, n_future, ridge):
+    """The joint least squares of the map and the future-known covariates' effects, one problem per
+    horizon step, written out on every window (local_norm="standard"), in float64 with NumPy."""
+    c = 2
+    solutions = []
+    for h in range(T):
+        design, target = [], []
+        for values, n in zip(series, n_train, strict=True):
+            part = values[:n].astype(np.float64)
+            for ch in range(c):
+                for end in range(P, n - T + 1):
+                    x, y = part[end - P : end, ch], part[end + h, ch]
+                    scale = np.sqrt(((x - x.mean()) ** 2).mean() + 1e-5)
+                    effects = np.zeros(c * n_future)
+                    effects[ch * n_future : (ch + 1) * n_future] = part[end + h, c : c + n_future]
+                    design.append(np.concatenate([np.append((x - x.mean()) / scale, 1.0) * scale, effects]))
+                    target.append(y - x.mean())
+        a, u = np.array(design), np.array(target)
+        gram = a.T @ a
+        gram[:P, :P] += np.eye(P) * ridge * np.diagonal(gram)[:P].mean()
+        solutions.append(np.linalg.lstsq(gram, a.T @ u, rcond=None)[0])
+    solution = np.array(solutions)  # (T, P + 1 + C * n_future)
+    future = solution[:, P + 1 :].reshape(T, c, n_future).transpose(1, 0, 2)
+    return solution[:, :P], solution[:, P], future
+
+
+def test_future_known_covariates_enter_the_fit_jointly():
+    # a daily-cycle effect the windows cannot see, known for the future (a calendar): fitted with the
+    # map, per channel and step, one problem per step; the past-only covariate after it is not used
+    rng = np.random.default_rng(1)
+    series = []
+    for values in _series():
+        t = np.arange(len(values))
+        calendar = np.stack([np.sin(2 * np.pi * t / 5), np.cos(2 * np.pi * t / 5)], axis=1)
+        past_only = rng.normal(size=(len(values), 1))
+        series.append(np.concatenate([values + calendar[:, :1] * [1.0, -2.0], calendar, past_only], axis=1))
+    n_train = [60, 45, 30]
+    module = _net(n_exog=3, n_future=2)
+    linear = fit_linear_map(module, series, n_train, ridge=1e-2)
+    weight, bias, future = _reference_with_future(series, n_train, 2, ridge=1e-2)
+    np.testing.assert_allclose(linear.weight.numpy(), weight, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(linear.bias.numpy(), bias, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(linear.future.numpy(), future, rtol=1e-4, atol=1e-5)
+    # the blend at share 1 forecasts what the map says, covariates included
+    blend_linear(module, linear, 1.0)
+    x = torch.as_tensor(series[0][None, :40], dtype=torch.float32)
+    ahead = torch.as_tensor(series[0][1 : 40 + T, 2:4], dtype=torch.float32).unfold(0, T, 1).transpose(1, 2)
+    with torch.no_grad():
+        loc = module(x, future=ahead[None]).loc[0, P - 1 :]  # (40 - P + 1, T, C)
+        z, level, scale, _ = module.normalize(x[0, :, :2].T.unfold(1, P, 1))  # (C, windows, P)
+    expected = (z @ linear.weight.T + linear.bias) * scale + level  # (C, windows, T)
+    expected = expected + torch.einsum("wtf,ctf->cwt", ahead[P - 1 :], linear.future)
+    torch.testing.assert_close(loc, expected.permute(1, 2, 0), rtol=1e-4, atol=1e-4)
+
+
 def test_the_fit_recovers_an_exact_linear_relation_and_leaves_out_gaps():
     # a sine's next values are a linear map of its last ones: the fitted map forecasts a fresh window of
     # another phase and amplitude exactly, and the windows that hold a gap are left out
