@@ -136,13 +136,19 @@ def update_costs(data_home: str | None) -> list[str]:
     return lines
 
 
-def _table(rows: list[tuple], stream_rows: list[str], device: str, window_stride: int = 1) -> list[str]:
-    """Markdown lines of the quality and streaming tables."""
+def _table(
+    rows: list[tuple], stream_rows: list[str], device: str, window_stride: int = 1, part: str = "test"
+) -> list[str]:
+    """Markdown lines of the quality and streaming tables (``part="val"``: of the validation part,
+    where the published test figures are not shown)."""
+    scored = "test" if part == "test" else "validation"
     windows = (
-        "all stride-1 test windows"
+        f"all stride-1 {scored} windows"
         if window_stride == 1
-        else f"every {window_stride}th stride-1 test window: a screening estimate, not the protocol"
+        else f"every {window_stride}th stride-1 {scored} window: a screening estimate, not the protocol"
     )
+    if part == "val":
+        windows += ", fitted on the training part alone"
     lines = [
         f"# Long-horizon forecasting (input {DEFAULT_INPUT_LENGTH}, {windows}, scaled data)",
         "",
@@ -152,20 +158,21 @@ def _table(rows: list[tuple], stream_rows: list[str], device: str, window_stride
         "|---|---|---|---|---|---|---|---|",
     ]
     for name, horizon, model, mse, mae, notes in rows:
-        paper = paper_mse(name, horizon)
+        paper = paper_mse(name, horizon) if part == "test" else None
         paper_s = f"{paper:.2f}" if paper is not None else "–"
-        itransformer = ITRANSFORMER_MSE.get(name, {}).get(horizon)
+        itransformer = ITRANSFORMER_MSE.get(name, {}).get(horizon) if part == "test" else None
         it_s = f"{itransformer:.3f}" if itransformer is not None else "–"
         lines.append(
             f"| {name} | {horizon} | {model} | {mse:.4f} | {mae:.4f} | {paper_s} | {it_s} | {notes} |"
         )
     if not stream_rows:  # nothing streamed (a screening run with --window-stride)
         return lines
+    through = "validation and test" if part == "test" else "the validation part"
     lines += [
         "",
         "## Streaming vs fresh windows (AarenForecaster, aaren backbone)",
         "",
-        "Forecasts made from the state after streaming through validation and test (one step per",
+        f"Forecasts made from the state after streaming through {through} (one step per",
         "observation, from the end of training) vs forecasts from a fresh window of "
         f"{DEFAULT_INPUT_LENGTH} values.",
         "",
@@ -215,7 +222,8 @@ def merge_tables(paths: list[Path], out: Path) -> list[str]:
                 (quality if section == "quality" else stream).append(line)
     quality.sort(key=_cell_key)  # stable: keeps each cell's model order
     stream.sort(key=_cell_key)
-    lines = _table([], stream, ", ".join(sorted(devices)) or "unknown")
+    part = "val" if any("validation windows" in title for title in titles) else "test"
+    lines = _table([], stream, ", ".join(sorted(devices)) or "unknown", part=part)
     if len(titles) == 1:  # the cells' common title (it names the windows scored)
         lines[0] = titles.pop()
     quality_end = next(i for i, line in enumerate(lines) if line.startswith("|---")) + 1
@@ -223,6 +231,15 @@ def merge_tables(paths: list[Path], out: Path) -> list[str]:
     out.write_text("\n".join(lines) + "\n")
     _plot_grid(quality, out.with_suffix(".png"))
     return lines
+
+
+def _plot_label(model: str) -> str:
+    """The plot's line of a table's model: one per backbone (the table names each cell's settings)
+    and calendar."""
+    if not (model.startswith("AarenForecaster(") and "," in model):
+        return model
+    calendar = next((part.strip() for part in model.split(",") if "calendar" in part), None)
+    return model.split(",")[0] + (f", {calendar.removesuffix(')')})" if calendar else ")")
 
 
 def _plot_grid(rows: list[str], path: Path) -> None:
@@ -235,9 +252,7 @@ def _plot_grid(rows: list[str], path: Path) -> None:
     table: dict[str, dict[str, dict[int, float]]] = {}
     for row in rows:
         name, horizon, model, mse = [c.strip() for c in row.strip("|").split("|")][:4]
-        if model.startswith("AarenForecaster(") and "," in model:
-            model = model.split(",")[0] + ")"  # one line per backbone: the table names each cell's settings
-        table.setdefault(name, {}).setdefault(model, {})[int(horizon)] = float(mse)
+        table.setdefault(name, {}).setdefault(_plot_label(model), {})[int(horizon)] = float(mse)
     names = sorted(table, key=lambda n: _DATASET_ORDER.index(n) if n in _DATASET_ORDER else 99)
     fig, axes = plt.subplots(1, len(names), figsize=(3.6 * len(names), 3.4), squeeze=False)
     styles = {
@@ -499,10 +514,10 @@ def main(argv: list[str] | None = None) -> int:
                         (name, horizon, "LTSFDLinearForecaster", float("nan"), float("nan"), f"failed: {err}")
                     )
                 print(rows[-1], flush=True)
-            partial = _table(rows, stream_rows, device, args.window_stride)
+            partial = _table(rows, stream_rows, device, args.window_stride, args.part)
             out.write_text("\n".join(partial) + "\n")  # partial results survive
 
-    _finish(_table(rows, stream_rows, device, args.window_stride), out, args)
+    _finish(_table(rows, stream_rows, device, args.window_stride, args.part), out, args)
     return 0
 
 

@@ -305,10 +305,11 @@ class AarenForecaster(
     linear_share : "auto", float in [0, 1] or None, default="auto"
         The share of a linear model of each window in every point forecast: the window's values, after
         the local level and scale of ``local_norm``, mapped to the horizon by one matrix shared by the
-        series and channels (RLinear, Li et al., 2023, under ``local_norm="standard"``), fitted by
-        least squares on every full window of the training parts (:mod:`aaren_ts.nn.linear_blend`)
-        and then blended into the networks' own linear map, so the forecaster streams, exports and
-        saves as before, at the same cost per observation. ``"auto"``: the share (0, 0.1, ..., 1)
+        series and channels (RLinear, Li et al., 2023, under ``local_norm="standard"``), with the
+        future-known covariates' effects where ``X`` has such columns, fitted by least squares on
+        every full window of the training parts (:mod:`aaren_ts.nn.linear_blend`) and then blended
+        into the networks' own linear map, so the forecaster streams, exports and saves as before,
+        at the same cost per observation. ``"auto"``: the share (0, 0.1, ..., 1)
         whose forecasts of the validation tails have the lowest error (each series' and channel's
         tail error relative to the networks' alone, averaged as a log ratio), taken only where it is
         significantly lower (by ``NAIVE_T`` standard errors across the series and channels), with

@@ -16,6 +16,9 @@ error in ``z``'s units times its squared scale, so the normal equations weigh ea
 square. On ETTh1 (input 96, seed-free) it scored the validation part's MSE 0.7002 at T = 96 and 1.5592
 at T = 720, where RLinear trained by gradient descent (Adam, early stopping, the paper's protocol)
 scored 0.7022 and 1.5585, in a second instead of ten to thirty.
+Where the networks take future-known covariates (a calendar, say), the map is fitted with their
+effects, per channel and horizon step as the networks' ``future_weight`` holds them, one least-squares
+problem per step (a window's values alone do not tell the hour of the day its horizon falls on).
 :func:`linear_share_errors` scores every share of the linear map on the held-out tails.
 """
 

@@ -241,6 +241,11 @@ def test_panel_with_covariates_and_a_new_series():
         pd.DataFrame({"y": np.arange(5.0)}, index=new_idx), X=pd.DataFrame({"u": 1.0}, index=new_idx)
     )
     assert f.series_ids_ == ["a", "b", "c"]
+    # the window paths belong to a single series (each is scaled with its statistics)
+    with pytest.raises(ValueError, match="single series, not a panel"):
+        f.predict_windows(np.zeros((1, 12, 1)), X=np.zeros((1, 16, 1)))
+    with pytest.raises(ValueError, match="single series, not a panel"):
+        f.stream_forecasts(y.loc[["a"]])
 
 
 def test_save_load_keeps_the_covariates(tmp_path):
