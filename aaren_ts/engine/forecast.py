@@ -650,13 +650,10 @@ class ForecastEngine(Streams):
                         **self._fallback(np.array([row])),
                     )
                     out.append(pred.loc[0].cpu().numpy().astype(np.float64))
-            c = self.n_channels
-            point = np.concatenate(out) * scale[:c] + mean[:c]
-            if future is not None and self.n_future:
-                point = point + self.future_effect(np.full(len(point), row), future, np.arange(self.horizon))
+            point = self._point_in_original_units(row, np.concatenate(out), future)
             if self.theta is None:
                 return point
-            rows = np.array([row])
+            rows, c = np.array([row]), self.n_channels
             theta = self.theta.take(stream_rows(rows, c))
             shifts = []
             for step in range(len(values)):
@@ -695,11 +692,17 @@ class ForecastEngine(Streams):
         if not locs:
             empty = np.zeros((0, self.horizon, c))
             return empty, empty.copy()
-        loc = np.concatenate(locs) * scale[:c] + mean[:c]
+        point = self._point_in_original_units(row, np.concatenate(locs), future)
+        return point, np.concatenate(stds) * scale[:c]
+
+    def _point_in_original_units(self, row: int, loc: np.ndarray, future: np.ndarray | None) -> np.ndarray:
+        """Forecasts ``loc`` ``(n, horizon, C)`` of the series at ``row``, standardised, in its original
+        units, with the effect of the future-known covariates ``future`` ``(n, horizon, n_future)``."""
+        c = self.n_channels
+        point = loc * self.scale[row, :c] + self.mean[row, :c]
         if future is not None and self.n_future:
-            rows = np.full(len(loc), row)
-            loc = loc + self.future_effect(rows, future, np.arange(self.horizon))
-        return loc, np.concatenate(stds) * scale[:c]
+            point = point + self.future_effect(np.full(len(point), row), future, np.arange(self.horizon))
+        return point
 
     # ------------------------------------------------------------------ saving and restoring
     def tensors(self) -> list[torch.Tensor]:
