@@ -98,7 +98,8 @@ class AarenForecaster(
         instance-normalised windows does). The naive fallback is the seasonal naive forecast either
         way. ``"auto"``: where the untrained network's seasonal naive forecast already has at most
         half the level's error on the validation tails (the typical series', significantly across the
-        series), as ``"naive"``, network for network; otherwise the first network trains from the
+        series), or there is one tail only (a single univariate series), as ``"naive"``, network for
+        network; otherwise the first network trains from the
         naive forecast and the next on the same loss (an extra one when there is none) from the level,
         every network takes the start whose network forecasts the tails clearly better (as
         ``loss="auto"`` judges: the typical series' error at least 2 % lower, and significantly), and

@@ -2,7 +2,8 @@
 
 * a Gaussian random walk (nothing to learn): the streamed 24-step forecasts must be within 2 % of the
   last value's MSE;
-* sktime's airline series: the 12-month forecast must beat the seasonal naive forecast, for several seeds.
+* sktime's airline series: the 12-month forecast must beat the seasonal naive forecast clearly (half its
+  MSE), for several seeds.
 
 Also the pieces behind them: the untrained network is the last-value forecast, training epochs of a
 short series have several optimizer steps, and a network without a clear validation gain falls back to
@@ -66,7 +67,8 @@ def test_airline_beats_seasonal_naive(seed):
     mse = float(((pred.to_numpy() - test.to_numpy()) ** 2).mean())
     naive_mse = float(((naive.to_numpy() - test.to_numpy()) ** 2).mean())
     assert np.isfinite(mse)
-    assert mse < naive_mse, f"seed {seed}: MSE {mse:.0f} vs seasonal naive {naive_mse:.0f}"
+    # (clearly below: the naive fallback ties it to float rounding, which a bare ``<`` let pass)
+    assert mse < 0.5 * naive_mse, f"seed {seed}: MSE {mse:.0f} vs seasonal naive {naive_mse:.0f}"
 
 
 @pytest.mark.parametrize("local_norm", ["last", "mean", "standard", None])

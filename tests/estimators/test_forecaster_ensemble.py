@@ -297,6 +297,28 @@ def test_auto_start_trains_every_network_from_the_start_the_tails_favour(
     pd.testing.assert_frame_equal(restored.predict(fh=[1, 2, 3]), auto.predict(fh=[1, 2, 3]))
 
 
+def test_auto_start_with_one_tail_trains_every_network_from_the_naive_forecast(monkeypatch) -> None:
+    """A single univariate series has one validation tail, too few for a verdict between the starts:
+    ``initial_forecast="auto"`` trains no trial and every network is the one ``"naive"`` trains,
+    weight for weight (each trained once)."""
+    starts = []
+    original = AarenForecaster._train_member
+
+    def train_member(self, train_split, train_ds, losses, k, start):
+        starts.append(start)
+        return original(self, train_split, train_ds, losses, k, start)
+
+    monkeypatch.setattr(AarenForecaster, "_train_member", train_member)
+    params = {**TINY, "n_estimators": 2, "loss": "mse", "horizon": 3, "linear_share": None}
+    y = _series(80, n_columns=1)
+    auto = AarenForecaster(**params, initial_forecast="auto").fit(y)
+    assert starts == [] or set(starts) == {"naive"}
+    assert auto.member_initial_forecasts_ == ("naive", "naive")
+    naive = AarenForecaster(**params, initial_forecast="naive").fit(y)
+    own, other = auto.net_.module_.state_dict(), naive.net_.module_.state_dict()
+    assert all(torch.equal(own[name], other[name]) for name in own)
+
+
 def test_a_fixed_start_trains_every_network_from_it() -> None:
     for start in ("naive", "level"):
         model = AarenForecaster(**TINY, initial_forecast=start, horizon=3).fit(_series(40))
