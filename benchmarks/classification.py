@@ -120,6 +120,18 @@ def _accuracy(clf: Any, X_test: list[np.ndarray], y_test: np.ndarray) -> float:
     return 100.0 * float(np.mean(np.asarray(clf.predict(X_test)) == y_test))
 
 
+@contextlib.contextmanager
+def _one_part(clf: Any, network_weight: float) -> Iterator[None]:
+    """``clf`` answering with one part of its mixture: every member's network weight set to
+    ``network_weight`` (0: the random kernels alone; 1: the network alone, its scores untempered) at
+    every prefix length, restored when the context ends."""
+    with _mixture_restored(clf) as saved:
+        for member, gain, weight in saved:
+            factor = gain if network_weight == 0.0 else torch.ones_like(gain)
+            member.set_head_gains(factor, torch.full_like(weight, network_weight))
+        yield
+
+
 def mixture_parts(clf: Any, X_test: list[np.ndarray], y_test: np.ndarray) -> tuple[float, float] | None:
     """Test accuracy % of the fitted classifier's random kernels alone and of its network alone: the
     network's weight in the mixture set to 0, then to 1 (its scores untempered), at every prefix
@@ -129,13 +141,24 @@ def mixture_parts(clf: Any, X_test: list[np.ndarray], y_test: np.ndarray) -> tup
     if getattr(clf, "random_kernels_", None) is None:
         return None
     scores = []
-    with _mixture_restored(clf) as saved:
-        for network_weight in (0.0, 1.0):
-            for member, gain, weight in saved:
-                factor = gain if network_weight == 0.0 else torch.ones_like(gain)
-                member.set_head_gains(factor, torch.full_like(weight, network_weight))
+    for network_weight in (0.0, 1.0):
+        with _one_part(clf, network_weight):
             scores.append(_accuracy(clf, X_test, y_test))
     return scores[0], scores[1]
+
+
+def streamed_parts(
+    clf: Any, X_test: list[np.ndarray], y_test: np.ndarray, fractions: tuple
+) -> tuple[list[float], list[float]] | None:
+    """As :func:`mixture_parts`, streamed: the accuracy % of the kernels alone and of the network alone
+    after each of ``fractions`` of every series (:func:`stream_curve`); ``None`` without kernels."""
+    if getattr(clf, "random_kernels_", None) is None:
+        return None
+    curves = []
+    for network_weight in (0.0, 1.0):
+        with _one_part(clf, network_weight):
+            curves.append(stream_curve(clf, X_test, y_test, fractions))
+    return curves[0], curves[1]
 
 
 def whole_series_floors(

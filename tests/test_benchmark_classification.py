@@ -159,6 +159,16 @@ def test_mixture_parts_scores_each_part_and_restores_the_mixture(
         member.set_head_gains(gain, weight)
     assert 0.0 <= network <= 100.0
     assert classification.mixture_parts(AarenClassifier(n_random_features=0), X, y) is None
+    # streamed, the same parts: after the whole series as above, after half as the weights set by hand
+    kernels_curve, network_curve = classification.streamed_parts(clf, list(X), y, (0.5, 1.0))
+    np.testing.assert_array_equal(clf.predict_proba(X), before)
+    assert (kernels_curve[1], network_curve[1]) == pytest.approx((kernels, network))
+    for member, (gain, weight) in zip(members, saved, strict=True):
+        member.set_head_gains(gain, weight * 0.0)
+    assert kernels_curve == pytest.approx(classification.stream_curve(clf, list(X), y, (0.5, 1.0)))
+    for member, (gain, weight) in zip(members, saved, strict=True):
+        member.set_head_gains(gain, weight)
+    assert classification.streamed_parts(AarenClassifier(n_random_features=0), list(X), y, (0.5,)) is None
 
     monkeypatch.setattr(classification, "RESULTS", tmp_path)
     rows = [["BasicMotions", "AarenClassifier", 0, 90.0, 1.0, 1.0, 0.1, 0.1]]
@@ -219,7 +229,11 @@ def test_validation_scores_every_training_series_once_and_no_test_series(
     assert read == ["train"]  # the test split is never read
     saved = json.loads((tmp_path / "classification_validation.json").read_text())
     scores = saved["results"]["BasicMotions"]["0"]
-    assert set(scores) == {"0.25", "0.5", "1.0", "kernels alone", "network alone", "floor 0", "floor 1"}
+    streamed = {f"{part} alone {f}" for part in ("kernels", "network") for f in ("0.25", "0.5")}
+    assert (
+        set(scores)
+        == {"0.25", "0.5", "1.0", "kernels alone", "network alone", "floor 0", "floor 1"} | streamed
+    )
     assert scores["floor 0"] == pytest.approx(scores["1.0"])  # (fitted without the floor)
     assert scores["floor 1"] == pytest.approx(scores["network alone"])
     # BasicMotions' classes separate easily: the random kernels alone get most held-out series right
@@ -228,3 +242,5 @@ def test_validation_scores_every_training_series_once_and_no_test_series(
     assert all(abs(v * 40 / 100 - round(v * 40 / 100)) < 1e-9 for v in scores.values())
     report = (tmp_path / "classification_validation.md").read_text()
     assert "| BasicMotions |" in report and "--param max_epochs=2" in report and "--floors 0 1" in report
+    kernels_early = f"{scores['kernels alone 0.25']:.2f} ± 0.00 | {scores['kernels alone 0.5']:.2f} ± 0.00 |"
+    assert f"| BasicMotions | kernels alone | {kernels_early}" in report
