@@ -94,23 +94,18 @@ def write_report(results: dict[str, dict[int, dict[str, float]]], cpu: dict[str,
     keys = [str(f) for f in args.fractions] + ["kernels alone", "network alone", *floors]
     n_fixed = len(args.fractions)
     header = ["dataset", *[f"after {k} of each series" for k in keys[:n_fixed]], *keys[n_fixed:]]
-    rows = []
-    for name, by_seed in results.items():
-        cells = []
-        for key in keys:
-            values = [scores[key] for scores in by_seed.values() if key in scores]
-            cells.append(f"{np.mean(values):.2f} ± {np.std(values):.2f}" if values else "–")
-        rows.append([name, *cells])
+
+    def cell(by_seed: dict[int, dict[str, float]], key: str) -> str:
+        values = [scores[key] for scores in by_seed.values() if key in scores]
+        return f"{np.mean(values):.2f} ± {np.std(values):.2f}" if values else "–"
+
+    rows = [[name, *(cell(by_seed, key) for key in keys)] for name, by_seed in results.items()]
     early = [str(f) for f in args.fractions if f < 1.0]
-    part_rows = []
-    for name, by_seed in results.items():
-        for part in ("classifier", "kernels alone", "network alone"):
-            cells = []
-            for fraction in early:
-                key = fraction if part == "classifier" else f"{part} {fraction}"
-                values = [scores[key] for scores in by_seed.values() if key in scores]
-                cells.append(f"{np.mean(values):.2f} ± {np.std(values):.2f}" if values else "–")
-            part_rows.append([name, part, *cells])
+    part_rows = [
+        [name, part, *(cell(by_seed, f if part == "classifier" else f"{part} {f}") for f in early)]
+        for name, by_seed in results.items()
+        for part in ("classifier", "kernels alone", "network alone")
+    ]
     params = " ".join(f"--param {k}={json.dumps(v)}" for k, v in args.param)
     command = (
         f"python benchmarks/classification_validation.py --data-home $AAREN_TS_DATA --datasets "

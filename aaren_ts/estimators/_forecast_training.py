@@ -340,7 +340,7 @@ class ForecasterTrainingMixin:
                 net = self._build_forecast_net(with_callbacks=False, n_members=1, start=start)
                 untrained.append(net.initialize())
         naive, level = self._tail_errors(untrained, series, n_train, loss)
-        tails = np.count_nonzero((naive > 0) & (level > 0))  # (as clear_gain counts them)
+        tails = int(comparable(naive, level).sum())
         if tails < MIN_TAILS:
             if self.verbose:
                 print_epoch_line(
@@ -672,6 +672,11 @@ class ForecasterTrainingMixin:
         return NaiveVerdict(naive, intervals.spread, intervals.naive_std, intervals.max_std, network_is_naive)
 
 
+def comparable(error: np.ndarray, baseline: np.ndarray) -> np.ndarray:
+    """The tails :func:`clear_gain` compares (bool, same shape): both errors positive."""
+    return (np.asarray(error) > 0) & (np.asarray(baseline) > 0)
+
+
 def clear_gain(
     error: np.ndarray, baseline: np.ndarray, min_gain: float = MIXED_LOSS_GAIN
 ) -> tuple[bool, float, float]:
@@ -680,7 +685,7 @@ def clear_gain(
     0. Returns the verdict, the mean log ratio and its t statistic (series with a zero error are left
     out; fewer than two series: no gain)."""
     error, baseline = np.ravel(error), np.ravel(baseline)
-    both = (error > 0) & (baseline > 0)
+    both = comparable(error, baseline)
     if both.sum() < MIN_TAILS:
         return False, 0.0, 0.0
     log_ratio = np.log(error[both] / baseline[both])
