@@ -648,7 +648,9 @@ class ForecasterTrainingMixin:
         its intervals scored in the series' units, where they are judged. A channel whose point
         forecast is the naive one takes the naive method's own intervals where they score better on its
         tail (the head's spread follows each window's swings: on a random walk that trended in its last
-        window, the head's interval was up to five times the naive method's).
+        window, the head's interval was up to five times the naive method's). A channel alone on its
+        scale (a single univariate series) has no panel to pool its factor with: it leans towards the
+        naive method's width, and the comparison uses factors fitted on the other half of its tail.
 
         Returns
         -------

@@ -15,6 +15,7 @@ from aaren_ts.estimators._interval_spread import (
     WIDENING,
     best_spread,
     best_spread_log,
+    cross_fitted_score,
     log_interval_score,
     naive_error_std,
     tail_intervals,
@@ -74,6 +75,7 @@ def test_on_the_log_scale_the_spread_minimises_the_score_in_the_series_units(alp
 
 def test_each_series_gets_its_own_factor_pooled_with_the_panels(monkeypatch):
     monkeypatch.setattr(_interval_spread, "WIDENING", 1.0)
+    monkeypatch.setattr(_interval_spread, "OWN_FACTOR_SHARE", 1.0)  # (a lone channel keeps its own)
     net = ForecastNet(1, 4, 2, EncoderConfig("aaren", 8, 2, 1, 16, 0.0), True, "mean").eval()
     rng = np.random.default_rng(1)
     # the untrained network is the last value; a calm walk, a wild one, and one without a tail
@@ -181,3 +183,76 @@ def test_the_heads_spread_is_capped_at_the_naive_methods_before_the_factor():
     bound = spread[0, 0] * cap[0, 0] * net.naive_growth()
     assert (free > bound).any() and (capped <= bound * (1 + 1e-6)).all()
     torch.testing.assert_close(capped, torch.minimum(free, bound.expand_as(free)))
+
+
+def test_the_cross_fitted_score_scores_each_half_of_the_tail_with_the_others_factor():
+    rng = np.random.default_rng(3)
+    origin = np.repeat(np.arange(10), 4)  # ten origins, four steps each
+    lower, upper = -np.ones(40), np.ones(40)
+    error = np.where(origin < 5, 0.5, 2.0) * rng.standard_normal(40)
+    base, alpha = np.zeros(40), 0.05
+    first = origin < 5
+    s_first = WIDENING * best_spread(lower[first], upper[first], error[first], alpha)
+    s_second = WIDENING * best_spread(lower[~first], upper[~first], error[~first], alpha)
+    expected = (
+        20 * _score(s_second, lower[first], upper[first], error[first], alpha)
+        + 20 * _score(s_first, lower[~first], upper[~first], error[~first], alpha)
+    ) / 40
+    score = cross_fitted_score(lower, upper, error, base, origin, 0.0, alpha)
+    np.testing.assert_allclose(score, expected, rtol=1e-12)
+    # a factor fitted on the other half scores worse than the whole tail's own optimum
+    assert score > _score(best_spread(lower, upper, error, alpha), lower, upper, error, alpha)
+    # one origin: no halves, the whole tail's factor
+    one = np.zeros(40, dtype=int)
+    s = WIDENING * best_spread(lower, upper, error, alpha)
+    np.testing.assert_allclose(
+        cross_fitted_score(lower, upper, error, base, one, 0.0, alpha), _score(s, lower, upper, error, alpha)
+    )
+
+
+def test_a_single_series_compares_the_naive_intervals_with_a_factor_not_fitted_on_that_tail(monkeypatch):
+    monkeypatch.setattr(_interval_spread, "OWN_FACTOR_SHARE", 1.0)  # (its own factor, as in a panel)
+    net = ForecastNet(1, 4, 3, EncoderConfig("aaren", 8, 2, 1, 16, 0.0), True, "mean").eval()
+    head_forward = net.distribution_head.forward
+    # widths that do not follow the window's swings, so only the factor can fit them to the tail
+    net.distribution_head.forward = lambda h, window_std: head_forward(h, torch.ones_like(window_std))
+    rng = np.random.default_rng(0)
+    # the tail turns from calm to wild: the factor fitted on all of it is a compromise that beats the
+    # naive method's intervals there; one fitted on either half fits the other badly
+    steps = np.concatenate([rng.normal(0, 1.0, 200), rng.normal(0, 0.1, 60), rng.normal(0, 4.0, 60)])
+    series = [np.cumsum(steps)[:, None].astype(np.float32)]
+    alone = tail_intervals(
+        net, series, [200], np.zeros((1, 1), bool), "cpu", naive_point=np.ones((1, 1), bool)
+    )
+    expected = naive_error_std(series[0][:200].astype(np.float64), 1)[0]
+    np.testing.assert_allclose(alone.naive_std[0, 0], expected, rtol=1e-6)  # the naive method's own
+    # in a panel the factor is pooled with the others' and compared as it is: the head's kept
+    panel = tail_intervals(
+        net, series * 2, [200] * 2, np.zeros((2, 1), bool), "cpu", naive_point=np.ones((2, 1), bool)
+    )
+    assert (panel.naive_std == 0).all()
+    np.testing.assert_allclose(panel.spread[:, 0], alone.spread[0, 0])  # (the same factor either way)
+
+
+def test_a_lone_series_factor_leans_on_the_naive_methods_width(monkeypatch):
+    net = ForecastNet(1, 4, 2, EncoderConfig("aaren", 8, 2, 1, 16, 0.0), True, "mean").eval()
+    rng = np.random.default_rng(4)
+    series = [np.cumsum(rng.normal(0, 1.0, 240))[:, None].astype(np.float32)]
+    no_naive = np.zeros((1, 1), dtype=bool)
+
+    def factors(share, panel=1):
+        monkeypatch.setattr(_interval_spread, "OWN_FACTOR_SHARE", share)
+        out = tail_intervals(net, series * panel, [200] * panel, np.zeros((panel, 1), bool), "cpu")
+        return out.spread[:, 0]
+
+    own, naive_width = factors(1.0)[0], factors(0.0)[0]
+    assert abs(np.log(own / naive_width)) > 0.05  # (the two differ here)
+    np.testing.assert_allclose(factors(0.5)[0], np.sqrt(own * naive_width), rtol=1e-9)
+    # the naive method's width follows its training errors: a rougher training part, a wider prior
+    rough = series[0].copy()
+    rough[:100] += rng.normal(0, 3.0, (100, 1)).astype(np.float32)
+    monkeypatch.setattr(_interval_spread, "OWN_FACTOR_SHARE", 0.0)
+    wider = tail_intervals(net, [rough], [200], no_naive, "cpu").spread[0, 0]
+    assert wider > 1.5 * naive_width
+    # in a panel the factor is pooled with the others' instead: the share changes nothing
+    np.testing.assert_allclose(factors(0.0, panel=2), factors(1.0, panel=2), rtol=1e-12)
