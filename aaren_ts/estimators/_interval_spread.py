@@ -323,6 +323,8 @@ def tail_intervals(
     point forecast is (in part) the naive one (all of them when the network itself
     was reset to it). A channel without a tail takes the geometric mean of the factors of the channels on
     its scale (``log_scale``, below; of all channels when none on its scale has a tail, 1 when none has).
+    A channel alone on its scale leans on the naive method's width instead (:data:`OWN_FACTOR_SHARE`),
+    and its comparison below uses factors fitted on the other half of its tail (:func:`cross_fitted_score`).
 
     A channel of ``naive_point`` with at least :data:`NAIVE_INTERVAL_TAIL` observed tail values takes the
     naive method's distribution (Gaussian, standard deviation
