@@ -34,6 +34,7 @@ class FittedClassifierMixin:
             "channel_scale": self.channel_scale_,
             "fit_time": int(getattr(self, "fit_time_", 0)),
             "random_kernels": self.random_kernels_,
+            "position_periods": self.position_periods_,
             "n_streams": int(self.n_streams_),
             "stream": [t.cpu() for t in tensors] if tensors else None,
             "early": [t.cpu() for t in self.streams_.early_tensors()] if tensors else None,
@@ -52,6 +53,9 @@ class FittedClassifierMixin:
         self.channel_scale_ = attributes["channel_scale"].numpy()
         self.fit_time_ = attributes["fit_time"]
         self.random_kernels_ = attributes.get("random_kernels")
+        # (saved before the position's sines and cosines: the network had none)
+        periods = attributes.get("position_periods")
+        self.position_periods_ = None if periods is None else tuple(float(p) for p in periods)
         members = {name.split(".")[1] for name in state_dict if name.startswith("members.")}
         if not members and int(self.n_estimators) > 1:  # saved before n_estimators: one network
             self.n_estimators = 1

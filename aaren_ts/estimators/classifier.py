@@ -34,6 +34,7 @@ from aaren_ts.estimators._inputs import SKLEARN_EXPECTED_FAILED_CHECKS, Panel, c
 from aaren_ts.estimators._params import (
     SHARED_CONSTRAINTS,
     DistinctPositiveInts,
+    Either,
     Interval,
     Optional,
     Options,
@@ -41,7 +42,7 @@ from aaren_ts.estimators._params import (
 )
 from aaren_ts.estimators._skorch import make_train_split, print_epoch_line, torch_seed
 from aaren_ts.estimators._weight_averaging import join_members, unwrapped_network
-from aaren_ts.nn.classify import READOUTS, ClassificationLoss, ClassifierModule
+from aaren_ts.nn.classify import READOUTS, ClassificationLoss, ClassifierModule, position_periods
 from aaren_ts.nn.ensemble import ClassifierEnsemble, member_kernels, member_seed
 
 __all__ = ["SKLEARN_EXPECTED_FAILED_CHECKS", "AarenClassifier"]
@@ -59,6 +60,8 @@ EARLY_STOPPING_FRACTION = 0.1
 #: 89.4 / 92.4 / 95.1 %; UWave's fit (seed 0, alternating in one process) 163.2 / 144.6 -> 142.9 / 132.0
 #: CPU seconds.
 HALF_NETWORK_EPOCH_FRACTION = 0.5
+#: ``position_frequencies="auto"``'s count for the network alone (``n_random_features=0``).
+AUTO_POSITION_FREQUENCIES = 8
 
 
 @document_shared_parameters
@@ -98,6 +101,18 @@ class AarenClassifier(
         UWaveGestureLibrary's training set, 3-fold, seeds 0, 1, 2: whole series 92.50 / 93.33 / 92.50
         %, 92.78 on average as with the default stem, the network alone 86.94 % on average either
         way, after a quarter of each series 69.17 against 68.61 %.)
+    position_frequencies : int or "auto", default="auto"
+        Sines and cosines of each step's index in its series at this many periods (twice the median
+        training length, halved each time), mapped linearly and added to the step's embedding, so the
+        encoder knows when in a series each step comes (Aaren's learned query weighs steps by their
+        contents alone). A stream counts its steps: still O(1). ``0``: none. ``"auto"``: 8 for the
+        network alone (``n_random_features=0``), 0 beside the random kernels. On validation cut from
+        the training sets (seeds 0, 1, 2, no test series read), 8 made the network alone better
+        (3-fold, one network: UWaveGestureLibrary 85.28 -> 89.72 %, JapaneseVowels 97.04 -> 97.53
+        %; 5-fold, two: 89.17 -> 92.22 % and 96.92 -> 97.41 %) but not the classifier with the
+        kernels (3-fold, one network: 93.06 -> 93.33 % and 98.15 -> 98.27 %; 5-fold, two: 95.28 ->
+        95.00 % and 98.40 -> 98.15 %), and its early answers a little worse (``predict_early``'s
+        harmonic mean, 3-fold, over the three data sets of the classification guide: 0.856 -> 0.849).
     n_random_features : int, default=10000
         About this many features of random dilated kernels computed causally (MiniRocket's kernels
         and thresholds, :mod:`aaren_ts.nn.rocket`): at each step, which of the kernels' responses lie
@@ -205,6 +220,9 @@ class AarenClassifier(
         The random kernels' configuration drawn from the training series (``dilations``,
         ``n_biases``, ``seed``, ``prefix_lengths``), ``None`` with ``n_random_features=0``; those of
         the ensemble's first member (member ``k`` draws its kernels from ``seed + 1000 k``).
+    position_periods_ : tuple of float or None
+        The periods, in steps, of the position's sines and cosines (``position_frequencies``), from
+        the median training length; ``None`` with ``position_frequencies=0``.
     net_ : skorch.NeuralNetClassifier
         The trained skorch net (``net_.module_`` is the network, a
         :class:`~aaren_ts.nn.ensemble.ClassifierEnsemble` with ``n_estimators > 1``; ``net_.history``
@@ -284,6 +302,7 @@ class AarenClassifier(
         "kernel_size": PositiveInt,
         "dilations": Optional(DistinctPositiveInts()),
         "n_random_features": Interval(0, None, integer=True),
+        "position_frequencies": Either(Options(("auto",)), Interval(0, None, integer=True)),
         "label_smoothing": Interval(0.0, 1.0, closed="left"),
         "prefix_weight": Interval(0.0, 1.0),
         "probability_threshold": Interval(0.0, 1.0, closed="right"),
@@ -302,6 +321,7 @@ class AarenClassifier(
         kernel_size: int = 3,
         dilations: tuple[int, ...] | None = None,
         n_random_features: int = 10_000,
+        position_frequencies: int | str = "auto",
         n_estimators: int = 2,
         normalization: str | None = "standard",
         optimizer: Any = "adamw",
@@ -468,6 +488,7 @@ class AarenClassifier(
             )
         seed = torch_seed(self.random_state)
         self.random_kernels_ = kernel_config(lengths, int(self.n_random_features), seed)
+        self.position_periods_ = position_periods(float(np.median(lengths)), self._position_frequencies())
         mixture = mixture_split(codes, seed) if self.random_kernels_ is not None else None
         # one network on half of the series, trained (by member 0) the first time a member asks
         half_network = functools.cache(
@@ -489,6 +510,13 @@ class AarenClassifier(
         self.net_.module_.eval()
         self.streams_ = ClassifierStreams(self.net_.module_, self._device())
         return self
+
+    def _position_frequencies(self) -> int:
+        """``position_frequencies``, ``"auto"`` resolved: 8 for the network alone, 0 beside the random
+        kernels (the parameter's docstring says why)."""
+        if self.position_frequencies == "auto":
+            return AUTO_POSITION_FREQUENCIES if int(self.n_random_features) == 0 else 0
+        return int(self.position_frequencies)
 
     def _fit_member(
         self,
@@ -567,6 +595,7 @@ class AarenClassifier(
             "dilations": None if self.dilations is None else tuple(int(d) for d in self.dilations),
             "step_outputs": float(self.prefix_weight) > 0.0,
             "random_kernels": self.random_kernels_ if random_kernels == "fitted" else random_kernels,
+            "position_periods": self.position_periods_,
         }
         if random_kernels == "fitted" and int(self.n_estimators) > 1:
             module, module_params = ClassifierEnsemble, {"n_members": int(self.n_estimators), **module_params}
@@ -702,7 +731,8 @@ class AarenClassifier(
     @classmethod
     def get_test_params(cls, parameter_set: str = "default") -> list[dict[str, Any]]:
         """Tiny configurations for sktime's test suite, seconds to fit (``parameter_set`` is not used;
-        the random kernels in ten dilation slots, one threshold each)."""
+        the random kernels in ten dilation slots, one threshold each; the second with the step's
+        position)."""
         return [
             {
                 "d_model": 8,
@@ -726,6 +756,7 @@ class AarenClassifier(
                 "backbone": "transformer",
                 "validation_fraction": None,
                 "n_random_features": 840,
+                "position_frequencies": 4,
                 "device": "cpu",
                 "random_state": 1,
             },

@@ -1,6 +1,7 @@
 """The torch module behind :class:`~aaren_ts.estimators.classifier.AarenClassifier`.
 
-``input projection -> causal encoder (Aaren or KV-cached Transformer) -> causal readout -> linear head``.
+``input projection (+ position) -> causal encoder (Aaren or KV-cached Transformer) -> causal readout ->
+linear head``.
 
 Everything is causal, so the module gives a class distribution after every time step, and everything
 is a recurrence, so a stream of observations can be consumed chunk by chunk with the same result as
@@ -45,9 +46,25 @@ from aaren_ts.nn.functional import AarenState, aaren_attention, aaren_step
 from aaren_ts.nn.rocket import RandomKernelFeatures
 from aaren_ts.nn.stem import DilatedStem
 
-__all__ = ["READOUTS", "ClassificationLoss", "ClassifierModule", "StepLogits", "StreamState"]
+__all__ = [
+    "READOUTS",
+    "ClassificationLoss",
+    "ClassifierModule",
+    "StepLogits",
+    "StreamState",
+    "position_periods",
+]
 
 READOUTS = ("last", "mean", "attention")
+
+
+def position_periods(length: float, n_frequencies: int) -> tuple[float, ...] | None:
+    """The ``position_periods`` of :class:`ClassifierModule` for series of about ``length`` steps:
+    ``n_frequencies`` periods from twice ``length`` down, each half the one before (the slowest wave
+    rises over the whole series, the fastest repeats every few steps of a long one); ``None`` for 0."""
+    if n_frequencies <= 0:
+        return None
+    return tuple(2.0 * max(float(length), 1.0) * 0.5**k for k in range(int(n_frequencies)))
 
 
 class StreamState(NamedTuple):
@@ -110,6 +127,13 @@ class ClassifierModule(nn.Module):
         ``n_biases``, ``seed``) whose class distribution is mixed with the head's in eval mode, and
         ``prefix_lengths``, the ascending step counts from which each of their linear maps applies;
         ``None``: none.
+    position_periods : sequence of float or None, default=None
+        Periods, in steps, of sines and cosines of each step's index in its series (0 for the first)
+        that a linear map adds to the step's embedding (:meth:`position_embedding`), so that the
+        encoder knows when in a series each step comes; a stream reads the index from the steps it
+        has seen. ``None``: none. (Aaren's learned query weighs a prefix's steps by their contents
+        alone: without it, order reaches the network only through the convolution's few steps and
+        through which prefix each output summarises.)
     """
 
     def __init__(
@@ -122,6 +146,7 @@ class ClassifierModule(nn.Module):
         dilations: Sequence[int] | None = None,
         step_outputs: bool = False,
         random_kernels: dict[str, Any] | None = None,
+        position_periods: Sequence[float] | None = None,
     ) -> None:
         super().__init__()
         if kernel_size < 1:
@@ -161,6 +186,14 @@ class ClassifierModule(nn.Module):
             # class distribution in the mixture (set_head_gains)
             self.register_buffer("head_gain", torch.ones(len(prefixes), dtype=torch.float64))
             self.register_buffer("head_weight", torch.full((len(prefixes),), 0.5, dtype=torch.float64))
+        self.position: nn.Linear | None = None
+        if position_periods is not None:
+            periods = torch.as_tensor(tuple(position_periods), dtype=torch.float64)
+            if periods.ndim != 1 or not len(periods) or not bool((periods > 0).all()):
+                raise ValueError(f"position_periods must be positive numbers, got {position_periods}")
+            # (float64: the angles of a long stream's late steps keep their digits)
+            self.register_buffer("position_frequency", 2.0 * math.pi / periods)
+            self.position = nn.Linear(2 * len(periods), d_model)
         self.encoder = make_encoder(encoder)
         if readout == "attention":
             self.pool_score = nn.Linear(d_model, 1)
@@ -390,7 +423,7 @@ class ClassifierModule(nn.Module):
         """
         if state is None:
             state = self.init_state(x.shape[0], x.device)
-        h, context, full = self._embed(x, mask, state.context)
+        h, context, full = self._embed(x, mask, state.context, state.seen)
         if h.shape[1] == 1 and not self.training and not torch.is_grad_enabled() and bool(mask.all()):
             # one new time point of every stream: the encoder's step (same result, far less overhead)
             y, enc_state = self.encoder.step(h[:, 0], state.encoder)
@@ -414,13 +447,26 @@ class ClassifierModule(nn.Module):
         part = full[:, self.receptive_field - stem :]
         return self.embed(part.transpose(1, 2)).transpose(1, 2)
 
+    def position_embedding(self, steps: torch.Tensor) -> torch.Tensor | float:
+        """What :meth:`encode` adds to the embedding of the steps of index ``steps`` (any shape, 0 for a
+        series' first step): the linear map of the sines and cosines of the steps' angles at each of
+        ``position_periods``, ``(*steps.shape, d_model)``; ``0.0`` without them."""
+        if self.position is None:
+            return 0.0
+        angles = steps.to(torch.float64).unsqueeze(-1) * self.position_frequency
+        waves = torch.cat([torch.sin(angles), torch.cos(angles)], dim=-1)
+        return self.position(waves.to(self.position.weight.dtype))
+
     def _embed(
-        self, x: torch.Tensor, mask: torch.Tensor, context: torch.Tensor
+        self, x: torch.Tensor, mask: torch.Tensor, context: torch.Tensor, seen: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Causal convolution over ``[context, x]`` (returned too); real steps are a prefix of each row
-        of ``x``."""
+        """Causal convolution over ``[context, x]`` (returned too), plus the position of each step
+        after the ``seen`` ``(B,)`` before the chunk; real steps are a prefix of each row of ``x``."""
         full = torch.cat([context.to(x.dtype), x], dim=1)  # (B, k-1+n, C)
         h = self.embed_window(full)  # (B, n, d)
+        if self.position is not None:
+            steps = seen.unsqueeze(1) + torch.arange(x.shape[1], device=x.device)
+            h = h + self.position_embedding(steps).to(h.dtype)
         if self.receptive_field == 1:
             return h, context, full
         n_real = mask.sum(dim=1, keepdim=True)  # the new context ends at the last real step

@@ -230,7 +230,7 @@ class ClassifierStep(nn.Module):
         *readout, context = rest
         xs = ((x - self.channel_mean) / self.channel_scale).to(context.dtype)
         full = torch.cat([context, xs[:, None]], dim=1)  # (B, k, C)
-        h = module.embed_window(full)[:, 0]  # (B, d_model)
+        h = module.embed_window(full)[:, 0] + module.position_embedding(seen)  # (B, d_model)
         y, encoder = StackedEncoder.step(module.encoder, h, _encoder_state(encoder_flat, 1))
         readout = module.readout_step(y, tuple(readout))
         new_scores = []

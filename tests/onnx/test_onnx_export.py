@@ -216,16 +216,25 @@ def test_covariates_stream_as_the_estimator(calibration, tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("readout", "n_random_features", "n_estimators"),
-    [("mean", 10_000, 2), ("last", 10_000, 1), ("attention", 10_000, 1), ("mean", 0, 1)],
+    ("readout", "n_random_features", "n_estimators", "position_frequencies"),
+    # ("auto": the step's position in the network alone, none beside the kernels)
+    [
+        ("mean", 10_000, 2, "auto"),
+        ("last", 10_000, 1, 4),
+        ("attention", 10_000, 1, "auto"),
+        ("mean", 0, 1, "auto"),
+    ],
 )
-def test_classifier_streams_as_the_estimator(readout, n_random_features, n_estimators, tmp_path):
+def test_classifier_streams_as_the_estimator(
+    readout, n_random_features, n_estimators, position_frequencies, tmp_path
+):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 3, 30)).cumsum(axis=2)
     y = np.where(X[:, 0, -1] > 0, "up", "down")
     fitted = AarenClassifier(
         d_model=16, n_heads=2, n_layers=2, d_ff=32, max_epochs=2, readout=readout,
-        n_random_features=n_random_features, n_estimators=n_estimators, random_state=0,
+        n_random_features=n_random_features, n_estimators=n_estimators,
+        position_frequencies=position_frequencies, random_state=0,
     ).fit(X, y)  # fmt: skip
     path = fitted.to_onnx(tmp_path / "clf.onnx")
     # one stream for the long run; many for two chunks (the batched path, across a chunk's end); each
