@@ -10,6 +10,12 @@ and standard deviation over seeds. No test series is read::
 
     python benchmarks/classification_validation.py --data-home $AAREN_TS_DATA --seeds 0 1 2
 
+With ``--aeon-python`` (as in ``classification.py``), aeon's MiniRocket, MultiRocket and
+MultiRocket-Hydra are fitted on the same folds with the same seeds, one thread each, and scored on the
+same held-out series: the peers' validation figures beside the defaults'. (The defaults were chosen on
+folds of these training sets, seeds 0, 1, 2, so on those seeds their figures are optimistic; other
+seeds cut other folds.)
+
 Writes ``classification_validation.md`` and ``.json`` to ``--out`` (default ``benchmarks/results``).
 One thread.
 """
@@ -30,8 +36,11 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import markdown_table, parse_param, results_dir
 from classification import (
+    AEON_PYTHON_ENV,
+    PEERS,
     mixture_parts,
     no_whole_series_floor,
+    run_peers,
     stream_curve,
     streamed_parts,
     whole_series_floors,
@@ -59,14 +68,11 @@ def out_of_fold_accuracy(
     those of no floor) and ``"floor F"`` is the accuracy each floor ``F`` would have given."""
     from contextlib import nullcontext
 
-    from sklearn.model_selection import StratifiedKFold
-
     from aaren_ts import AarenClassifier
 
     y = np.asarray(y)
     right: dict[str, float] = {}
-    folds = StratifiedKFold(n_folds, shuffle=True, random_state=seed)
-    for fit_idx, held_idx in folds.split(np.zeros(len(y)), y):
+    for fit_idx, held_idx in fold_splits(y, seed, n_folds):
         clf = AarenClassifier(**{"random_state": seed, "num_threads": 1, **params})
         with no_whole_series_floor() if floors else nullcontext():
             clf.fit([X[i] for i in fit_idx], y[fit_idx])
@@ -88,7 +94,51 @@ def out_of_fold_accuracy(
     return {key: total / len(y) for key, total in right.items()}
 
 
-def write_report(results: dict[str, dict[int, dict[str, float]]], cpu: dict[str, float], args: Any) -> str:
+def fold_splits(y: np.ndarray, seed: int, n_folds: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The (fitted, held-out) indices of each fold: stratified, shuffled with ``seed``."""
+    from sklearn.model_selection import StratifiedKFold
+
+    folds = StratifiedKFold(n_folds, shuffle=True, random_state=seed)
+    return list(folds.split(np.zeros(len(y)), y))
+
+
+def peers_out_of_fold(
+    data: dict[str, tuple[Sequence[np.ndarray], np.ndarray]],
+    seeds: Sequence[int],
+    n_folds: int,
+    aeon_python: str,
+) -> tuple[dict[str, dict[str, dict[int, float]]], list[str], str]:
+    """Out-of-fold accuracy % of aeon's peers on the folds of :func:`out_of_fold_accuracy`:
+    ``{dataset: {peer: {seed: accuracy}}}``, the worker's notes and aeon's version line."""
+    accuracy: dict[str, dict[str, dict[int, float]]] = {}
+    notes: list[str] = []
+    version = ""
+    for seed in seeds:
+        cuts, held = {}, {}
+        for name, (X, y) in data.items():
+            y = np.asarray(y)
+            for k, (fit_idx, held_idx) in enumerate(fold_splits(y, seed, n_folds)):
+                key = f"{name} fold {k}"
+                cuts[key] = ([X[i] for i in fit_idx], y[fit_idx], [X[i] for i in held_idx], y[held_idx])
+                held[key] = (name, len(held_idx) / len(y))
+        rows, _, seed_notes, version = run_peers(cuts, [seed], list(PEERS), (), aeon_python)
+        notes += seed_notes
+        right: dict[tuple[str, str], list[float]] = {}
+        for key, peer, _, acc, *_ in rows:
+            name, share = held[key]
+            right.setdefault((name, peer), []).append(acc * share)
+        for (name, peer), parts in right.items():
+            if len(parts) == n_folds:  # (a peer that failed on a fold has no figure for this seed)
+                accuracy.setdefault(name, {}).setdefault(peer, {})[seed] = sum(parts)
+    return accuracy, notes, version
+
+
+def write_report(
+    results: dict[str, dict[int, dict[str, float]]],
+    cpu: dict[str, float],
+    args: Any,
+    peers: tuple[dict[str, dict[str, dict[int, float]]], list[str], str] | None = None,
+) -> str:
     """The Markdown report of ``results[dataset][seed][key]`` (accuracy %)."""
     floors = [f"floor {f:g}" for f in args.floors]
     keys = [str(f) for f in args.fractions] + ["kernels alone", "network alone", *floors]
@@ -112,6 +162,7 @@ def write_report(results: dict[str, dict[int, dict[str, float]]], cpu: dict[str,
         f"{' '.join(args.datasets)} --seeds {' '.join(map(str, args.seeds))} --folds {args.folds} "
         f"--fractions {' '.join(map(str, args.fractions))} {params}"
         + (f" --floors {' '.join(f'{f:g}' for f in args.floors)}" if args.floors else "")
+        + (f" --aeon-python ${AEON_PYTHON_ENV}" if peers is not None else "")
     ).strip()
     return "\n".join(
         [
@@ -148,8 +199,46 @@ def write_report(results: dict[str, dict[int, dict[str, float]]], cpu: dict[str,
                 if early
                 else []
             ),
+            *_peer_section(results, peers),
         ]
     )
+
+
+def _peer_section(
+    results: dict[str, dict[int, dict[str, float]]],
+    peers: tuple[dict[str, dict[str, dict[int, float]]], list[str], str] | None,
+) -> list[str]:
+    """The report's lines on aeon's peers fitted on the same folds (none without them)."""
+    if peers is None:
+        return []
+    accuracy, notes, version = peers
+
+    def cell(values: list[float]) -> str:
+        return f"{np.mean(values):.2f} ± {np.std(values):.2f} ({' / '.join(f'{v:.2f}' for v in values)})"
+
+    rows = []
+    for name, by_seed in results.items():
+        seeds = list(by_seed)
+        whole = [by_seed[s]["1.0"] for s in seeds if "1.0" in by_seed[s]]
+        if whole:
+            rows.append([name, "AarenClassifier", cell(whole)])
+        for part in ("kernels alone", "network alone"):
+            values = [by_seed[s][part] for s in seeds if part in by_seed[s]]
+            if values:
+                rows.append([name, f"AarenClassifier, {part}", cell(values)])
+        for peer, peer_seeds in accuracy.get(name, {}).items():
+            values = [peer_seeds[s] for s in seeds if s in peer_seeds]
+            rows.append([name, f"{peer} (aeon)", cell(values) if values else "–"])
+    return [
+        f"aeon's peers ({version or 'not run'}; their defaults, the same seeds, one thread each) fitted on "
+        "the same folds and scored on the same held-out series: out-of-fold accuracy % after the whole "
+        "series, mean ± sd over seeds (each seed's figure in brackets). Peers see each cut's series "
+        "zero-padded to one length.",
+        "",
+        markdown_table(["dataset", "model", "out-of-fold accuracy %"], rows),
+        "",
+        *[f"- {note}" for note in notes],
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -170,14 +259,20 @@ def main(argv: list[str] | None = None) -> int:
         help="also score these floors on the network's weight after the whole series (fitted without one)",
     )
     parser.add_argument("--data-home", default=None)
+    parser.add_argument(
+        "--aeon-python",
+        default=None,
+        help=f"Python with aeon (${AEON_PYTHON_ENV} in classification.py): fit its peers on the same folds",
+    )
     parser.add_argument("--out", default=None, help="results folder (default benchmarks/results)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     results: dict[str, dict[int, dict[str, float]]] = {}
     cpu: dict[str, float] = {}
+    data = {}
     for name in args.datasets:
         kw = {"data_home": args.data_home, "download_if_missing": False, "return_type": "list"}
-        X, y = load_uea(name, "train", **kw)
+        X, y = data[name] = load_uea(name, "train", **kw)
         start = time.process_time()
         results[name] = {}
         for seed in args.seeds:
@@ -187,8 +282,9 @@ def main(argv: list[str] | None = None) -> int:
             results[name][seed] = scores
             print(f"{name} seed={seed}: " + ", ".join(f"{k} {v:.2f}" for k, v in scores.items()), flush=True)
         cpu[name] = time.process_time() - start
+    peers = peers_out_of_fold(data, args.seeds, args.folds, args.aeon_python) if args.aeon_python else None
     out = results_dir(args.out)
-    (out / "classification_validation.md").write_text(write_report(results, cpu, args))
+    (out / "classification_validation.md").write_text(write_report(results, cpu, args, peers))
     (out / "classification_validation.json").write_text(
         json.dumps({"results": results, "cpu_s": cpu}, indent=1)
     )

@@ -16,6 +16,12 @@ offer (:func:`score_lead_rule`): decide at the first step ``t`` where the most p
 the threshold and has been the most probable for at least a fraction of the ``t`` steps seen, a
 consistency that grows with the time seen where ``consecutive_predictions`` counts steps.
 
+With ``--aeon-python`` (as in ``early_classification.py``), aeon's ``TEASER`` and
+``ProbabilityThresholdEarlyClassifier`` (MiniRocket at each classification point, as there) are fitted
+on the same folds with the same seeds and answer the same held-out series (equal-length datasets
+only): their out-of-fold accuracy, earliness and harmonic mean beside those of the classifier's
+default rule.
+
 Writes ``early_validation.md`` and ``early_validation.json`` to ``--out`` (default
 ``benchmarks/results``). One thread.
 """
@@ -33,11 +39,34 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import markdown_table, results_dir
-from early_classification import AAREN_PARAMS, harmonic_mean
+from classification_validation import fold_splits
+from early_classification import AAREN_PARAMS, AEON_MODELS, harmonic_mean, run_aeon
 
 THRESHOLDS = (0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
 CONSECUTIVE = (1, 2, 3, 5)
 LEAD_THRESHOLDS = (0.6, 0.7, 0.75, 0.8, 0.85, 0.9)
+
+
+def aeon_out_of_fold(
+    X: list[np.ndarray], y: np.ndarray, seed: int, n_folds: int, aeon_python: str
+) -> dict[str, tuple[float, float, float]]:
+    """Out-of-fold accuracy, earliness and HM of aeon's early classifiers on the folds of
+    :func:`out_of_fold_staged` (series of one length): ``{model: (accuracy, earliness, HM)}``."""
+    labels = {model: np.empty(len(y), dtype=object) for model in AEON_MODELS}
+    seen = {model: np.empty(len(y)) for model in AEON_MODELS}
+    length = X[0].shape[1]
+    for fit_idx, held_idx in fold_splits(y, seed, n_folds):
+        data = ([X[i] for i in fit_idx], y[fit_idx], [X[i] for i in held_idx], y[held_idx])
+        out = run_aeon(aeon_python, data, seed, "minirocket")["models"]
+        for model in AEON_MODELS:
+            labels[model][held_idx] = out[model]["labels"]
+            seen[model][held_idx] = np.asarray(out[model]["decided_at"]) / length
+    y = np.asarray(y, dtype=str)
+    return {
+        model: (acc, earl, harmonic_mean(acc, earl))
+        for model in AEON_MODELS
+        for acc, earl in [(float(np.mean(labels[model].astype(str) == y)), float(np.mean(seen[model])))]
+    }
 
 
 def out_of_fold_staged(
@@ -45,15 +74,12 @@ def out_of_fold_staged(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Out-of-fold probabilities after every time point: ``(n, T, classes)``, lengths, class codes
     (``params`` override the benchmark's classifier settings)."""
-    from sklearn.model_selection import StratifiedKFold
-
     from aaren_ts import AarenClassifier
 
     lengths = np.array([x.shape[1] for x in X])
     classes = np.unique(y)
     staged = np.zeros((len(X), int(lengths.max()), len(classes)))
-    folds = StratifiedKFold(n_folds, shuffle=True, random_state=seed)
-    for fit_idx, held_idx in folds.split(np.zeros(len(y)), y):
+    for fit_idx, held_idx in fold_splits(y, seed, n_folds):
         settings = {**AAREN_PARAMS, **params}
         clf = AarenClassifier(prefix_weight=prefix_weight, random_state=seed, num_threads=1, **settings)
         clf.fit([X[i] for i in fit_idx], y[fit_idx])
@@ -132,8 +158,15 @@ def main() -> None:
         "--lead-fractions", nargs="*", type=float, default=[], help="also score score_lead_rule"
     )
     parser.add_argument("--data-home", default=None)
+    parser.add_argument(
+        "--aeon-python", default=None, help="Python with aeon: fit its early classifiers on the same folds"
+    )
     parser.add_argument("--out", default=None, help="results folder (default benchmarks/results)")
     args = parser.parse_args()
+    from aaren_ts import AarenClassifier
+
+    default_rule = (AarenClassifier().probability_threshold, AarenClassifier().consecutive_predictions)
+    beside: dict[str, dict[str, list[tuple[float, float, float]]]] = {}  # dataset -> model -> per seed
     torch.set_num_threads(1)
     rules = [(t, c) for t in THRESHOLDS for c in CONSECUTIVE]
     lead_rules = [(t, f) for t in LEAD_THRESHOLDS for f in args.lead_fractions]
@@ -152,6 +185,12 @@ def main() -> None:
                 X, y, seed, args.folds, args.prefix_weight, n_estimators=args.n_estimators
             )
             scores[s] = [score_rule(staged, lengths, codes, t, c)[2] for t, c in rules]
+            if args.aeon_python and len(set(lengths.tolist())) == 1:
+                models = beside.setdefault(name, {})
+                ours = score_rule(staged, lengths, codes, *default_rule)
+                models.setdefault("AarenClassifier.predict_early (default rule)", []).append(ours)
+                for model, figures in aeon_out_of_fold(X, y, seed, args.folds, args.aeon_python).items():
+                    models.setdefault(f"aeon {model}", []).append(figures)
             lead_hm[name][s] = [score_lead_rule(staged, lengths, codes, t, f)[2] for t, f in lead_rules]
             best = rules[int(np.argmax(scores[s]))]
             print(f"{name} seed={seed}: best rule {best}, HM {scores[s].max():.3f}", flush=True)
@@ -164,10 +203,14 @@ def main() -> None:
         cells = [_mean_sd(hm[name][:, r]) for name in args.datasets]
         mean = f"{overall[r]:.3f}"
         rows.append([t, c, *cells, f"**{mean}**" if (t, c) == best else mean])
-    command = "python benchmarks/early_validation.py --data-home $AAREN_TS_DATA " + " ".join(
-        f"--{k.replace('_', '-')} {' '.join(map(str, v)) if isinstance(v, list) else v}"
-        for k, v in vars(args).items()
-        if k not in ("data_home", "out") and v != []
+    command = (
+        "python benchmarks/early_validation.py --data-home $AAREN_TS_DATA "
+        + " ".join(
+            f"--{k.replace('_', '-')} {' '.join(map(str, v)) if isinstance(v, list) else v}"
+            for k, v in vars(args).items()
+            if k not in ("data_home", "out", "aeon_python") and v != []
+        )
+        + (" --aeon-python $AAREN_TS_AEON_PYTHON" if args.aeon_python else "")
     )
     settings = {**AAREN_PARAMS, "n_estimators": args.n_estimators}
     lines = [
@@ -207,10 +250,27 @@ def main() -> None:
             ),
             "",
         ]
+    if beside:
+        aeon_rows = [
+            [name, model, *(_mean_sd(np.array(column)) for column in zip(*figures, strict=True))]
+            for name, models in beside.items()
+            for model, figures in models.items()
+        ]
+        lines += [
+            "aeon's early classifiers (MiniRocket at each classification point) fitted on the same folds "
+            "with the same seeds, answering the same held-out series, beside the classifier's default "
+            f"rule (probability_threshold={default_rule[0]}, consecutive_predictions={default_rule[1]}): "
+            "out-of-fold accuracy, earliness and HM, mean ± sd over seeds (equal-length datasets).",
+            "",
+            markdown_table(["dataset", "model", "accuracy", "earliness", "HM"], aeon_rows),
+            "",
+        ]
     out_dir = results_dir(args.out)
     path = out_dir / "early_validation.md"
     path.write_text("\n".join(lines))
     saved = {"rules": rules, "hm": {k: v.tolist() for k, v in hm.items()}, "best": best, "command": command}
+    if beside:
+        saved["beside"] = beside
     if lead_rules:
         saved["lead_rules"], saved["lead_hm"] = lead_rules, {k: v.tolist() for k, v in lead_hm.items()}
     (out_dir / "early_validation.json").write_text(json.dumps(saved))

@@ -244,3 +244,62 @@ def test_validation_scores_every_training_series_once_and_no_test_series(
     assert "| BasicMotions |" in report and "--param max_epochs=2" in report and "--floors 0 1" in report
     kernels_early = f"{scores['kernels alone 0.25']:.2f} ± 0.00 | {scores['kernels alone 0.5']:.2f} ± 0.00 |"
     assert f"| BasicMotions | kernels alone | {kernels_early}" in report
+
+
+def test_peers_are_scored_on_the_folds_the_classifier_is_scored_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(0)
+    X = [rng.normal(size=(2, int(n))) for n in rng.integers(9, 15, size=30)]
+    y = np.repeat(np.array(["a", "b", "c"]), 10)
+    seen: list[dict] = []
+
+    def aeon_worker(cuts, seeds, peers, fractions, aeon_python):
+        """Stands in for the aeon subprocess: 'MiniRocket' answers the held-out fold's first class."""
+        seen.append(cuts)
+        rows = []
+        for key, (_, _, _, y_held) in cuts.items():
+            for peer in peers:
+                if peer == "MultiRocket" and key.endswith("fold 1"):
+                    continue  # (it failed on this fold)
+                acc = 100.0 * float(np.mean(y_held == y_held[0]))
+                rows.append([key, peer, seeds[0], acc, 0.1, 0.1, 0.0, 0.0])
+        return rows, [], ["MultiRocket failed on fold 1"], "aeon 0"
+
+    monkeypatch.setattr(classification_validation, "run_peers", aeon_worker)
+    accuracy, notes, version = classification_validation.peers_out_of_fold({"toy": (X, y)}, [4, 5], 3, "py")
+    assert version == "aeon 0" and len(notes) == 2
+    for seed, cuts in zip((4, 5), seen, strict=True):
+        folds = classification_validation.fold_splits(y, seed, 3)
+        held = np.concatenate([f[1] for f in folds])
+        assert sorted(held.tolist()) == list(range(30))  # every series held out once
+        for k, (fit_idx, held_idx) in enumerate(folds):
+            X_fit, y_fit, X_held, y_held = cuts[f"toy fold {k}"]
+            assert np.array_equal(y_held, y[held_idx]) and np.array_equal(y_fit, y[fit_idx])
+            assert all(a is X[i] for a, i in zip(X_held, held_idx, strict=True))
+            assert all(a is X[i] for a, i in zip(X_fit, fit_idx, strict=True))
+        expected = sum(100.0 * np.mean(y[h] == y[h][0]) * len(h) / 30 for _, h in folds)
+        assert accuracy["toy"]["MiniRocket"][seed] == pytest.approx(expected)
+    assert "MultiRocket" not in accuracy["toy"]  # a peer missing a fold has no figure
+
+
+def test_early_peers_answer_the_held_out_series_of_the_same_folds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stand-in for aeon's subprocess: TEASER answers class "a" after 5 of the 20 steps, the other
+    the true class at the end; every series is held out once and pooled, as the classifier's are."""
+    rng = np.random.default_rng(1)
+    X = [rng.normal(size=(1, 20)) for _ in range(24)]
+    y = np.repeat(np.array(["a", "b"]), 12)
+    held_out: list[np.ndarray] = []
+
+    def aeon_worker(aeon_python, data, seed, base):
+        _, _, X_held, y_held = data
+        held_out.append(np.array([next(i for i, x in enumerate(X) if x is s) for s in X_held]))
+        teaser = {"labels": ["a"] * len(y_held), "decided_at": [5] * len(y_held)}
+        other = {"labels": list(y_held), "decided_at": [20] * len(y_held)}
+        return {"models": {"TEASER": teaser, "ProbabilityThresholdEarlyClassifier": other}}
+
+    monkeypatch.setattr(early_validation, "run_aeon", aeon_worker)
+    figures = early_validation.aeon_out_of_fold(X, y, 3, 4, "py")
+    assert sorted(np.concatenate(held_out).tolist()) == list(range(24))
+    folds = classification_validation.fold_splits(y, 3, 4)
+    assert all(np.array_equal(a, b) for a, (_, b) in zip(held_out, folds, strict=True))
+    assert figures["TEASER"] == pytest.approx((0.5, 0.25, early_validation.harmonic_mean(0.5, 0.25)))
+    assert figures["ProbabilityThresholdEarlyClassifier"][:2] == pytest.approx((1.0, 1.0))
