@@ -47,6 +47,8 @@ from classification import (
 )
 
 DATASETS = ("UWaveGestureLibrary", "JapaneseVowels", "BasicMotions")
+#: The report's name for MiniRocket trained and scored on a fraction of each series.
+PER_PREFIX = "MiniRocket trained per prefix"
 FRACTIONS = (0.25, 0.5, 1.0)
 
 
@@ -107,9 +109,12 @@ def peers_out_of_fold(
     seeds: Sequence[int],
     n_folds: int,
     aeon_python: str,
+    fractions: Sequence[float] = (),
 ) -> tuple[dict[str, dict[str, dict[int, float]]], list[str], str]:
     """Out-of-fold accuracy % of aeon's peers on the folds of :func:`out_of_fold_accuracy`:
-    ``{dataset: {peer: {seed: accuracy}}}``, the worker's notes and aeon's version line."""
+    ``{dataset: {peer: {seed: accuracy}}}``, the worker's notes and aeon's version line. With
+    ``fractions``, also MiniRocket trained and scored on that fraction of each series (peer
+    ``f"{PER_PREFIX} {fraction}"``)."""
     accuracy: dict[str, dict[str, dict[int, float]]] = {}
     notes: list[str] = []
     version = ""
@@ -121,12 +126,15 @@ def peers_out_of_fold(
                 key = f"{name} fold {k}"
                 cuts[key] = ([X[i] for i in fit_idx], y[fit_idx], [X[i] for i in held_idx], y[held_idx])
                 held[key] = (name, len(held_idx) / len(y))
-        rows, _, seed_notes, version = run_peers(cuts, [seed], list(PEERS), (), aeon_python)
+        rows, curve, seed_notes, version = run_peers(cuts, [seed], list(PEERS), tuple(fractions), aeon_python)
         notes += seed_notes
         right: dict[tuple[str, str], list[float]] = {}
         for key, peer, _, acc, *_ in rows:
             name, share = held[key]
             right.setdefault((name, peer), []).append(acc * share)
+        for key, _, _, fraction, acc in curve:
+            name, share = held[key]
+            right.setdefault((name, f"{PER_PREFIX} {fraction}"), []).append(acc * share)
         for (name, peer), parts in right.items():
             if len(parts) == n_folds:  # (a peer that failed on a fold has no figure for this seed)
                 accuracy.setdefault(name, {}).setdefault(peer, {})[seed] = sum(parts)
@@ -156,14 +164,17 @@ def write_report(
         for name, by_seed in results.items()
         for part in ("classifier", "kernels alone", "network alone")
     ]
-    params = " ".join(f"--param {k}={json.dumps(v)}" for k, v in args.param)
-    command = (
-        f"python benchmarks/classification_validation.py --data-home $AAREN_TS_DATA --datasets "
-        f"{' '.join(args.datasets)} --seeds {' '.join(map(str, args.seeds))} --folds {args.folds} "
-        f"--fractions {' '.join(map(str, args.fractions))} {params}"
-        + (f" --floors {' '.join(f'{f:g}' for f in args.floors)}" if args.floors else "")
-        + (f" --aeon-python ${AEON_PYTHON_ENV}" if peers is not None else "")
-    ).strip()
+    command = " ".join(
+        [
+            "python benchmarks/classification_validation.py --data-home $AAREN_TS_DATA --datasets",
+            *args.datasets,
+            f"--seeds {' '.join(map(str, args.seeds))} --folds {args.folds}",
+            f"--fractions {' '.join(map(str, args.fractions))}",
+            *(f"--param {k}={json.dumps(v)}" for k, v in args.param),
+            *([f"--floors {' '.join(f'{f:g}' for f in args.floors)}"] if args.floors else []),
+            *([f"--aeon-python ${AEON_PYTHON_ENV}"] if peers is not None else []),
+        ]
+    )
     return "\n".join(
         [
             "# AarenClassifier on validation data cut from the training sets",
@@ -216,7 +227,9 @@ def _peer_section(
     def cell(values: list[float]) -> str:
         return f"{np.mean(values):.2f} ± {np.std(values):.2f} ({' / '.join(f'{v:.2f}' for v in values)})"
 
-    rows = []
+    per_prefix_peers = {p for by_peer in accuracy.values() for p in by_peer if p.startswith(PER_PREFIX)}
+    early = sorted(float(p.rsplit(" ", 1)[1]) for p in per_prefix_peers)
+    rows, early_rows = [], []
     for name, by_seed in results.items():
         seeds = list(by_seed)
         whole = [by_seed[s]["1.0"] for s in seeds if "1.0" in by_seed[s]]
@@ -226,9 +239,18 @@ def _peer_section(
             values = [by_seed[s][part] for s in seeds if part in by_seed[s]]
             if values:
                 rows.append([name, f"AarenClassifier, {part}", cell(values)])
-        for peer, peer_seeds in accuracy.get(name, {}).items():
-            values = [peer_seeds[s] for s in seeds if s in peer_seeds]
+        by_peer = accuracy.get(name, {})
+        for peer in PEERS:
+            values = [by_peer[peer][s] for s in seeds if s in by_peer.get(peer, {})]
             rows.append([name, f"{peer} (aeon)", cell(values) if values else "–"])
+        if early:
+            streamed = [[by_seed[s].get(str(f)) for s in seeds] for f in early]
+            per_prefix = [[by_peer.get(f"{PER_PREFIX} {f}", {}).get(s) for s in seeds] for f in early]
+            for model, table in zip(
+                ("AarenClassifier, streamed", f"{PER_PREFIX} (aeon)"), (streamed, per_prefix), strict=True
+            ):
+                figures = [[v for v in values if v is not None] for values in table]
+                early_rows.append([name, model, *(cell(v) if v else "–" for v in figures)])
     return [
         f"aeon's peers ({version or 'not run'}; their defaults, the same seeds, one thread each) fitted on "
         "the same folds and scored on the same held-out series: out-of-fold accuracy % after the whole "
@@ -237,6 +259,21 @@ def _peer_section(
         "",
         markdown_table(["dataset", "model", "out-of-fold accuracy %"], rows),
         "",
+        *(
+            [
+                "Early answers on the same held-out series: the classifier streamed through each, against "
+                "MiniRocket trained and scored anew on that fraction of every series of the same folds "
+                "(one model per fraction): accuracy % after each fraction.",
+                "",
+                markdown_table(
+                    ["dataset", "model", *[f"after {f:g}" for f in early]],
+                    early_rows,
+                ),
+                "",
+            ]
+            if early_rows
+            else []
+        ),
         *[f"- {note}" for note in notes],
     ]
 
@@ -282,7 +319,10 @@ def main(argv: list[str] | None = None) -> int:
             results[name][seed] = scores
             print(f"{name} seed={seed}: " + ", ".join(f"{k} {v:.2f}" for k, v in scores.items()), flush=True)
         cpu[name] = time.process_time() - start
-    peers = peers_out_of_fold(data, args.seeds, args.folds, args.aeon_python) if args.aeon_python else None
+    peers = None
+    if args.aeon_python:
+        early = [f for f in args.fractions if f < 1.0]
+        peers = peers_out_of_fold(data, args.seeds, args.folds, args.aeon_python, early)
     out = results_dir(args.out)
     (out / "classification_validation.md").write_text(write_report(results, cpu, args, peers))
     (out / "classification_validation.json").write_text(

@@ -255,17 +255,20 @@ def test_peers_are_scored_on_the_folds_the_classifier_is_scored_on(monkeypatch: 
     def aeon_worker(cuts, seeds, peers, fractions, aeon_python):
         """Stands in for the aeon subprocess: 'MiniRocket' answers the held-out fold's first class."""
         seen.append(cuts)
-        rows = []
+        rows, curve = [], []
         for key, (_, _, _, y_held) in cuts.items():
             for peer in peers:
                 if peer == "MultiRocket" and key.endswith("fold 1"):
                     continue  # (it failed on this fold)
                 acc = 100.0 * float(np.mean(y_held == y_held[0]))
                 rows.append([key, peer, seeds[0], acc, 0.1, 0.1, 0.0, 0.0])
-        return rows, [], ["MultiRocket failed on fold 1"], "aeon 0"
+            curve += [[key, "MiniRocket (trained per prefix)", seeds[0], f, 100.0 * f] for f in fractions]
+        return rows, curve, ["MultiRocket failed on fold 1"], "aeon 0"
 
     monkeypatch.setattr(classification_validation, "run_peers", aeon_worker)
-    accuracy, notes, version = classification_validation.peers_out_of_fold({"toy": (X, y)}, [4, 5], 3, "py")
+    accuracy, notes, version = classification_validation.peers_out_of_fold(
+        {"toy": (X, y)}, [4, 5], 3, "py", (0.25, 0.5)
+    )
     assert version == "aeon 0" and len(notes) == 2
     for seed, cuts in zip((4, 5), seen, strict=True):
         folds = classification_validation.fold_splits(y, seed, 3)
@@ -279,6 +282,14 @@ def test_peers_are_scored_on_the_folds_the_classifier_is_scored_on(monkeypatch: 
         expected = sum(100.0 * np.mean(y[h] == y[h][0]) * len(h) / 30 for _, h in folds)
         assert accuracy["toy"]["MiniRocket"][seed] == pytest.approx(expected)
     assert "MultiRocket" not in accuracy["toy"]  # a peer missing a fold has no figure
+    per_prefix = classification_validation.PER_PREFIX
+    assert accuracy["toy"][f"{per_prefix} 0.25"] == pytest.approx({4: 25.0, 5: 25.0})
+    by_seed = {s: {"0.25": 60.0, "0.5": 70.0, "1.0": 90.0} for s in (4, 5)}
+    section = "\n".join(classification_validation._peer_section({"toy": by_seed}, (accuracy, notes, version)))
+    assert "| toy | AarenClassifier | 90.00 ± 0.00 (90.00 / 90.00) |" in section
+    both = "25.00 ± 0.00 (25.00 / 25.00) | 50.00 ± 0.00 (50.00 / 50.00)"
+    assert f"| toy | {per_prefix} (aeon) | {both} |" in section
+    assert "| toy | MultiRocket (aeon) | – |" in section
 
 
 def test_early_peers_answer_the_held_out_series_of_the_same_folds(monkeypatch: pytest.MonkeyPatch) -> None:
