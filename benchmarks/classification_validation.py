@@ -326,7 +326,7 @@ def main(argv: list[str] | None = None) -> int:
     out = results_dir(args.out)
     (out / "classification_validation.md").write_text(write_report(results, cpu, args, peers))
     (out / "classification_validation.json").write_text(
-        json.dumps({"results": results, "cpu_s": cpu}, indent=1)
+        json.dumps({"results": results, "cpu_s": cpu, "peers": peers[0] if peers else None}, indent=1)
     )
     print(f"wrote {out / 'classification_validation.md'}")
     return 0
