@@ -62,11 +62,11 @@ def aeon_out_of_fold(
             labels[model][held_idx] = out[model]["labels"]
             seen[model][held_idx] = np.asarray(out[model]["decided_at"]) / length
     y = np.asarray(y, dtype=str)
-    return {
-        model: (acc, earl, harmonic_mean(acc, earl))
-        for model in AEON_MODELS
-        for acc, earl in [(float(np.mean(labels[model].astype(str) == y)), float(np.mean(seen[model])))]
-    }
+    figures = {}
+    for model in AEON_MODELS:
+        accuracy, earliness = float(np.mean(labels[model].astype(str) == y)), float(np.mean(seen[model]))
+        figures[model] = (accuracy, earliness, harmonic_mean(accuracy, earliness))
+    return figures
 
 
 def out_of_fold_staged(
@@ -165,7 +165,8 @@ def main() -> None:
     args = parser.parse_args()
     from aaren_ts import AarenClassifier
 
-    default_rule = (AarenClassifier().probability_threshold, AarenClassifier().consecutive_predictions)
+    defaults = AarenClassifier()
+    default_rule = (defaults.probability_threshold, defaults.consecutive_predictions)
     beside: dict[str, dict[str, list[tuple[float, float, float]]]] = {}  # dataset -> model -> per seed
     torch.set_num_threads(1)
     rules = [(t, c) for t in THRESHOLDS for c in CONSECUTIVE]
