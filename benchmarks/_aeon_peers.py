@@ -109,7 +109,7 @@ def run(task: dict) -> dict:
         name = entry["name"]
         X_train, X_test = _pad_pair(data)
         y_train, y_test = data["y_train"], data["y_test"]
-        for seed in task["seeds"]:
+        for seed in entry.get("seeds", task["seeds"]):  # a resampled split: its own seed
             for peer in task["peers"]:
                 try:
                     clf = _make(peer, seed)

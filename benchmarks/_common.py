@@ -1,4 +1,5 @@
-"""Small helpers shared by the benchmark scripts: timing, result folder, Markdown tables, parameters."""
+"""Small helpers shared by the benchmark scripts: timing, result folder, Markdown tables, parameters,
+the archive's splits redrawn."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from aaren_ts.jobs._common import parse_param  # the command line's own, one reading of NAME=VALUE
@@ -98,3 +100,68 @@ def trained_networks(forecaster: object) -> str:
     networks = " ".join(f"{loss}/{start}" for loss, start in pairs)
     share = float(getattr(forecaster, "linear_share_", 0.0))
     return networks + (f" + linear {share:.1f}" if share > 0 else "")
+
+
+def resample_split(
+    X_train: list, y_train: np.ndarray, X_test: list, y_test: np.ndarray, resample: int
+) -> tuple[list, np.ndarray, list, np.ndarray]:
+    """The archive's train/test split redrawn, as the UEA/UCR bake-offs report accuracy over resamples.
+
+    Train and test are pooled and, for each class, as many of its series as the archive's train part
+    holds are drawn into train at random (``resample`` seeds the draw), the others into test, so the
+    sizes and class counts of both parts stay the archive's. ``resample=0`` is the archive's split
+    itself. Each part keeps the pooled order (train series first).
+
+    Parameters
+    ----------
+    X_train, X_test : list
+        The series of each part (any per-series objects; they are not copied).
+    y_train, y_test : array-like of shape (n_train,) and (n_test,)
+        Their labels.
+    resample : int
+        Which resample (``>= 0``).
+
+    Returns
+    -------
+    X_train, y_train, X_test, y_test
+    """
+    y_train, y_test = np.asarray(y_train), np.asarray(y_test)
+    if resample < 0:
+        raise ValueError(f"resample must be >= 0, got {resample}")
+    if resample == 0:
+        return list(X_train), y_train, list(X_test), y_test
+    X, y = [*X_train, *X_test], np.concatenate([y_train, y_test])
+    rng = np.random.default_rng(resample)
+    labels, counts = np.unique(y_train, return_counts=True)
+    drawn = [
+        rng.choice(np.flatnonzero(y == c), size=n, replace=False) for c, n in zip(labels, counts, strict=True)
+    ]
+    train = np.zeros(len(y), dtype=bool)
+    train[np.concatenate(drawn)] = True
+    test = ~train
+    return [X[i] for i in np.flatnonzero(train)], y[train], [X[i] for i in np.flatnonzero(test)], y[test]
+
+
+def paired_differences(rows: list, model: str, baseline: str) -> dict[str, dict[str, float]]:
+    """Per dataset, ``baseline``'s score minus ``model``'s, paired by seed (the seeds both ran), from
+    rows ``[dataset, model, seed, score, ...]``: the mean difference, its standard error
+    (``sd / sqrt(n)``, ``ddof=1``), the number of seeds and the seeds on which ``baseline`` was
+    better, equal and worse. Datasets with fewer than two such seeds are left out."""
+    score = {(r[0], r[1], r[2]): r[3] for r in rows}
+    out = {}
+    for name in sorted({r[0] for r in rows}):
+        seeds = sorted(
+            seed for (n, m, seed) in score if (n, m) == (name, model) and (name, baseline, seed) in score
+        )
+        if len(seeds) < 2:
+            continue
+        diff = np.array([score[(name, baseline, s)] - score[(name, model, s)] for s in seeds])
+        out[name] = {
+            "mean": float(diff.mean()),
+            "se": float(diff.std(ddof=1) / np.sqrt(len(diff))),
+            "n": len(diff),
+            "wins": int(np.sum(diff > 1e-9)),
+            "ties": int(np.sum(np.abs(diff) <= 1e-9)),
+            "losses": int(np.sum(diff < -1e-9)),
+        }
+    return out

@@ -15,6 +15,13 @@ BasicMotions; the others are listed with the paper's figure and marked as not ru
   tested on the same prefixes (one model per fraction: what a non-streaming classifier must do);
 * the cost of one streaming step at short and long history (``--skip-streaming`` leaves it out).
 
+Every seed is scored on the archive's TRAIN/TEST split, or, with ``--resample``, seed ``s`` on the
+split's resample ``s`` (TRAIN and TEST pooled and redrawn with TRAIN's class counts; resample 0 is
+the archive's split), as the UEA bake-offs report accuracy over resamples: one test split of a few
+hundred series ranks classifiers a point apart by chance. With two seeds or more the report pairs
+each peer with AarenClassifier seed by seed (the mean difference, its standard error, wins and
+losses).
+
 aeon 1.x needs an older numpy than this project's environment, so it gets its own virtual
 environment (MultiRocket-Hydra also needs PyTorch there; the CPU build is enough)::
 
@@ -54,7 +61,7 @@ from typing import Any
 import numpy as np
 import torch
 from _aeon_peers import PEERS, prefix_lengths
-from _common import parse_param
+from _common import paired_differences, parse_param, resample_split
 
 from aaren_ts.datasets import list_datasets
 from aaren_ts.datasets.reference import PAPER_ACCURACY
@@ -78,6 +85,12 @@ def _load(name: str, data_home: str | None) -> tuple[list, np.ndarray, list, np.
     X_train, y_train = load_uea(name, "train", **kw)
     X_test, y_test = load_uea(name, "test", **kw)
     return X_train, y_train, X_test, y_test
+
+
+def split_for(data: tuple, seed: int, resample: bool) -> tuple:
+    """The split seed ``seed`` is scored on: ``data`` (the archive's), or with ``resample`` its
+    resample ``seed`` (:func:`_common.resample_split`)."""
+    return resample_split(*data, seed) if resample else data
 
 
 def _timed(call: Callable[[], Any]) -> tuple[Any, float, float]:
@@ -192,17 +205,23 @@ def no_whole_series_floor() -> Any:
 
 
 def run_aaren(
-    datasets: dict[str, tuple], seeds: list[int], params: dict[str, Any], fractions: tuple, transformer: bool
+    datasets: dict[str, tuple],
+    seeds: list[int],
+    params: dict[str, Any],
+    fractions: tuple,
+    transformer: bool,
+    resample: bool = False,
 ) -> tuple[list, list, list[str], list]:
-    """Fit and score AarenClassifier (and its Transformer twin, when asked) on every dataset and seed;
-    ``parts``: per dataset and seed, the test accuracy of the classifier, its kernels and its network
-    (:func:`mixture_parts`)."""
+    """Fit and score AarenClassifier (and its Transformer twin, when asked) on every dataset and seed
+    (on the split :func:`split_for` gives); ``parts``: per dataset and seed, the test accuracy of the
+    classifier, its kernels and its network (:func:`mixture_parts`)."""
     from aaren_ts import AarenClassifier
 
     rows, curve, notes, parts = [], [], [], []
     variants = {AAREN: {}} | ({f"{AAREN}(transformer)": {"backbone": "transformer"}} if transformer else {})
-    for name, (X_train, y_train, X_test, y_test) in datasets.items():
+    for name, data in datasets.items():
         for seed in seeds:
+            X_train, y_train, X_test, y_test = split_for(data, seed, resample)
             for label, extra in variants.items():
                 clf = AarenClassifier(random_state=seed, **{**params, **extra})
                 try:
@@ -237,34 +256,51 @@ def run_aaren(
     return rows, curve, notes, parts
 
 
-def _export(datasets: dict[str, tuple], folder: Path) -> list[dict[str, str]]:
-    """Write each dataset as an .npz the aeon worker reads: NaN-padded arrays, lengths, labels."""
-    entries = []
-    for name, (X_train, y_train, X_test, y_test) in datasets.items():
-        arrays = {}
-        for part, X, y in (("train", X_train, y_train), ("test", X_test, y_test)):
-            lengths = np.array([x.shape[1] for x in X])
-            values = np.full((len(X), X[0].shape[0], lengths.max()), np.nan)
-            for i, x in enumerate(X):
-                values[i, :, : x.shape[1]] = x
-            arrays |= {f"X_{part}": values, f"len_{part}": lengths, f"y_{part}": np.asarray(y, dtype=str)}
-        path = folder / f"{name}.npz"
-        np.savez(path, **arrays)
-        entries.append({"name": name, "path": str(path)})
+def _export_split(data: tuple, path: Path) -> None:
+    """Write one split as an .npz the aeon worker reads: NaN-padded arrays, lengths, labels."""
+    X_train, y_train, X_test, y_test = data
+    arrays = {}
+    for part, X, y in (("train", X_train, y_train), ("test", X_test, y_test)):
+        lengths = np.array([x.shape[1] for x in X])
+        values = np.full((len(X), X[0].shape[0], lengths.max()), np.nan)
+        for i, x in enumerate(X):
+            values[i, :, : x.shape[1]] = x
+        arrays |= {f"X_{part}": values, f"len_{part}": lengths, f"y_{part}": np.asarray(y, dtype=str)}
+    np.savez(path, **arrays)
+
+
+def _export(
+    datasets: dict[str, tuple], seeds: list[int], folder: Path, resample: bool = False
+) -> list[dict[str, Any]]:
+    """The aeon worker's entries: each dataset's split written once for all ``seeds``, or with
+    ``resample`` each seed's resample written for that seed alone."""
+    entries: list[dict[str, Any]] = []
+    for name, data in datasets.items():
+        for group in [[seed] for seed in seeds] if resample else [list(seeds)]:
+            path = folder / (f"{name}_{group[0]}.npz" if resample else f"{name}.npz")
+            _export_split(split_for(data, group[0], resample), path)
+            entries.append({"name": name, "path": str(path), "seeds": group})
     return entries
 
 
 def run_peers(
-    datasets: dict[str, tuple], seeds: list[int], peers: list[str], fractions: tuple, aeon_python: str | None
+    datasets: dict[str, tuple],
+    seeds: list[int],
+    peers: list[str],
+    fractions: tuple,
+    aeon_python: str | None,
+    resample: bool = False,
 ) -> tuple[list, list, list[str], str]:
-    """Run aeon's classifiers in aeon's Python; returns rows, curve rows, notes and aeon's version line."""
+    """Run aeon's classifiers in aeon's Python, on the splits :func:`split_for` gives; returns rows,
+    curve rows, notes and aeon's version line."""
     if not peers:
         return [], [], [], ""
     if not aeon_python:
         return [], [], [f"aeon peers skipped: no aeon Python given (--aeon-python or ${AEON_PYTHON_ENV})"], ""
     with tempfile.TemporaryDirectory(prefix="aaren_ts_peers_") as tmp:
         folder = Path(tmp)
-        task = {"datasets": _export(datasets, folder), "seeds": seeds, "peers": peers, "fractions": fractions}
+        entries = _export(datasets, seeds, folder, resample)
+        task = {"datasets": entries, "seeds": seeds, "peers": peers, "fractions": fractions}
         (folder / "task.json").write_text(json.dumps(task))
         env = {**os.environ, **ONE_THREAD}
         command = [aeon_python, str(WORKER), str(folder / "task.json"), str(folder / "result.json")]
@@ -390,8 +426,13 @@ def write_report(
     ran = {r[0] for r in rows}
     peer_models = [m for m in PEERS if any(k[1] == m for k in summary)]
     params = context["params"]
+    split = (
+        "resamples of TRAIN+TEST with TRAIN's class counts, seed s on resample s (0: the archive's split)"
+        if context.get("resample")
+        else "archive TRAIN/TEST split"
+    )
     lines = [
-        "# AarenClassifier against aeon's convolution classifiers (UEA, archive TRAIN/TEST split)",
+        f"# AarenClassifier against aeon's convolution classifiers (UEA, {split})",
         "",
         f"Command: `{_portable(context['command'])}`",
         "",
@@ -420,6 +461,7 @@ def write_report(
             f"| {name} | {model} | {s['mean']:.2f} ± {s['sd']:.2f} | {s['n']} | {s['fit_cpu']:.1f} | "
             f"{s['fit_wall']:.1f} | {s['pred_cpu']:.2f} | {s['pred_wall']:.2f} |"
         )
+    lines += _paired_lines(rows, bool(context.get("resample")))
     if curves:
         fractions = sorted({r[3] for r in curve})
         lines += [
@@ -467,6 +509,31 @@ def write_report(
     if curves:
         _plot_curve(curves, RESULTS / f"{output}_curve.png")
     return report
+
+
+def _paired_lines(rows: list, resample: bool) -> list[str]:
+    """The section pairing each peer with AarenClassifier seed by seed (two seeds or more)."""
+    table = []
+    for model in [m for m in PEERS if any(r[1] == m for r in rows)]:
+        for name, d in paired_differences(rows, model, AAREN).items():
+            table.append(
+                f"| {name} | {model} | {d['mean']:+.2f} ± {d['se']:.2f} | {d['n']} | "
+                f"{d['wins']} / {d['ties']} / {d['losses']} |"
+            )
+    if not table:
+        return []
+    each = "each seed on its own resample of the split" if resample else "every seed on the same split"
+    return [
+        "",
+        f"## {AAREN} against each peer, paired by seed",
+        "",
+        f"{AAREN}'s test accuracy minus the peer's on the same split ({each}), in points: the mean "
+        "over seeds ± its standard error, and the seeds on which it was better / equal / worse.",
+        "",
+        "| dataset | peer | difference (points) | seeds | better / equal / worse |",
+        "|---|---|---|---|---|",
+        *table,
+    ]
 
 
 def _parts_lines(parts: list) -> list[str]:
@@ -596,6 +663,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fractions", nargs="+", type=float, default=list(FRACTIONS))
     parser.add_argument("--transformer", action="store_true", help="also the Transformer backbone")
     parser.add_argument("--skip-streaming", action="store_true", help="no streaming-cost section")
+    parser.add_argument(
+        "--resample",
+        action="store_true",
+        help="seed s on resample s of TRAIN+TEST (TRAIN's class counts; 0: the archive's split)",
+    )
     parser.add_argument("--quick", action="store_true", help="BasicMotions, seed 0, 5 epochs: a smoke run")
     parser.add_argument("--output", default="classification", help="base name of the result files")
     args = parser.parse_args(argv)
@@ -609,9 +681,11 @@ def main(argv: list[str] | None = None) -> int:
     peers = [] if args.skip_peers else args.peers
     fractions = tuple(sorted(args.fractions))
     peer_rows, peer_curve, peer_notes, aeon_version = run_peers(
-        datasets, args.seeds, peers, fractions, args.aeon_python
+        datasets, args.seeds, peers, fractions, args.aeon_python, args.resample
     )
-    rows, curve, aaren_notes, parts = run_aaren(datasets, args.seeds, params, fractions, args.transformer)
+    rows, curve, aaren_notes, parts = run_aaren(
+        datasets, args.seeds, params, fractions, args.transformer, args.resample
+    )
     stream_rows = [] if args.skip_streaming else run_streaming(args.data_home)
     command = "python benchmarks/classification.py " + " ".join(argv if argv is not None else sys.argv[1:])
     context = {
@@ -620,6 +694,7 @@ def main(argv: list[str] | None = None) -> int:
         "aeon": aeon_version,
         "missing": missing,
         "parts": parts,
+        "resample": args.resample,
     }
     report = write_report(
         rows + peer_rows,

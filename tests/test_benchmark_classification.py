@@ -17,6 +17,7 @@ BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))
 
 import _aeon_peers  # noqa: E402
+import _common  # noqa: E402
 import classification  # noqa: E402
 import classification_validation  # noqa: E402
 import early_validation  # noqa: E402
@@ -96,6 +97,79 @@ def test_early_report_summarises_the_seeds() -> None:
         "AarenClassifier.predict_early", "0.700 ± 0.100", "0.100 ± 0.000", "0.700 ± 0.100", "0.800 / 0.600"
     ]  # fmt: skip
     assert rows[1].split(" | ")[1] == "aeon TEASER" and "0.900 / 0.700" in rows[1]
+    # paired by seed: ours minus TEASER's HM, -0.1 on both seeds
+    paired = "\n".join(early_classification._paired([run("A", 0, 0.8, 0.9), run("A", 1, 0.6, 0.7)]))
+    assert "| A | aeon TEASER | -0.100 ± 0.000 | 2 | 0 / 0 / 2 |" in paired
+    assert early_classification._paired([run("A", 0, 0.8, 0.9)]) == []
+
+
+def test_resample_split_keeps_the_archive_s_sizes_and_class_counts() -> None:
+    rng = np.random.default_rng(0)
+    X_train = [rng.normal(size=(2, n)) for n in rng.integers(5, 9, size=12)]
+    X_test = [rng.normal(size=(2, n)) for n in rng.integers(5, 9, size=20)]
+    y_train, y_test = np.array(list("aaaabbbbbbcc")), np.array(list("ab" * 8 + "cccc"))
+    same = _common.resample_split(X_train, y_train, X_test, y_test, 0)
+    assert same[0] == X_train and same[2] == X_test  # resample 0: the archive's split, in order
+    assert same[1].tolist() == y_train.tolist() and same[3].tolist() == y_test.tolist()
+    seen = set()
+    for resample in (1, 2, 3):
+        Xa, ya, Xb, yb = _common.resample_split(X_train, y_train, X_test, y_test, resample)
+        assert len(Xa) == 12 and len(Xb) == 20
+        assert sorted(ya.tolist()) == sorted(y_train.tolist())  # the archive's class counts in train
+        assert sorted([*ya, *yb]) == sorted([*y_train, *y_test])
+        pooled = [*X_train, *X_test]
+        ids = [next(i for i, x in enumerate(pooled) if x is s) for s in [*Xa, *Xb]]
+        assert sorted(ids) == list(range(32))  # every series once, the same objects
+        labels = np.concatenate([y_train, y_test])
+        assert labels[ids[:12]].tolist() == ya.tolist() and labels[ids[12:]].tolist() == yb.tolist()
+        again = _common.resample_split(X_train, y_train, X_test, y_test, resample)
+        assert all(a is b for a, b in zip(again[0], Xa, strict=True))  # a seed draws one split
+        seen.add(tuple(ids[:12]))
+    assert len(seen) == 3  # different resamples draw different splits
+    with pytest.raises(ValueError, match="resample"):
+        _common.resample_split(X_train, y_train, X_test, y_test, -1)
+
+
+def test_paired_differences_pair_the_seeds_both_ran() -> None:
+    rows = [["A", "ours", s, a] for s, a in ((0, 90.0), (1, 92.0), (2, 95.0))]
+    rows += [["A", "peer", s, a] for s, a in ((0, 91.0), (1, 92.0), (3, 50.0))]
+    rows += [["B", "ours", 0, 80.0], ["B", "peer", 0, 70.0]]  # one seed: left out
+    d = _common.paired_differences(rows, "peer", "ours")
+    assert list(d) == ["A"]
+    assert d["A"]["n"] == 2 and d["A"]["mean"] == pytest.approx(-0.5)
+    assert d["A"]["se"] == pytest.approx(np.std([-1.0, 0.0], ddof=1) / np.sqrt(2))
+    assert (d["A"]["wins"], d["A"]["ties"], d["A"]["losses"]) == (0, 1, 1)
+
+
+def test_resampled_peers_get_each_seed_s_own_split(tmp_path: Path) -> None:
+    rng = np.random.default_rng(1)
+    data = (
+        [rng.normal(size=(1, 6)) for _ in range(6)],
+        np.array(list("aabbcc")),
+        [rng.normal(size=(1, 6)) for _ in range(9)],
+        np.array(list("abcabcabc")),
+    )
+    entries = classification._export({"D": data}, [0, 1, 2], tmp_path, resample=True)
+    assert [e["seeds"] for e in entries] == [[0], [1], [2]]
+    for entry, seed in zip(entries, (0, 1, 2), strict=True):
+        saved = np.load(entry["path"])
+        X_train, y_train, _, y_test = classification.split_for(data, seed, True)
+        assert saved["y_train"].tolist() == y_train.tolist() and saved["y_test"].tolist() == y_test.tolist()
+        assert np.array_equal(saved["X_train"][:, :, :6], np.stack(X_train))
+    (entry,) = classification._export({"D": data}, [0, 1, 2], tmp_path, resample=False)
+    assert entry["seeds"] == [0, 1, 2] and np.load(entry["path"])["y_test"].tolist() == list("abcabcabc")
+
+
+def test_report_pairs_each_peer_with_the_classifier(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(classification, "RESULTS", tmp_path)
+    rows = [["D", m, s, a, 1.0, 1.0, 0.1, 0.1] for m, s, a in [
+        ("AarenClassifier", 0, 95.0), ("AarenClassifier", 1, 93.0),
+        ("MiniRocket", 0, 94.0), ("MiniRocket", 1, 94.0),
+    ]]  # fmt: skip
+    context = {"command": "x", "params": {}, "aeon": "", "missing": {}, "resample": True}
+    report = classification.write_report(rows, [], [], [], context, "paired").read_text()
+    assert "resamples of TRAIN+TEST" in report
+    assert "| D | MiniRocket | +0.00 ± 1.00 | 2 | 1 / 0 / 1 |" in report
 
 
 def test_early_validation_scores_the_engine_s_rule() -> None:
