@@ -16,6 +16,11 @@ same held-out series: the peers' validation figures beside the defaults'. (The d
 folds of these training sets, seeds 0, 1, 2, so on those seeds their figures are optimistic; other
 seeds cut other folds.)
 
+With ``--resample``, seed ``s`` cuts its folds from the training part of resample ``s`` of the
+archive's split (TRAIN and TEST pooled and redrawn with TRAIN's class counts, as in
+``classification.py --resample``; resample 0 is TRAIN itself) instead of from TRAIN: validation over
+several training sets, none of whose held-out series are that resample's test series.
+
 Writes ``classification_validation.md`` and ``.json`` to ``--out`` (default ``benchmarks/results``).
 One thread.
 """
@@ -34,7 +39,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import markdown_table, parse_param, results_dir
+from _common import markdown_table, parse_param, resample_split, results_dir
 from classification import (
     AEON_PYTHON_ENV,
     PEERS,
@@ -102,6 +107,19 @@ def fold_splits(y: np.ndarray, seed: int, n_folds: int) -> list[tuple[np.ndarray
 
     folds = StratifiedKFold(n_folds, shuffle=True, random_state=seed)
     return list(folds.split(np.zeros(len(y)), y))
+
+
+def training_part(name: str, seed: int, resample: bool, data_home: str | None) -> tuple[list, np.ndarray]:
+    """The series and labels seed ``seed`` cuts its folds from: the archive's TRAIN split, or with
+    ``resample`` the training part of resample ``seed`` (:func:`_common.resample_split`)."""
+    from aaren_ts.datasets import load_uea
+
+    kw = {"data_home": data_home, "download_if_missing": False, "return_type": "list"}
+    X, y = load_uea(name, "train", **kw)
+    if not resample:
+        return X, np.asarray(y)
+    X, y, _, _ = resample_split(X, y, *load_uea(name, "test", **kw), seed)
+    return X, y
 
 
 def peers_out_of_fold(
@@ -173,6 +191,7 @@ def write_report(
             *(f"--param {k}={json.dumps(v)}" for k, v in args.param),
             *([f"--floors {' '.join(f'{f:g}' for f in args.floors)}"] if args.floors else []),
             *([f"--aeon-python ${AEON_PYTHON_ENV}"] if peers is not None else []),
+            *(["--resample"] if getattr(args, "resample", False) else []),
         ]
     )
     return "\n".join(
@@ -181,10 +200,21 @@ def write_report(
             "",
             f"Command: `{command}`",
             "",
-            f"Out-of-fold accuracy % on the archive's TRAIN splits ({args.folds} stratified folds; mean ± sd "
+            (
+                "Out-of-fold accuracy % on the training parts of resamples of the archive's split (seed s: "
+                "resample s, TRAIN's class counts, 0 the archive's TRAIN; "
+                if getattr(args, "resample", False)
+                else "Out-of-fold accuracy % on the archive's TRAIN splits ("
+            )
+            + f"{args.folds} stratified folds; mean ± sd "
             f"over seeds {', '.join(map(str, args.seeds))}), AarenClassifier's defaults"
             + (f" with {dict(args.param)}" if args.param else "")
-            + ". No test series is read. The kernels and the network alone are the same fitted models' "
+            + (
+                ". No series of a resample's test part is read."
+                if getattr(args, "resample", False)
+                else ". No test series is read."
+            )
+            + " The kernels and the network alone are the same fitted models' "
             "parts (the network's weight in the mixture set to 0 and to 1)."
             + (
                 " Fitted without the floor on the network's weight after the whole series (the fractions' "
@@ -279,8 +309,6 @@ def _peer_section(
 
 
 def main(argv: list[str] | None = None) -> int:
-    from aaren_ts.datasets import load_uea
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", nargs="+", default=list(DATASETS))
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
@@ -301,18 +329,22 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help=f"Python with aeon (${AEON_PYTHON_ENV} in classification.py): fit its peers on the same folds",
     )
+    parser.add_argument(
+        "--resample",
+        action="store_true",
+        help="seed s cuts its folds from the training part of resample s (0: the archive's TRAIN)",
+    )
     parser.add_argument("--out", default=None, help="results folder (default benchmarks/results)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     results: dict[str, dict[int, dict[str, float]]] = {}
     cpu: dict[str, float] = {}
-    data = {}
+    data: dict[int, dict[str, tuple[list, np.ndarray]]] = {seed: {} for seed in args.seeds}
     for name in args.datasets:
-        kw = {"data_home": args.data_home, "download_if_missing": False, "return_type": "list"}
-        X, y = data[name] = load_uea(name, "train", **kw)
         start = time.process_time()
         results[name] = {}
         for seed in args.seeds:
+            X, y = data[seed][name] = training_part(name, seed, args.resample, args.data_home)
             scores = out_of_fold_accuracy(
                 X, y, seed, args.folds, args.fractions, args.floors, **dict(args.param)
             )
@@ -322,7 +354,17 @@ def main(argv: list[str] | None = None) -> int:
     peers = None
     if args.aeon_python:
         early = [f for f in args.fractions if f < 1.0]
-        peers = peers_out_of_fold(data, args.seeds, args.folds, args.aeon_python, early)
+        accuracy: dict[str, dict[str, dict[int, float]]] = {}
+        notes: list[str] = []
+        for seed in args.seeds:  # each seed its own series (with --resample)
+            by_name, seed_notes, version = peers_out_of_fold(
+                data[seed], [seed], args.folds, args.aeon_python, early
+            )
+            notes += seed_notes
+            for name, by_peer in by_name.items():
+                for peer, by_seed in by_peer.items():
+                    accuracy.setdefault(name, {}).setdefault(peer, {}).update(by_seed)
+        peers = (accuracy, notes, version)
     out = results_dir(args.out)
     (out / "classification_validation.md").write_text(write_report(results, cpu, args, peers))
     (out / "classification_validation.json").write_text(

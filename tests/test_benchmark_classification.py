@@ -388,3 +388,24 @@ def test_early_peers_answer_the_held_out_series_of_the_same_folds(monkeypatch: p
     assert all(np.array_equal(a, b) for a, (_, b) in zip(held_out, folds, strict=True))
     assert figures["TEASER"] == pytest.approx((0.5, 0.25, early_validation.harmonic_mean(0.5, 0.25)))
     assert figures["ProbabilityThresholdEarlyClassifier"][:2] == pytest.approx((1.0, 1.0))
+
+
+def test_validation_on_a_resample_reads_its_training_part_only(shared_data_home: Path) -> None:
+    from aaren_ts.datasets import load_uea
+
+    kw = {"data_home": str(shared_data_home), "download_if_missing": False, "return_type": "list"}
+    try:
+        X_train, y_train = load_uea("BasicMotions", "train", **kw)
+        X_test, y_test = load_uea("BasicMotions", "test", **kw)
+    except FileNotFoundError:
+        pytest.skip("BasicMotions is not in the data folder")
+    X, y = classification_validation.training_part("BasicMotions", 3, False, str(shared_data_home))
+    assert len(X) == len(X_train) and np.array_equal(y, y_train)  # without --resample: TRAIN
+    X, y = classification_validation.training_part("BasicMotions", 3, True, str(shared_data_home))
+    expected = _common.resample_split(X_train, y_train, X_test, y_test, 3)
+    assert np.array_equal(y, expected[1]) and all(
+        np.array_equal(a, b) for a, b in zip(X, expected[0], strict=True)
+    )
+    test_part = {x.tobytes() for x in expected[2]}
+    assert not any(x.tobytes() in test_part for x in X)  # no series of the resample's test part
+    assert any(x.tobytes() in {t.tobytes() for t in X_test} for x in X)  # TRAIN and TEST pooled
