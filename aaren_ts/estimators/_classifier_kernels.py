@@ -65,6 +65,7 @@ _GAINS = np.geomspace(0.1, 1000.0, 81)  # the factors tried on the out-of-fold s
 _HEAD_GAINS = np.geomspace(0.01, 1.0, 41)  # the factors tried on the network's scores after a prefix
 _HEAD_BATCH = 256  # training series per forward pass when scoring the network's prefixes
 _WEIGHTS = np.linspace(0.0, 1.0, 11)  # the network's weights in the mixture tried (fit_mixture)
+_ALIGNMENT = "centred"  # which responses the kernels count at each step (RandomKernelFeatures)
 #: The network's least weight in the mixture after the whole series (fit_mixture).
 WHOLE_SERIES_MIN_WEIGHT = 0.5
 
@@ -99,7 +100,13 @@ def kernel_config(lengths: np.ndarray, n_features: int, seed: int | None) -> dic
     dilations = default_dilations(float(np.max(lengths)), slots)
     n_biases = max(1, int(n_features) // (N_KERNELS * len(dilations)))
     prefixes = tuple(sorted({1, *(max(1, int(np.ceil(f * median))) for f in _PREFIXES)}))
-    return {"dilations": dilations, "n_biases": n_biases, "seed": int(seed or 0), "prefix_lengths": prefixes}
+    return {
+        "dilations": dilations,
+        "n_biases": n_biases,
+        "seed": int(seed or 0),
+        "alignment": _ALIGNMENT,
+        "prefix_lengths": prefixes,
+    }
 
 
 @torch.no_grad()
@@ -114,7 +121,9 @@ def _running_means(module: ClassifierModule, values: np.ndarray, steps: np.ndarr
     for start in range(0, n, batch):
         x = torch.as_tensor(values[start : start + batch])
         window = torch.cat([x.new_zeros(len(x), pad, c), x], dim=1)
-        positive = kernels(window).cumsum(dim=1)  # (b, T, F); steps past a series' end are not read
+        positive = kernels(window, torch.arange(t_max).expand(len(x), t_max)).cumsum(
+            dim=1
+        )  # (b, T, F); steps past a series' end are not read
         rows = torch.arange(len(x))
         for p in range(len(steps)):
             at = torch.as_tensor(steps[p, start : start + batch])

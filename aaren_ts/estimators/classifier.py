@@ -119,9 +119,10 @@ class AarenClassifier(
         (its median length of 15 puts the last four of 8 periods under two steps, where their waves
         repeat slower ones).
     n_random_features : int, default=10000
-        About this many features of random dilated kernels computed causally (MiniRocket's kernels
-        and thresholds, :mod:`aaren_ts.nn.rocket`): at each step, which of the kernels' responses lie
-        above their thresholds. Ridge classifiers on their running means, one per prefix length
+        About this many features of random dilated kernels computed as a stream (MiniRocket's
+        kernels, thresholds and pooling, :mod:`aaren_ts.nn.rocket`): after each step, the proportion
+        of the responses centred on the steps seen so far (zeros read beyond them) that lie above
+        each threshold. Ridge classifiers on them, one per prefix length
         (fitted before the network trains), give a second class distribution; the answer is a
         weighted mean of the network's and theirs, the network's scores tempered by a factor (at most
         1). The weight and factor of each prefix length are chosen on half of the training series,

@@ -17,8 +17,8 @@ Readouts (``z_t`` is the feature vector the head classifies at step ``t``, ``y_i
 
 All three update in O(1) per step from their state.
 
-With ``random_kernels`` (:class:`~aaren_ts.nn.rocket.RandomKernelFeatures`, MiniRocket's features made
-causal), each step's threshold indicators also feed linear maps fitted outside the network (ridge
+With ``random_kernels`` (:class:`~aaren_ts.nn.rocket.RandomKernelFeatures`, MiniRocket's features as
+a stream), each step's threshold counts also feed linear maps fitted outside the network (ridge
 classifiers on their running means, one per prefix length, set with
 :meth:`ClassifierModule.set_kernel_head`); after ``t`` steps the map of the longest prefix length up to
 ``t`` scores the running means. Since each map is linear, the running mean of its per-step scores is
@@ -43,7 +43,7 @@ from torch import nn
 from aaren_ts.nn.config import EncoderConfig
 from aaren_ts.nn.factory import make_encoder
 from aaren_ts.nn.functional import AarenState, aaren_attention, aaren_step
-from aaren_ts.nn.rocket import RandomKernelFeatures
+from aaren_ts.nn.rocket import N_KERNELS, RandomKernelFeatures
 from aaren_ts.nn.stem import DilatedStem
 
 __all__ = [
@@ -260,12 +260,16 @@ class ClassifierModule(nn.Module):
         weight = self.head_weight.to(sums.dtype)[which].unsqueeze(-1)
         return torch.cat([logits, gain, weight], dim=-1)
 
-    def _kernel_blocks(self, window: torch.Tensor) -> Iterator[tuple[int, int, torch.Tensor]]:
+    def _kernel_blocks(
+        self, window: torch.Tensor, per_step: int | None = None
+    ) -> Iterator[tuple[int, int, torch.Tensor]]:
         """``(start, stop, part)`` over the last ``n`` steps of ``window`` ``(batch, receptive_field -
-        1 + n, n_channels)``: blocks of steps small enough that their indicators take about 64 MiB,
-        ``part`` the window the kernels read for steps ``start`` to ``stop``."""
+        1 + n, n_channels)``: blocks of steps small enough that their ``per_step`` values per series
+        and step (default: all the indicators) take about 64 MiB, ``part`` the window the kernels
+        read for steps ``start`` to ``stop``."""
         r = self.receptive_field - 1
-        block = max(1, 2**24 // max(1, window.shape[0] * self.kernels.n_features))
+        per_step = self.kernels.n_features if per_step is None else per_step
+        block = max(1, 2**24 // max(1, window.shape[0] * per_step))
         for start in range(0, window.shape[1] - r, block):
             stop = min(window.shape[1] - r, start + block)
             yield start, stop, window[:, start + r - (self.kernels.receptive_field - 1) : r + stop]
@@ -292,13 +296,16 @@ class ClassifierModule(nn.Module):
         self.head_gain.copy_(torch.as_tensor(gains, dtype=self.head_gain.dtype).expand_as(self.head_gain))
         self.head_weight.copy_(weights.expand_as(self.head_weight))
 
-    def kernel_step_scores(self, window: torch.Tensor) -> torch.Tensor:
+    def kernel_step_scores(self, window: torch.Tensor, seen: torch.Tensor) -> torch.Tensor:
         """The random kernels' class scores ``(batch, n, n_prefixes * n_classes)`` (every prefix
         length's map) of each of the last ``n`` steps of
-        ``window`` ``(batch, receptive_field - 1 + n, n_channels)``, computed ``n``-step blocks at a
-        time small enough that the indicators of a block take about 64 MiB."""
+        ``window`` ``(batch, receptive_field - 1 + n, n_channels)``, all real, the first after
+        ``seen`` ``(batch,)`` steps of its series, computed ``n``-step blocks at a time small enough
+        that the indicators of a block take about 64 MiB."""
+        steps = seen[:, None] + torch.arange(window.shape[1] - (self.receptive_field - 1), device=seen.device)
         out = [
-            self.kernels(part).double() @ self.kernel_weight.T for _, _, part in self._kernel_blocks(window)
+            self.kernels(part, steps[:, start:stop]).double() @ self.kernel_weight.T
+            for start, stop, part in self._kernel_blocks(window)
         ]
         if not out:
             return window.new_zeros(window.shape[0], 0, self.kernel_weight.shape[0], dtype=torch.float64)
@@ -324,8 +331,10 @@ class ClassifierModule(nn.Module):
         which = self._map_in_use(after)  # (B, n)
         scores = sums.new_zeros(*mask.shape, self.n_classes)
         counts = sums.new_zeros(window.shape[0], self.kernels.n_features)  # of the chunk so far
+        steps = after - 1  # each real step's index in its series
         for start, stop, part in self._kernel_blocks(window):
-            indicators = (self.kernels(part) * mask[:, start:stop, None].to(part.dtype)).double()
+            indicators = self.kernels(part, steps[:, start:stop]) * mask[:, start:stop, None].to(part.dtype)
+            indicators = indicators.double()
             in_use = which[:, start:stop]
             for p in in_use.unique().tolist():  # (a block's steps mostly use one or two maps)
                 before = previous[:, p] + counts @ weight[p].T  # (B, n_classes): up to the block
@@ -335,14 +344,21 @@ class ClassifierModule(nn.Module):
             counts += indicators.sum(dim=1)
         return self._features_of_map(scores, after, which), sums + counts @ self.kernel_weight.T
 
-    def kernel_chunk_scores(self, window: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def kernel_chunk_scores(
+        self, window: torch.Tensor, mask: torch.Tensor, seen: torch.Tensor
+    ) -> torch.Tensor:
         """The sums over the real steps (``mask`` ``(batch, n)``) of the last ``n`` steps of ``window``
         ``(batch, receptive_field - 1 + n, n_channels)`` of the random kernels' class scores, every
-        prefix length's map: ``(batch, n_prefixes * n_classes)`` float64. The indicators are counted
-        first (:meth:`~aaren_ts.nn.rocket.RandomKernelFeatures.counts`), then mapped once."""
+        prefix length's map, ``seen`` ``(batch,)`` steps of each series before them: ``(batch,
+        n_prefixes * n_classes)`` float64. The indicators are counted first
+        (:meth:`~aaren_ts.nn.rocket.RandomKernelFeatures.counts`), then mapped once."""
         counts = window.new_zeros(window.shape[0], self.kernels.n_features, dtype=torch.float64)
-        for start, stop, part in self._kernel_blocks(window):
-            counts += self.kernels.counts(part, mask[:, start:stop])
+        steps = seen[:, None] + mask.cumsum(dim=1) - 1  # each real step's index in its series
+        # (counts hold one slot's indicators at a time, and one dilation's responses per channel of
+        # the whole kernels and their four truncations: longer blocks than for every step's features)
+        per_step = self.kernels.n_features // len(self.kernels.dilations) + 5 * N_KERNELS * self.n_channels
+        for start, stop, part in self._kernel_blocks(window, per_step):
+            counts += self.kernels.counts(part, mask[:, start:stop], steps[:, start:stop])
         return counts @ self.kernel_weight.T
 
     def readout_features(self, readout: Any) -> torch.Tensor:
@@ -434,7 +450,7 @@ class ClassifierModule(nn.Module):
         seen = state.seen + mask.sum(dim=1)
         kernel_scores = state.kernel_scores
         if self.kernels is not None and not self.training and not every_step:
-            kernel_scores = kernel_scores + self.kernel_chunk_scores(full, mask)
+            kernel_scores = kernel_scores + self.kernel_chunk_scores(full, mask, state.seen)
         elif self.kernels is not None and not self.training:  # (training: the head alone, see logits)
             features, kernel_scores = self._kernel_step_features(full, mask, state.seen, kernel_scores)
             z = torch.cat([z, features.to(z.dtype)], dim=-1)

@@ -235,7 +235,7 @@ class ClassifierStep(nn.Module):
         readout = module.readout_step(y, tuple(readout))
         new_scores = []
         if scores is not None:
-            scores = scores + module.kernel_step_scores(full)[:, 0].to(scores.dtype)
+            scores = scores + module.kernel_step_scores(full, seen)[:, 0].to(scores.dtype)
             new_scores = [scores]
         else:
             scores = torch.zeros(x.shape[0], 0, dtype=torch.float64, device=x.device)

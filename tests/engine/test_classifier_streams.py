@@ -9,11 +9,18 @@ import torch
 from aaren_ts.engine import ClassifierStreams
 from aaren_ts.nn import EncoderConfig
 from aaren_ts.nn.classify import ClassifierModule
+from aaren_ts.nn.rocket import ALIGNMENTS
 
 
-def _streams() -> ClassifierStreams:
+def _streams(alignment: str = "causal") -> ClassifierStreams:
     torch.manual_seed(0)
-    kernels = {"dilations": (1, 2), "n_biases": 1, "seed": 0, "prefix_lengths": (3, 6)}
+    kernels = {
+        "dilations": (1, 2),
+        "n_biases": 1,
+        "seed": 0,
+        "alignment": alignment,
+        "prefix_lengths": (3, 6),
+    }
     module = ClassifierModule(2, 3, EncoderConfig("aaren", 8, 2, 1, 16), random_kernels=kernels)
     with torch.no_grad():
         module.set_kernel_head(torch.randn(2, 3, module.kernels.n_features), torch.randn(2, 3), 2.0)
@@ -42,8 +49,11 @@ def test_non_finite_kernel_scores_are_refused_and_change_nothing() -> None:
     assert len(other) == 0
 
 
-def test_the_heads_factor_and_weight_of_each_prefix_length_apply_in_streams_and_batch_alike() -> None:
-    streams = _streams()
+@pytest.mark.parametrize("alignment", ALIGNMENTS)
+def test_the_heads_factor_and_weight_of_each_prefix_length_apply_in_streams_and_batch_alike(
+    alignment: str,
+) -> None:
+    streams = _streams(alignment)
     module = streams.module.eval()
     # prefix lengths 3 and 6: the first map serves until step 6
     module.set_head_gains([0.3, 1.0], [0.2, 0.9])
@@ -61,3 +71,22 @@ def test_the_heads_factor_and_weight_of_each_prefix_length_apply_in_streams_and_
         expected = weight * network + (1 - weight) * torch.softmax(kernels[:, step], -1)
         streams.advance(values[:, step : step + 1], np.ones(4, dtype=np.int64))
         np.testing.assert_allclose(streams.predict_proba(), expected.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("alignment", ALIGNMENTS)
+def test_chunks_of_unequal_lengths_give_the_answer_of_the_whole_series(alignment: str) -> None:
+    # each stream's steps arrive in chunks of its own lengths: the kernels must count every step at
+    # its index in its own series (the alignments other than causal depend on it)
+    values = np.random.default_rng(2).normal(size=(3, 12, 2)).astype(np.float32)
+    whole = _streams(alignment)
+    whole.advance(values, np.full(3, 12))
+    chunked = _streams(alignment)
+    done = np.zeros(3, dtype=np.int64)
+    for lengths in ([1, 5, 0], [4, 2, 7], [7, 5, 5]):
+        n = max(lengths)
+        chunk = np.zeros((3, n, 2), dtype=np.float32)
+        for i, k in enumerate(lengths):
+            chunk[i, :k] = values[i, done[i] : done[i] + k]
+        chunked.advance(chunk, np.array(lengths))
+        done += lengths
+    np.testing.assert_allclose(chunked.predict_proba(), whole.predict_proba(), rtol=1e-6, atol=1e-7)

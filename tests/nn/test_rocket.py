@@ -87,6 +87,80 @@ def test_indicators_and_counts_match_the_kernels_written_out() -> None:
     assert counted[2].max() <= 1 and counted[1].max() <= 25
 
 
+def test_skip_start_counts_a_slot_from_step_4d_of_each_series() -> None:
+    causal = RandomKernelFeatures(2, dilations=(1, 3), n_biases=2, seed=3)
+    skipping = RandomKernelFeatures(2, dilations=(1, 3), n_biases=2, seed=3, alignment="skip_start")
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(2, 20, 2, generator=gen)
+    causal.fit_biases(x, torch.tensor([20, 20]), gen)
+    skipping.load_state_dict(causal.state_dict())
+    window = torch.cat([torch.zeros(2, causal.receptive_field - 1, 2), x], dim=1)
+    # the second series' window starts at its step 6: its dilation-3 slot counts from the next step on
+    steps = torch.stack([torch.arange(20), torch.arange(20) + 6])
+    expected = causal(window).clone()
+    per_slot = N_KERNELS * causal.n_biases
+    expected[0, :4, :per_slot] = 0.0
+    expected[0, :12, per_slot:] = 0.0
+    expected[1, :6, per_slot:] = 0.0
+    assert expected.sum() > 0
+    np.testing.assert_array_equal(skipping(window, steps).numpy(), expected.numpy())
+    mask = torch.ones(2, 20, dtype=torch.bool)
+    np.testing.assert_array_equal(
+        skipping.counts(window, mask, steps).numpy(), expected.double().sum(dim=1).numpy()
+    )
+    with pytest.raises(ValueError, match="steps"):
+        skipping(window)
+
+
+def _reference_centred_counts(features: RandomKernelFeatures, x: np.ndarray) -> np.ndarray:
+    """After each step ``t``, how many responses centred on steps ``0, ..., t`` (zeros before the
+    start and after ``t``) lie above each bias, written out in float64: ``(N, T, n_features)``."""
+    n, t_max, c = x.shape
+    weights = features.weights.double().numpy()[:, 0]
+    out = np.zeros((n, t_max, features.n_features))
+    column = 0
+    for i, d in enumerate(features.dilations):
+        channels = features.channels[i].double().numpy()
+        biases = features.biases[i].double().numpy()
+        for t in range(t_max):
+            prefix = np.concatenate([np.zeros((n, 4 * d, c)), x[:, : t + 1], np.zeros((n, 4 * d, c))], axis=1)
+            taps = np.stack([prefix[:, centre : centre + 8 * d + 1 : d] for centre in range(t + 1)], axis=1)
+            responses = np.einsum("nslc,kl,kc->nks", taps, weights, channels)  # (N, K, t + 1)
+            above = (responses[:, :, None, :] > biases[None, :, :, None]).sum(axis=-1)  # (N, K, n_biases)
+            out[:, t, column : column + N_KERNELS * features.n_biases] = above.reshape(n, -1)
+        column += N_KERNELS * features.n_biases
+    return out
+
+
+def test_centred_counts_are_minirockets_pooling_of_every_prefix() -> None:
+    # series of 10 steps: dilation 3's kernels span 25, so its last 4 d = 12 centres are always cut
+    features = RandomKernelFeatures(2, dilations=(1, 3), n_biases=3, seed=5, alignment="centred")
+    gen = torch.Generator().manual_seed(1)
+    x = torch.randn(3, 10, 2, generator=gen, dtype=torch.float64)
+    features.fit_biases(x.float(), torch.tensor([10, 10, 10]), gen)
+    window = torch.cat([x.new_zeros(3, features.receptive_field - 1, 2), x], dim=1)
+    terms = features(window, torch.arange(10).expand(3, 10))
+    assert terms.min() < 0  # (cut responses that leave are taken back)
+    expected = _reference_centred_counts(features, x.numpy())
+    np.testing.assert_array_equal(terms.cumsum(dim=1).numpy(), expected)
+    mask = torch.arange(10)[None] < torch.tensor([10, 7, 2])[:, None]
+    counted = features.counts(window, mask, torch.arange(10).expand(3, 10)).numpy()
+    np.testing.assert_array_equal(counted, expected[[0, 1, 2], [9, 6, 1]])
+    gaps = mask.clone()
+    gaps[0, 3] = False  # not a run from the first step: every step's terms are summed instead
+    summed = (terms * gaps[..., None]).sum(dim=1).numpy()
+    steps = torch.arange(10).expand(3, 10)
+    np.testing.assert_array_equal(features.counts(window, gaps, steps).numpy(), summed)
+    # a window that starts inside the series: the steps say where
+    later = window[:, -(features.receptive_field - 1 + 6) :]  # (its steps 4 to 9)
+    np.testing.assert_array_equal(features(later, steps[:, 4:]).numpy(), terms[:, 4:].numpy())
+    # one step at a time (a stream's windows, where d > n): the same terms
+    for t in range(10):
+        one = window[:, t : t + features.receptive_field]
+        one_step = features(one, torch.full((3, 1), t)).numpy()
+        np.testing.assert_array_equal(one_step, terms[:, t : t + 1].numpy())
+
+
 def test_a_repeated_dilation_takes_the_next_quantiles_in_each_slot() -> None:
     features = RandomKernelFeatures(1, dilations=(1, 1), n_biases=2, seed=0)
     gen = torch.Generator().manual_seed(1)
