@@ -310,9 +310,8 @@ class RandomKernelFeatures(nn.Module):
         n = window.shape[1] - (self.receptive_field - 1)
         cuts = self._cut_responses(window, n)
         mask = torch.arange(n, device=real.device)[None] < real[:, None]
-        first = steps[
-            :, :1
-        ]  # (the step in its series of the chunk's first; a row without real steps counts 0)
+        # the step in its series of the chunk's first (a row without real steps counts 0 either way)
+        first = steps[:, :1]
         counts = []
         for i, response in enumerate(self.responses(window)):
             d = self.dilations[i]
@@ -327,8 +326,8 @@ class RandomKernelFeatures(nn.Module):
             ends = real[:, None] + torch.arange(d, device=real.device)[None]  # (B, d) indices into values
             starts = torch.arange(d, device=real.device).expand_as(ends)
             same_length = bool((real == real[0]).all())  # (then a slice, not a gather, takes the ends)
-            for index in (ends, starts):
-                if index is starts or same_length:
+            for sign, index in ((1, ends), (-1, starts)):
+                if sign < 0 or same_length:
                     at = int(index[0, 0])
                     gathered = values[..., at : at + d]
                 else:
@@ -336,25 +335,25 @@ class RandomKernelFeatures(nn.Module):
                 step = first + index - d  # each gathered response's last step in its series
                 for m in range(_HALF):
                     fired = (gathered[:, m, :, None] > bias) & (step >= m * d)[:, None, None, :]
-                    total = total + fired.sum(dim=-1) if index is ends else total - fired.sum(dim=-1)
+                    total = total + sign * fired.sum(dim=-1)
             counts.append(total.flatten(1, 2))
         return torch.cat(counts, dim=1)
 
     def forward(self, window: torch.Tensor, steps: torch.Tensor | None = None) -> torch.Tensor:
-        """Indicators ``(B, n, n_features)`` (0/1, the window's dtype) of the responses at the last
-        ``n`` steps of ``window`` ``(B, receptive_field - 1 + n, C)`` above each bias; ``steps``
-        ``(B, n)``, the 0-based index of each of those steps in its series, is needed with
-        ``skip_start``."""
+        """What each of the last ``n`` steps of ``window`` ``(B, receptive_field - 1 + n, C)`` adds
+        to the counts of responses above each bias, ``(B, n, n_features)`` in the window's dtype:
+        0/1 indicators, or with ``alignment="centred"`` small signed counts whose running sum is the
+        count. ``steps`` ``(B, n)``, the 0-based index of each of those steps in its series, is
+        needed unless ``alignment="causal"``."""
         feats = [above.flatten(1, 2) for above in self._step_terms(window, steps)]  # (B, K * n_biases, n)
         return torch.cat(feats, dim=1).transpose(1, 2).to(window.dtype)
 
     def counts(
         self, window: torch.Tensor, mask: torch.Tensor, steps: torch.Tensor | None = None
     ) -> torch.Tensor:
-        """How many of the last ``n`` steps of ``window`` ``(B, receptive_field - 1 + n, C)`` where
-        ``mask`` ``(B, n)`` is True have each indicator of :meth:`forward` at 1: ``(B, n_features)``
-        float64 (the sums of :meth:`forward` over those steps, without its ``(B, n, n_features)``
-        tensor)."""
+        """The sums of :meth:`forward`'s terms over the last ``n`` steps of ``window`` ``(B,
+        receptive_field - 1 + n, C)`` where ``mask`` ``(B, n)`` is True: ``(B, n_features)`` float64,
+        without its ``(B, n, n_features)`` tensor (``steps`` as there)."""
         real = mask.sum(dim=1)
         n = mask.shape[1]
         if (
