@@ -74,8 +74,10 @@ def kernel_config(lengths: np.ndarray, n_features: int, seed: int | None) -> dic
     """The ``random_kernels`` of :class:`~aaren_ts.nn.classify.ClassifierModule` for training series of
     ``lengths`` and about ``n_features`` features (``0``: none): dilations up to the longest training
     series in MiniRocket's 32 slots (as MiniRocket's on series padded to one length; fewer slots when
-    fewer than 32 thresholds per kernel are asked), and the prefix lengths of the ridge classifiers,
-    fractions of the median length.
+    fewer than 32 thresholds per kernel are asked), MiniRocket's pooling of the responses centred on
+    the steps seen (``alignment="centred"``, chosen on validation cut from the training parts of
+    resamples of the archive's split, :mod:`aaren_ts.nn.rocket`), and the prefix lengths of the ridge
+    classifiers, fractions of the median length.
 
     (Dilations up to the median length instead lost accuracy on series of unequal lengths: on
     validation cut from JapaneseVowels' training set, lengths 7 to 26 with median 15, 3-fold, seeds
