@@ -293,13 +293,15 @@ class RandomKernelFeatures(nn.Module):
         above = above & (steps >= _HALF * d)[:, None, None, :]
         if self.alignment == "skip_start":
             return above
-        term = above.to(torch.int8)
         values, lag = cut
-        for m in range(_HALF):  # the cut responses that enter (ending now) and leave (d back)
-            cut_above = values[:, m, :, None] > bias  # (B, K, n_biases, n + lag)
-            term += (cut_above[..., lag:] & (steps >= m * d)[:, None, None, :]).to(torch.int8)
-            term -= (cut_above[..., :n] & (steps >= (m + 1) * d)[:, None, None, :]).to(torch.int8)
-        return term
+        # the cut responses that enter (ending now) and leave (ending d steps back), all four
+        # truncations at once: truncation m's centre lies in the series from step m d on
+        cut_above = values[:, :, :, None, :] > bias[:, None]  # (B, 4, K, n_biases, n + lag)
+        starts = torch.arange(_HALF, device=steps.device) * d  # (4,)
+        entering = (steps[:, None, :] >= starts[None, :, None])[:, :, None, None, :]  # (B, 4, 1, 1, n)
+        leaving = (steps[:, None, :] >= starts[None, :, None] + d)[:, :, None, None, :]
+        added = (cut_above[..., lag:] & entering).sum(dim=1) - (cut_above[..., :n] & leaving).sum(dim=1)
+        return (above + added).to(torch.int8)
 
     def _centred_counts(self, window: torch.Tensor, real: torch.Tensor, steps: torch.Tensor) -> torch.Tensor:
         """:meth:`counts` (``"centred"``) where each row's real steps are its first ``real`` ``(B,)``.
