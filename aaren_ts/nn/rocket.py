@@ -19,9 +19,10 @@ keeps the taps up to ``4 + k // d``: four truncations, each of the responses end
 last ``d`` steps. So every step adds its whole response and the four cut ones ending at it, and takes
 back the four that ended ``d`` steps before (which the window still holds): the running sum is still
 one per class and prefix length, the window the same, each step's term a small signed count. The
-kernels' work per stream step is four to five times the causal one's (a new cut response and a
-leaving one per truncation: 9.4 against 2.3 ms for one stream on UWaveGestureLibrary's 32 slots,
-250 against 48 ms for 320 streams at once, one thread); in a batch two to three and a half times,
+kernels' work per stream step is three to five times the causal one's (a new cut response and a
+leaving one per truncation: 7.9 against 2.5 ms for one stream on UWaveGestureLibrary's 32 slots,
+288 against 56 ms for 320 streams at once, one thread, the slots of one dilation computed
+together); in a batch two to three and a half times,
 where the truncations follow from one another (``P_m(s) = P_{m-1}(s - d) + w_{4+m} x_s``) and a
 series' counts telescope to the cut responses at its last and first ``d`` steps.
 
@@ -63,6 +64,17 @@ before the ridge classifier as MultiRocket does. Kernels alone on the training s
 1, 2, about 10,000 features each: UWaveGestureLibrary 93.61 % with PPV alone (8,064 features),
 91.94 % with all four statistics (a quarter of the thresholds each), 92.22 % with PPV and the longest
 run, 92.22 % with PPV and the mean excess; JapaneseVowels 98.15, 96.67, 96.79 and 97.53 %.
+
+Nor kept: Hydra's features (Dempster et al., 2023; groups of eight random kernels, each step
+counting which kernel of a group responds most and least, on the series and its first difference)
+beside the centred PPV. They stream as running sums too, but on the training parts of resamples 1
+to 5 of JapaneseVowels' archive split, 5-fold, fold seeds 0 and 1 (ridge classifiers, Hydra's
+features standardised), the centred PPV alone was right in 98.78 % of the cases, with Hydra's
+centred features beside it 98.33 % (-0.44 ± 0.23 paired, worse in 7 of 10), with causal ones
+97.44 %; aeon's MiniRocket and MultiRocket-Hydra transforms on UWaveGestureLibrary's resamples
+likewise lost a point when Hydra joined MiniRocket (92.33 -> 91.25 %). Reading the series
+unstandardised, as MiniRocket does, changed JapaneseVowels by -0.04 ± 0.25 points and
+UWaveGestureLibrary by +0.42 ± 0.28 (6 runs): within chance.
 
 Nor kept: PPV over the first part of a series beside the whole (the running mean frozen after a half,
 quarters or eighths of the median length: still one sum per class in a stream, but where a shape occurs
@@ -127,12 +139,15 @@ def default_dilations(length: float, n_dilations: int = 32) -> tuple[int, ...]:
 
 
 def _mix_channels(conv: torch.Tensor, channels: torch.Tensor) -> torch.Tensor:
-    """Each kernel's responses summed over its channels: ``conv`` ``(B, C, ..., N_KERNELS, n)``,
-    ``channels`` ``(N_KERNELS, C)`` 0/1 -> ``(B, ..., N_KERNELS, n)``. (A sum over the few channels,
-    one product each, without the copies an ``einsum`` makes to batch over the kernels.)"""
-    out = conv[:, 0] * channels[:, 0, None]
+    """Each kernel's responses summed over its channels, for every slot of a dilation at once:
+    ``conv`` ``(B, C, ..., N_KERNELS, n)``, ``channels`` ``(S, N_KERNELS, C)`` 0/1 -> ``(B, S, ...,
+    N_KERNELS, n)``. (A sum over the few channels, one product each, without the copies an ``einsum``
+    makes to batch over the kernels.)"""
+    inner = (1,) * (conv.dim() - 4)  # (the dimensions between the channels and the kernels)
+    weights = channels.reshape(channels.shape[0], *inner, N_KERNELS, channels.shape[2], 1)
+    out = conv[:, None, 0] * weights[..., 0, :]
     for c in range(1, conv.shape[1]):
-        out.addcmul_(conv[:, c], channels[:, c, None])
+        out.addcmul_(conv[:, None, c], weights[..., c, :])
     return out
 
 
@@ -189,6 +204,11 @@ class RandomKernelFeatures(nn.Module):
         self.n_channels, self.n_biases = int(n_channels), int(n_biases)
         self.receptive_field = (KERNEL_LENGTH - 1) * max(self.dilations) + 1
         self.n_features = N_KERNELS * len(self.dilations) * self.n_biases
+        # the runs of consecutive slots of one dilation, each computed at once: (dilation, slots)
+        self._groups: list[tuple[int, slice]] = []
+        for d, run in itertools.groupby(self.dilations):
+            first = sum(g.stop - g.start for _, g in self._groups)
+            self._groups.append((d, slice(first, first + len(list(run)))))
         weights = np.full((N_KERNELS, 1, KERNEL_LENGTH), -1.0, dtype=np.float32)
         for k, taps in enumerate(_TAPS):
             weights[k, 0, taps] = 2.0
@@ -209,24 +229,23 @@ class RandomKernelFeatures(nn.Module):
 
     def responses(self, window: torch.Tensor) -> list[torch.Tensor]:
         """Kernel responses at the last ``n`` steps of ``window`` ``(B, receptive_field - 1 + n, C)``:
-        one ``(B, N_KERNELS, n)`` tensor per slot of ``dilations``."""
+        one ``(B, S, N_KERNELS, n)`` tensor per run of ``S`` slots of one dilation (``_groups``)."""
         x = window.transpose(1, 2)  # (B, C, L)
         batch, c, length = x.shape
         n = length - (self.receptive_field - 1)
-        out, conv = [], None
-        for i, d in enumerate(self.dilations):
-            if i == 0 or d != self.dilations[i - 1]:  # (a dilation's consecutive slots share it)
-                part = x[..., length - n - (KERNEL_LENGTH - 1) * d :].reshape(batch * c, 1, -1)
-                conv = nn.functional.conv1d(part, self.weights.to(x.dtype), dilation=d)  # (B*C, K, n)
-                conv = conv.reshape(batch, c, N_KERNELS, n)
-            out.append(_mix_channels(conv, self.channels[i].to(x.dtype)))
+        out = []
+        for d, slots in self._groups:  # (a dilation's slots share its convolution)
+            part = x[..., length - n - (KERNEL_LENGTH - 1) * d :].reshape(batch * c, 1, -1)
+            conv = nn.functional.conv1d(part, self.weights.to(x.dtype), dilation=d)  # (B*C, K, n)
+            out.append(_mix_channels(conv.reshape(batch, c, N_KERNELS, n), self.channels[slots].to(x.dtype)))
         return out
 
     def _cut_responses(self, window: torch.Tensor, n: int) -> list[tuple[torch.Tensor, int]]:
         """The cut kernels' responses (``"centred"``; truncation ``m`` keeps taps ``0, ..., 4 + m``)
         ending at the ``n`` steps ``d`` before the last ``n`` of ``window`` ``(B, receptive_field -
-        1 + n, C)`` and at those last ``n``: per slot, ``(cut, lag)`` with ``cut`` ``(B, 4,
-        N_KERNELS, n + lag)``, the earlier ``cut[..., :n]``, the later ``cut[..., lag:]``.
+        1 + n, C)`` and at those last ``n``: per run of ``S`` slots of one dilation, ``(cut, lag)``
+        with ``cut`` ``(B, S, 4, N_KERNELS, n + lag)``, the earlier ``cut[..., :n]``, the later
+        ``cut[..., lag:]``.
 
         Where ``n >= d`` (chunks), the two overlap (``lag = d``): one 5-tap convolution gives the
         first truncation, and each next one adds a tap to the previous one ``d`` steps back
@@ -234,28 +253,26 @@ class RandomKernelFeatures(nn.Module):
         stream's single steps), the ``2 n`` responses are convolved directly (``lag = n``)."""
         x = window.transpose(1, 2)
         batch, c, length = x.shape
-        out, shared = [], None
-        for i, d in enumerate(self.dilations):
-            channels = self.channels[i].to(x.dtype)
+        out = []
+        for d, slots in self._groups:
+            channels = self.channels[slots].to(x.dtype)  # (S, K, C)
             if d > n:
-                if i == 0 or d != self.dilations[i - 1]:
-                    shared = torch.cat(
-                        [self._truncated(x, length - d, n, d), self._truncated(x, length, n, d)], -1
-                    )
+                earlier, later = self._truncated(x, length - d, n, d), self._truncated(x, length, n, d)
+                shared = torch.cat([earlier, later], -1)
                 out.append((_mix_channels(shared, channels), n))
                 continue
-            if i == 0 or d != self.dilations[i - 1]:
-                part = x[..., length - n - 2 * _HALF * d :].reshape(batch * c, 1, -1)
-                first = self.weights[..., : _HALF + 1].to(x.dtype)  # (taps 0 to 4)
-                shared = nn.functional.conv1d(part, first, dilation=d).reshape(batch, c, N_KERNELS, -1)
-            level = _mix_channels(shared, channels)  # P_0 at n + 4 d steps
-            inputs = channels @ x[..., length - n - _HALF * d :]  # (B, K, n + 4 d): each kernel's channel sum
+            part = x[..., length - n - 2 * _HALF * d :].reshape(batch * c, 1, -1)
+            first = self.weights[..., : _HALF + 1].to(x.dtype)  # (taps 0 to 4)
+            shared = nn.functional.conv1d(part, first, dilation=d).reshape(batch, c, N_KERNELS, -1)
+            level = _mix_channels(shared, channels)  # P_0 at n + 4 d steps, (B, S, K, n + 4 d)
+            # each kernel's channel sum, (B, S, K, n + 4 d)
+            inputs = channels @ x[:, None, :, length - n - _HALF * d :]
             cuts = [level[..., (_HALF - 1) * d : (_HALF - 1) * d + n + d]]
             for m in range(1, _HALF):
-                tap = self.weights[:, 0, _HALF + m].to(x.dtype)[None, :, None]
+                tap = self.weights[:, 0, _HALF + m].to(x.dtype)[:, None]
                 level = level[..., :-d] + tap * inputs[..., m * d :]  # P_m, from step m d of the n + 4 d
                 cuts.append(level[..., (_HALF - 1 - m) * d : (_HALF - 1 - m) * d + n + d])
-            out.append((torch.stack(cuts, dim=1), d))
+            out.append((torch.stack(cuts, dim=2), d))
         return out
 
     def _truncated(self, x: torch.Tensor, stop: int, count: int, d: int) -> torch.Tensor:
@@ -267,40 +284,45 @@ class RandomKernelFeatures(nn.Module):
         return conv.reshape(batch, c, _HALF, N_KERNELS, count)
 
     def _step_terms(self, window: torch.Tensor, steps: torch.Tensor | None) -> Iterator[torch.Tensor]:
-        """Per slot, what each of the last ``n`` steps of ``window`` adds to the counts, ``(B,
-        N_KERNELS, n_biases, n)``: bool for ``"causal"`` and ``"skip_start"``, int8 for
-        ``"centred"`` (see ``alignment``)."""
+        """Per run of ``S`` slots of one dilation, what each of the last ``n`` steps of ``window``
+        adds to the counts, ``(B, S, N_KERNELS, n_biases, n)``: bool for ``"causal"`` and
+        ``"skip_start"``, int8 for ``"centred"`` (see ``alignment``)."""
         self._check_steps(steps)
         n = window.shape[1] - (self.receptive_field - 1)
         cuts = self._cut_responses(window, n) if self.alignment == "centred" else None
-        for i, response in enumerate(self.responses(window)):
-            yield self._slot_terms(i, response, None if cuts is None else cuts[i], steps)
+        for g, response in enumerate(self.responses(window)):
+            yield self._group_terms(g, response, None if cuts is None else cuts[g], steps)
 
     def _check_steps(self, steps: torch.Tensor | None) -> None:
         if self.alignment != "causal" and steps is None:
             raise ValueError(f"alignment={self.alignment!r} needs each step's index in its series (steps)")
 
-    def _slot_terms(
-        self, i: int, response: torch.Tensor, cut: tuple[torch.Tensor, int] | None, steps: torch.Tensor | None
+    def _group_biases(self, g: int, dtype: torch.dtype) -> torch.Tensor:
+        """The biases of the slots of run ``g``, ``(1, S, N_KERNELS, n_biases, 1)``."""
+        return self.biases[self._groups[g][1]].to(dtype)[None, ..., None]
+
+    def _group_terms(
+        self, g: int, response: torch.Tensor, cut: tuple[torch.Tensor, int] | None, steps: torch.Tensor | None
     ) -> torch.Tensor:
-        """:meth:`_step_terms` of slot ``i`` from its responses ``(B, N_KERNELS, n)`` and cut
+        """:meth:`_step_terms` of run ``g`` from its responses ``(B, S, N_KERNELS, n)`` and cut
         responses (:meth:`_cut_responses`, ``"centred"``)."""
-        bias = self.biases[i].to(response.dtype)[None, :, :, None]
-        above = response[:, :, None, :] > bias
+        bias = self._group_biases(g, response.dtype)
+        above = response[:, :, :, None, :] > bias
         if self.alignment == "causal":
             return above
-        d, n = self.dilations[i], response.shape[-1]
-        above = above & (steps >= _HALF * d)[:, None, None, :]
+        d, n = self._groups[g][0], response.shape[-1]
+        above = above & (steps >= _HALF * d)[:, None, None, None, :]
         if self.alignment == "skip_start":
             return above
         values, lag = cut
         # the cut responses that enter (ending now) and leave (ending d steps back), all four
         # truncations at once: truncation m's centre lies in the series from step m d on
-        cut_above = values[:, :, :, None, :] > bias[:, None]  # (B, 4, K, n_biases, n + lag)
+        cut_above = values[..., None, :] > bias[:, :, None]  # (B, S, 4, K, n_biases, n + lag)
         starts = torch.arange(_HALF, device=steps.device) * d  # (4,)
-        entering = (steps[:, None, :] >= starts[None, :, None])[:, :, None, None, :]  # (B, 4, 1, 1, n)
-        leaving = (steps[:, None, :] >= starts[None, :, None] + d)[:, :, None, None, :]
-        added = (cut_above[..., lag:] & entering).sum(dim=1) - (cut_above[..., :n] & leaving).sum(dim=1)
+        # (B, 1, 4, 1, 1, n)
+        entering = (steps[:, None, :] >= starts[None, :, None])[:, None, :, None, None, :]
+        leaving = (steps[:, None, :] >= starts[None, :, None] + d)[:, None, :, None, None, :]
+        added = (cut_above[..., lag:] & entering).sum(dim=2) - (cut_above[..., :n] & leaving).sum(dim=2)
         return (above + added).to(torch.int8)
 
     def _centred_counts(self, window: torch.Tensor, real: torch.Tensor, steps: torch.Tensor) -> torch.Tensor:
@@ -315,16 +337,16 @@ class RandomKernelFeatures(nn.Module):
         # the step in its series of the chunk's first (a row without real steps counts 0 either way)
         first = steps[:, :1]
         counts = []
-        for i, response in enumerate(self.responses(window)):
-            d = self.dilations[i]
-            values, lag = cuts[i]
+        for g, response in enumerate(self.responses(window)):
+            d = self._groups[g][0]
+            values, lag = cuts[g]  # (B, S, 4, K, n + lag)
             if lag != d:
-                term = self._slot_terms(i, response, cuts[i], steps)
-                counts.append((term * mask[:, None, None, :]).sum(dim=-1).flatten(1, 2))
+                term = self._group_terms(g, response, cuts[g], steps)
+                counts.append((term * mask[:, None, None, None, :]).sum(dim=-1).flatten(1, 3))
                 continue
-            bias = self.biases[i].to(response.dtype)[None, :, :, None]
+            bias = self._group_biases(g, response.dtype)
             counted = (steps >= _HALF * d) & mask
-            total = ((response[:, :, None, :] > bias) & counted[:, None, None, :]).sum(dim=-1)
+            total = ((response[:, :, :, None, :] > bias) & counted[:, None, None, None, :]).sum(dim=-1)
             ends = real[:, None] + torch.arange(d, device=real.device)[None]  # (B, d) indices into values
             starts = torch.arange(d, device=real.device).expand_as(ends)
             same_length = bool((real == real[0]).all())  # (then a slice, not a gather, takes the ends)
@@ -333,12 +355,12 @@ class RandomKernelFeatures(nn.Module):
                     at = int(index[0, 0])
                     gathered = values[..., at : at + d]
                 else:
-                    gathered = values.gather(-1, index[:, None, None, :].expand(*values.shape[:3], d))
+                    gathered = values.gather(-1, index[:, None, None, None, :].expand(*values.shape[:4], d))
                 step = first + index - d  # each gathered response's last step in its series
                 for m in range(_HALF):
-                    fired = (gathered[:, m, :, None] > bias) & (step >= m * d)[:, None, None, :]
+                    fired = (gathered[:, :, m, :, None, :] > bias) & (step >= m * d)[:, None, None, None, :]
                     total = total + sign * fired.sum(dim=-1)
-            counts.append(total.flatten(1, 2))
+            counts.append(total.flatten(1, 3))
         return torch.cat(counts, dim=1)
 
     def forward(self, window: torch.Tensor, steps: torch.Tensor | None = None) -> torch.Tensor:
@@ -347,7 +369,7 @@ class RandomKernelFeatures(nn.Module):
         0/1 indicators, or with ``alignment="centred"`` small signed counts whose running sum is the
         count. ``steps`` ``(B, n)``, the 0-based index of each of those steps in its series, is
         needed unless ``alignment="causal"``."""
-        feats = [above.flatten(1, 2) for above in self._step_terms(window, steps)]  # (B, K * n_biases, n)
+        feats = [terms.flatten(1, 3) for terms in self._step_terms(window, steps)]  # (B, S * K * n_biases, n)
         return torch.cat(feats, dim=1).transpose(1, 2).to(window.dtype)
 
     def counts(
@@ -365,7 +387,7 @@ class RandomKernelFeatures(nn.Module):
         ):
             return self._centred_counts(window, real, steps).double()
         counts = [
-            (term * mask[:, None, None, :]).sum(dim=-1).flatten(1, 2)
+            (term * mask[:, None, None, None, :]).sum(dim=-1).flatten(1, 3)
             for term in self._step_terms(window, steps)
         ]
         return torch.cat(counts, dim=1).double()
@@ -385,9 +407,10 @@ class RandomKernelFeatures(nn.Module):
         picks = torch.randint(len(x), (len(self.dilations), N_KERNELS), generator=generator)
         for row in picks.unique().tolist():
             series = torch.cat([pad, x[row : row + 1, : max(int(lengths[row]), 1)]], dim=1)
-            responses = self.responses(series)
-            for i, response in enumerate(responses):
-                kernels = (picks[i] == row).nonzero().flatten()
-                if len(kernels):
-                    values = response[0, kernels].float()  # (k, n)
-                    self.biases[i, kernels] = torch.quantile(values, quantiles[i].to(values.device), dim=1).T
+            for (_, slots), response in zip(self._groups, self.responses(series), strict=True):
+                for j, i in enumerate(range(slots.start, slots.stop)):
+                    kernels = (picks[i] == row).nonzero().flatten()
+                    if len(kernels):
+                        values = response[0, j, kernels].float()  # (k, n)
+                        at = quantiles[i].to(values.device)
+                        self.biases[i, kernels] = torch.quantile(values, at, dim=1).T

@@ -73,7 +73,8 @@ def _reference_indicators(features: RandomKernelFeatures, x: np.ndarray) -> np.n
 
 
 def test_indicators_and_counts_match_the_kernels_written_out() -> None:
-    features = RandomKernelFeatures(2, dilations=(1, 3), n_biases=2, seed=3)
+    # (a repeated dilation: its slots are computed together, each with its own channels and biases)
+    features = RandomKernelFeatures(2, dilations=(1, 1, 3), n_biases=2, seed=3)
     gen = torch.Generator().manual_seed(0)
     x = torch.randn(3, 40, 2, generator=gen)
     features.fit_biases(x, torch.tensor([40, 40, 40]), gen)
@@ -134,7 +135,7 @@ def _reference_centred_counts(features: RandomKernelFeatures, x: np.ndarray) -> 
 
 def test_centred_counts_are_minirockets_pooling_of_every_prefix() -> None:
     # series of 10 steps: dilation 3's kernels span 25, so its last 4 d = 12 centres are always cut
-    features = RandomKernelFeatures(2, dilations=(1, 3), n_biases=3, seed=5, alignment="centred")
+    features = RandomKernelFeatures(2, dilations=(1, 3, 3), n_biases=3, seed=5, alignment="centred")
     gen = torch.Generator().manual_seed(1)
     x = torch.randn(3, 10, 2, generator=gen, dtype=torch.float64)
     features.fit_biases(x.float(), torch.tensor([10, 10, 10]), gen)
