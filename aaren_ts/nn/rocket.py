@@ -184,6 +184,8 @@ class RandomKernelFeatures(nn.Module):
     receptive_field : int
         Steps each step's features read: ``8 * max(dilations) + 1``.
     n_features : int
+    max_slots_per_dilation : int
+        The most slots of one dilation next to each other (they are computed together).
     """
 
     def __init__(
@@ -209,6 +211,7 @@ class RandomKernelFeatures(nn.Module):
         for d, run in itertools.groupby(self.dilations):
             first = sum(g.stop - g.start for _, g in self._groups)
             self._groups.append((d, slice(first, first + len(list(run)))))
+        self.max_slots_per_dilation = max(g.stop - g.start for _, g in self._groups)
         weights = np.full((N_KERNELS, 1, KERNEL_LENGTH), -1.0, dtype=np.float32)
         for k, taps in enumerate(_TAPS):
             weights[k, 0, taps] = 2.0
