@@ -354,11 +354,9 @@ class ClassifierModule(nn.Module):
         (:meth:`~aaren_ts.nn.rocket.RandomKernelFeatures.counts`), then mapped once."""
         counts = window.new_zeros(window.shape[0], self.kernels.n_features, dtype=torch.float64)
         steps = seen[:, None] + mask.cumsum(dim=1) - 1  # each real step's index in its series
-        # (counts compare one dilation's slots at a time, the whole responses and the four cut ones,
-        # from one dilation's responses per channel: longer blocks than for every step's features)
-        kernels = self.kernels
-        per_slot = kernels.n_features // len(kernels.dilations)
-        per_step = 5 * (kernels.max_slots_per_dilation * per_slot + N_KERNELS * self.n_channels)
+        # (counts hold one slot's indicators at a time, and one dilation's responses per channel of
+        # the whole kernels and their four truncations: longer blocks than for every step's features)
+        per_step = self.kernels.n_features // len(self.kernels.dilations) + 5 * N_KERNELS * self.n_channels
         for start, stop, part in self._kernel_blocks(window, per_step):
             counts += self.kernels.counts(part, mask[:, start:stop], steps[:, start:stop])
         return counts @ self.kernel_weight.T

@@ -19,10 +19,10 @@ keeps the taps up to ``4 + k // d``: four truncations, each of the responses end
 last ``d`` steps. So every step adds its whole response and the four cut ones ending at it, and takes
 back the four that ended ``d`` steps before (which the window still holds): the running sum is still
 one per class and prefix length, the window the same, each step's term a small signed count. The
-kernels' work per stream step is three to five times the causal one's (a new cut response and a
-leaving one per truncation: 7.9 against 2.5 ms for one stream on UWaveGestureLibrary's 32 slots,
-288 against 56 ms for 320 streams at once, one thread, the slots of one dilation computed
-together); in a batch two to three and a half times,
+kernels' work per stream step is three to ten times the causal one's (a new cut response and a
+leaving one per truncation: 6.4 against 1.9 ms for one stream on UWaveGestureLibrary's 32 slots,
+275 against 27 ms for 320 streams at once, one thread, a dilation's slots computed together); in a
+batch two to three and a half times,
 where the truncations follow from one another (``P_m(s) = P_{m-1}(s - d) + w_{4+m} x_s``) and a
 series' counts telescope to the cut responses at its last and first ``d`` steps.
 
@@ -118,6 +118,7 @@ _TAPS = np.array(list(itertools.combinations(range(KERNEL_LENGTH), 3)))  # the 8
 N_KERNELS = len(_TAPS)
 _GOLDEN = (np.sqrt(5.0) + 1.0) / 2.0
 _HALF = (KERNEL_LENGTH - 1) // 2  # the taps on either side of a kernel's centre
+_GROUPED_STEPS = 4  # chunks of at most this many steps compute a dilation's slots together
 #: Which responses a step counts (``alignment`` of :class:`RandomKernelFeatures`).
 ALIGNMENTS = ("causal", "skip_start", "centred")
 
@@ -184,8 +185,6 @@ class RandomKernelFeatures(nn.Module):
     receptive_field : int
         Steps each step's features read: ``8 * max(dilations) + 1``.
     n_features : int
-    max_slots_per_dilation : int
-        The most slots of one dilation next to each other (they are computed together).
     """
 
     def __init__(
@@ -206,12 +205,13 @@ class RandomKernelFeatures(nn.Module):
         self.n_channels, self.n_biases = int(n_channels), int(n_biases)
         self.receptive_field = (KERNEL_LENGTH - 1) * max(self.dilations) + 1
         self.n_features = N_KERNELS * len(self.dilations) * self.n_biases
-        # the runs of consecutive slots of one dilation, each computed at once: (dilation, slots)
-        self._groups: list[tuple[int, slice]] = []
+        # the runs of consecutive slots of one dilation, (dilation, slots): computed at once for short
+        # chunks (_GROUPED_STEPS), slot by slot for longer ones
+        self._runs: list[tuple[int, slice]] = []
         for d, run in itertools.groupby(self.dilations):
-            first = sum(g.stop - g.start for _, g in self._groups)
-            self._groups.append((d, slice(first, first + len(list(run)))))
-        self.max_slots_per_dilation = max(g.stop - g.start for _, g in self._groups)
+            first = sum(g.stop - g.start for _, g in self._runs)
+            self._runs.append((d, slice(first, first + len(list(run)))))
+        self._slots = [(d, slice(i, i + 1)) for i, d in enumerate(self.dilations)]
         weights = np.full((N_KERNELS, 1, KERNEL_LENGTH), -1.0, dtype=np.float32)
         for k, taps in enumerate(_TAPS):
             weights[k, 0, taps] = 2.0
@@ -230,25 +230,38 @@ class RandomKernelFeatures(nn.Module):
         self.register_buffer("channels", torch.from_numpy(channels))
         self.register_buffer("biases", torch.zeros(len(self.dilations), N_KERNELS, self.n_biases))
 
-    def responses(self, window: torch.Tensor) -> list[torch.Tensor]:
+    def _groups(self, n: int) -> list[tuple[int, slice]]:
+        """The groups of slots computed together for a chunk of ``n`` steps, ``(dilation, slots)``:
+        each run of slots of one dilation where ``n <= _GROUPED_STEPS`` (a stream's steps: fewer
+        and larger operations, e.g. a step of one stream on UWaveGestureLibrary's 32 slots 7.9
+        instead of 10.7 ms, and an exported step graph a twentieth of the operations), else each slot
+        (a chunk's tensors of one slot stay in cache: predicting UWave's test split took half as
+        long again with runs)."""
+        return self._runs if n <= _GROUPED_STEPS else self._slots
+
+    def responses(self, window: torch.Tensor, groups: list[tuple[int, slice]]) -> list[torch.Tensor]:
         """Kernel responses at the last ``n`` steps of ``window`` ``(B, receptive_field - 1 + n, C)``:
-        one ``(B, S, N_KERNELS, n)`` tensor per run of ``S`` slots of one dilation (``_groups``)."""
+        one ``(B, S, N_KERNELS, n)`` tensor per group of ``S`` slots of one dilation."""
         x = window.transpose(1, 2)  # (B, C, L)
         batch, c, length = x.shape
         n = length - (self.receptive_field - 1)
-        out = []
-        for d, slots in self._groups:  # (a dilation's slots share its convolution)
-            part = x[..., length - n - (KERNEL_LENGTH - 1) * d :].reshape(batch * c, 1, -1)
-            conv = nn.functional.conv1d(part, self.weights.to(x.dtype), dilation=d)  # (B*C, K, n)
-            out.append(_mix_channels(conv.reshape(batch, c, N_KERNELS, n), self.channels[slots].to(x.dtype)))
+        out, conv, previous = [], None, None
+        for d, slots in groups:
+            if d != previous:  # (a dilation's slots share its convolution)
+                part = x[..., length - n - (KERNEL_LENGTH - 1) * d :].reshape(batch * c, 1, -1)
+                conv = nn.functional.conv1d(part, self.weights.to(x.dtype), dilation=d)  # (B*C, K, n)
+                conv, previous = conv.reshape(batch, c, N_KERNELS, n), d
+            out.append(_mix_channels(conv, self.channels[slots].to(x.dtype)))
         return out
 
-    def _cut_responses(self, window: torch.Tensor, n: int) -> list[tuple[torch.Tensor, int]]:
+    def _cut_responses(
+        self, window: torch.Tensor, n: int, groups: list[tuple[int, slice]]
+    ) -> list[tuple[torch.Tensor, int]]:
         """The cut kernels' responses (``"centred"``; truncation ``m`` keeps taps ``0, ..., 4 + m``)
         ending at the ``n`` steps ``d`` before the last ``n`` of ``window`` ``(B, receptive_field -
-        1 + n, C)`` and at those last ``n``: per run of ``S`` slots of one dilation, ``(cut, lag)``
-        with ``cut`` ``(B, S, 4, N_KERNELS, n + lag)``, the earlier ``cut[..., :n]``, the later
-        ``cut[..., lag:]``.
+        1 + n, C)`` and at those last ``n``: per group of ``S`` slots of one dilation, ``(cut,
+        lag)`` with ``cut`` ``(B, S, 4, N_KERNELS, n + lag)``, the earlier ``cut[..., :n]``, the
+        later ``cut[..., lag:]``.
 
         Where ``n >= d`` (chunks), the two overlap (``lag = d``): one 5-tap convolution gives the
         first truncation, and each next one adds a tap to the previous one ``d`` steps back
@@ -256,17 +269,20 @@ class RandomKernelFeatures(nn.Module):
         stream's single steps), the ``2 n`` responses are convolved directly (``lag = n``)."""
         x = window.transpose(1, 2)
         batch, c, length = x.shape
-        out = []
-        for d, slots in self._groups:
+        out, shared, previous = [], None, None
+        for d, slots in groups:
             channels = self.channels[slots].to(x.dtype)  # (S, K, C)
             if d > n:
-                earlier, later = self._truncated(x, length - d, n, d), self._truncated(x, length, n, d)
-                shared = torch.cat([earlier, later], -1)
+                if d != previous:
+                    earlier, later = self._truncated(x, length - d, n, d), self._truncated(x, length, n, d)
+                    shared, previous = torch.cat([earlier, later], -1), d
                 out.append((_mix_channels(shared, channels), n))
                 continue
-            part = x[..., length - n - 2 * _HALF * d :].reshape(batch * c, 1, -1)
-            first = self.weights[..., : _HALF + 1].to(x.dtype)  # (taps 0 to 4)
-            shared = nn.functional.conv1d(part, first, dilation=d).reshape(batch, c, N_KERNELS, -1)
+            if d != previous:
+                part = x[..., length - n - 2 * _HALF * d :].reshape(batch * c, 1, -1)
+                first = self.weights[..., : _HALF + 1].to(x.dtype)  # (taps 0 to 4)
+                shared = nn.functional.conv1d(part, first, dilation=d).reshape(batch, c, N_KERNELS, -1)
+                previous = d
             level = _mix_channels(shared, channels)  # P_0 at n + 4 d steps, (B, S, K, n + 4 d)
             # each kernel's channel sum, (B, S, K, n + 4 d)
             inputs = channels @ x[:, None, :, length - n - _HALF * d :]
@@ -287,33 +303,39 @@ class RandomKernelFeatures(nn.Module):
         return conv.reshape(batch, c, _HALF, N_KERNELS, count)
 
     def _step_terms(self, window: torch.Tensor, steps: torch.Tensor | None) -> Iterator[torch.Tensor]:
-        """Per run of ``S`` slots of one dilation, what each of the last ``n`` steps of ``window``
-        adds to the counts, ``(B, S, N_KERNELS, n_biases, n)``: bool for ``"causal"`` and
-        ``"skip_start"``, int8 for ``"centred"`` (see ``alignment``)."""
+        """Per group of ``S`` slots of one dilation (:meth:`_groups`), what each of the last ``n``
+        steps of ``window`` adds to the counts, ``(B, S, N_KERNELS, n_biases, n)``: bool for
+        ``"causal"`` and ``"skip_start"``, int8 for ``"centred"`` (see ``alignment``)."""
         self._check_steps(steps)
         n = window.shape[1] - (self.receptive_field - 1)
-        cuts = self._cut_responses(window, n) if self.alignment == "centred" else None
-        for g, response in enumerate(self.responses(window)):
-            yield self._group_terms(g, response, None if cuts is None else cuts[g], steps)
+        groups = self._groups(n)
+        cuts = self._cut_responses(window, n, groups) if self.alignment == "centred" else None
+        for g, response in enumerate(self.responses(window, groups)):
+            yield self._group_terms(groups[g], response, None if cuts is None else cuts[g], steps)
 
     def _check_steps(self, steps: torch.Tensor | None) -> None:
         if self.alignment != "causal" and steps is None:
             raise ValueError(f"alignment={self.alignment!r} needs each step's index in its series (steps)")
 
-    def _group_biases(self, g: int, dtype: torch.dtype) -> torch.Tensor:
-        """The biases of the slots of run ``g``, ``(1, S, N_KERNELS, n_biases, 1)``."""
-        return self.biases[self._groups[g][1]].to(dtype)[None, ..., None]
+    def _group_biases(self, slots: slice, dtype: torch.dtype) -> torch.Tensor:
+        """The biases of ``slots``, ``(1, S, N_KERNELS, n_biases, 1)``."""
+        return self.biases[slots].to(dtype)[None, ..., None]
 
     def _group_terms(
-        self, g: int, response: torch.Tensor, cut: tuple[torch.Tensor, int] | None, steps: torch.Tensor | None
+        self,
+        group: tuple[int, slice],
+        response: torch.Tensor,
+        cut: tuple[torch.Tensor, int] | None,
+        steps: torch.Tensor | None,
     ) -> torch.Tensor:
-        """:meth:`_step_terms` of run ``g`` from its responses ``(B, S, N_KERNELS, n)`` and cut
-        responses (:meth:`_cut_responses`, ``"centred"``)."""
-        bias = self._group_biases(g, response.dtype)
+        """:meth:`_step_terms` of ``group`` (its dilation and slots) from its responses ``(B, S,
+        N_KERNELS, n)`` and cut responses (:meth:`_cut_responses`, ``"centred"``)."""
+        d, slots = group
+        bias = self._group_biases(slots, response.dtype)
         above = response[:, :, :, None, :] > bias
         if self.alignment == "causal":
             return above
-        d, n = self._groups[g][0], response.shape[-1]
+        n = response.shape[-1]
         above = above & (steps >= _HALF * d)[:, None, None, None, :]
         if self.alignment == "skip_start":
             return above
@@ -335,19 +357,19 @@ class RandomKernelFeatures(nn.Module):
         ending at its last ``d`` real steps and takes back those ending at the ``d`` steps before the
         chunk, so only those ``2 d`` are compared with the biases (where ``d <= n``)."""
         n = window.shape[1] - (self.receptive_field - 1)
-        cuts = self._cut_responses(window, n)
+        groups = self._groups(n)
+        cuts = self._cut_responses(window, n, groups)
         mask = torch.arange(n, device=real.device)[None] < real[:, None]
         # the step in its series of the chunk's first (a row without real steps counts 0 either way)
         first = steps[:, :1]
         counts = []
-        for g, response in enumerate(self.responses(window)):
-            d = self._groups[g][0]
-            values, lag = cuts[g]  # (B, S, 4, K, n + lag)
+        for group, response, cut in zip(groups, self.responses(window, groups), cuts, strict=True):
+            (d, slots), (values, lag) = group, cut  # values (B, S, 4, K, n + lag)
             if lag != d:
-                term = self._group_terms(g, response, cuts[g], steps)
+                term = self._group_terms(group, response, cut, steps)
                 counts.append((term * mask[:, None, None, None, :]).sum(dim=-1).flatten(1, 3))
                 continue
-            bias = self._group_biases(g, response.dtype)
+            bias = self._group_biases(slots, response.dtype)
             counted = (steps >= _HALF * d) & mask
             total = ((response[:, :, :, None, :] > bias) & counted[:, None, None, None, :]).sum(dim=-1)
             ends = real[:, None] + torch.arange(d, device=real.device)[None]  # (B, d) indices into values
@@ -410,7 +432,8 @@ class RandomKernelFeatures(nn.Module):
         picks = torch.randint(len(x), (len(self.dilations), N_KERNELS), generator=generator)
         for row in picks.unique().tolist():
             series = torch.cat([pad, x[row : row + 1, : max(int(lengths[row]), 1)]], dim=1)
-            for (_, slots), response in zip(self._groups, self.responses(series), strict=True):
+            groups = self._groups(series.shape[1] - (self.receptive_field - 1))
+            for (_, slots), response in zip(groups, self.responses(series, groups), strict=True):
                 for j, i in enumerate(range(slots.start, slots.stop)):
                     kernels = (picks[i] == row).nonzero().flatten()
                     if len(kernels):

@@ -160,6 +160,15 @@ def test_centred_counts_are_minirockets_pooling_of_every_prefix() -> None:
         one = window[:, t : t + features.receptive_field]
         one_step = features(one, torch.full((3, 1), t)).numpy()
         np.testing.assert_array_equal(one_step, terms[:, t : t + 1].numpy())
+    # short chunks (a dilation's slots computed together; d <= n and d > n): the same terms and counts
+    for size in (2, 3, 4):
+        for t in range(0, 10 - size + 1, size):
+            chunk = window[:, t : t + features.receptive_field - 1 + size]
+            at = steps[:, t : t + size]
+            np.testing.assert_array_equal(features(chunk, at).numpy(), terms[:, t : t + size].numpy())
+            full = torch.ones(3, size, dtype=torch.bool)
+            expected_counts = terms[:, t : t + size].double().sum(dim=1).numpy()
+            np.testing.assert_array_equal(features.counts(chunk, full, at).numpy(), expected_counts)
 
 
 def test_a_repeated_dilation_takes_the_next_quantiles_in_each_slot() -> None:
