@@ -54,6 +54,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import markdown_table, paired_differences, resample_split, results_dir
 
+from aaren_ts.engine.early import harmonic_mean
+
 FRACTIONS = (0.1, 0.25, 0.5, 1.0)
 AEON_MODELS = ("TEASER", "ProbabilityThresholdEarlyClassifier")
 WORKER = Path(__file__).resolve().parent / "_aeon_early.py"
@@ -63,11 +65,6 @@ WORKER = Path(__file__).resolve().parent / "_aeon_early.py"
 #: the default rule: harmonic mean 0.755 / 0.883 / 0.908 on UWave / BasicMotions / JapaneseVowels with
 #: one network, 0.757 / 0.870 / 0.905 with two).
 AAREN_PARAMS = {"dilations": (1, 2, 4, 8, 16, 32), "kernel_size": 9, "n_estimators": 1}
-
-
-def harmonic_mean(accuracy: float, earliness: float) -> float:
-    """aeon's harmonic mean of accuracy and ``1 - earliness``."""
-    return 2 * accuracy * (1 - earliness) / (accuracy + 1 - earliness)
 
 
 def _load(
@@ -147,7 +144,8 @@ def run_aaren(
         "curve": (curve_f.tolist(), curve),
         "sweep": sweep,
         "exact": exact,
-        "threshold": float(clf.probability_threshold),
+        "threshold": float(clf.probability_threshold_),
+        "threshold_param": clf.probability_threshold,
     }
 
 
@@ -166,6 +164,12 @@ def run_aeon(aeon_python: str, data: tuple, seed: int, base: str) -> dict:
         command = [aeon_python, str(WORKER), str(path_in), str(path_out), "--seed", str(seed), "--base", base]
         subprocess.run(command, check=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
         return json.loads(path_out.read_text())
+
+
+def _threshold(ours: dict) -> str:
+    """The classifier's threshold as set, and as chosen at fit where it was ``"auto"``."""
+    given = ours.get("threshold_param", ours["threshold"])
+    return f"auto: {ours['threshold']}" if given == "auto" else str(ours["threshold"])
 
 
 def _fmt(value: float) -> str:
@@ -274,7 +278,7 @@ def write_report(results: list[dict], notes: list[str], command: str, out_dir: P
             [
                 f"AarenClassifier.predict_early (prefix_weight={res['prefix_weight']}, "
                 f"dilations={AAREN_PARAMS['dilations']}, kernel_size={AAREN_PARAMS['kernel_size']}, "
-                f"probability_threshold={ours['threshold']})",
+                f"probability_threshold={_threshold(ours)})",
                 _fmt(ours["accuracy"]),
                 _fmt(ours["earliness"]),
                 _fmt(ours["harmonic_mean"]),

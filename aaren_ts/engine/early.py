@@ -18,7 +18,17 @@ from dataclasses import dataclass
 
 import torch
 
-__all__ = ["ConfidenceRule", "EarlyDecisions"]
+__all__ = [
+    "THRESHOLD_GRID",
+    "ConfidenceRule",
+    "EarlyDecisions",
+    "best_threshold",
+    "decide_staged",
+    "harmonic_mean",
+]
+
+#: The thresholds :func:`best_threshold` chooses among.
+THRESHOLD_GRID = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.98, 0.99)
 
 
 @dataclass(frozen=True)
@@ -155,3 +165,67 @@ class EarlyDecisions:
         if (out.decided_at < 0).any() or (out.run < 0).any() or (out.decided_class < -1).any():
             raise ValueError("the saved early decisions hold negative counts or class indices")
         return out
+
+
+def decide_staged(
+    proba: torch.Tensor, lengths: torch.Tensor, rule: ConfidenceRule
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The rule's decisions on whole series from their class probabilities after every step.
+
+    Parameters
+    ----------
+    proba : torch.Tensor
+        ``(n_series, T, n_classes)``: after each step (steps past a series' length are not read).
+    lengths : torch.Tensor
+        int64 ``(n_series,)``, each at least 1.
+    rule : ConfidenceRule
+
+    Returns
+    -------
+    classes, decided_at : torch.Tensor
+        int64 ``(n_series,)`` each: the decided class and the time points seen then; a series never
+        confident enough is decided at its last step with its final prediction.
+    """
+    n, t_max, _ = proba.shape
+    real = torch.arange(t_max, device=proba.device)[None, :] < lengths[:, None]
+    early = EarlyDecisions(n, proba.device)
+    early.update_chunk(proba, real, torch.zeros(n, dtype=torch.int64, device=proba.device), rule)
+    final = proba[torch.arange(n, device=proba.device), lengths - 1].argmax(dim=-1)
+    decided = early.decided_at > 0
+    return torch.where(decided, early.decided_class, final), torch.where(decided, early.decided_at, lengths)
+
+
+def harmonic_mean(accuracy: float, earliness: float) -> float:
+    """The harmonic mean of accuracy and ``1 - earliness`` (aeon's score of early classifiers; 0 when
+    both are 0)."""
+    total = accuracy + 1.0 - earliness
+    return 0.0 if total == 0 else 2.0 * accuracy * (1.0 - earliness) / total
+
+
+def best_threshold(
+    proba: torch.Tensor,
+    lengths: torch.Tensor,
+    codes: torch.Tensor,
+    consecutive_predictions: int = 1,
+    thresholds: Sequence[float] = THRESHOLD_GRID,
+) -> tuple[float, float]:
+    """The probability threshold of the grid whose rule has the highest harmonic mean of accuracy and
+    earliness on series of known classes ``codes`` (their probabilities after every step ``proba``,
+    as in :func:`decide_staged`); of tied thresholds, the middle one (the lower of the middle two).
+
+    Returns
+    -------
+    threshold, score : float
+        The threshold and its harmonic mean.
+    """
+    scores = []
+    for threshold in thresholds:
+        classes, decided_at = decide_staged(
+            proba, lengths, ConfidenceRule(threshold, consecutive_predictions)
+        )
+        accuracy = float((classes == codes).double().mean())
+        earliness = float((decided_at.double() / lengths.double()).mean())
+        scores.append(harmonic_mean(accuracy, earliness))
+    best = max(scores)
+    tied = [t for t, score in zip(thresholds, scores, strict=True) if score >= best - 1e-12]
+    return float(tied[(len(tied) - 1) // 2]), best

@@ -23,7 +23,10 @@ class EarlyClassifierMixin:
     def _early_rule(
         self, probability_threshold: float | None = None, consecutive_predictions: int | None = None
     ) -> ConfidenceRule:
-        threshold = self.probability_threshold if probability_threshold is None else probability_threshold
+        if probability_threshold is not None:
+            threshold = probability_threshold
+        else:  # the parameter, "auto" resolved at fit
+            threshold = getattr(self, "probability_threshold_", self.probability_threshold)
         consecutive = (
             self.consecutive_predictions if consecutive_predictions is None else consecutive_predictions
         )

@@ -36,9 +36,10 @@ training series, held out from a network and ridge classifiers fitted on the oth
 
 from __future__ import annotations
 
+import copy
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -48,10 +49,12 @@ from aaren_ts.nn.rocket import KERNEL_LENGTH, N_KERNELS, default_dilations
 
 __all__ = [
     "WHOLE_SERIES_MIN_WEIGHT",
+    "KernelHalf",
     "fit_head_gains",
     "fit_kernel_head",
     "fit_mixture",
     "fit_network_share",
+    "held_out_staged_proba",
     "kernel_config",
     "mixture_split",
     "prefix_steps",
@@ -68,6 +71,19 @@ _WEIGHTS = np.linspace(0.0, 1.0, 11)  # the network's weights in the mixture tri
 _ALIGNMENT = "centred"  # which responses the kernels count at each step (RandomKernelFeatures)
 #: The network's least weight in the mixture after the whole series (fit_mixture).
 WHOLE_SERIES_MIN_WEIGHT = 0.5
+
+
+class KernelHalf(NamedTuple):
+    """The kernels' ridge classifiers fitted on half of the training series (:func:`fit_kernel_head`):
+    ``weight`` ``(n_prefixes, n_classes, n_features)``, ``bias`` ``(n_prefixes, n_classes)`` and
+    ``gain`` ``(n_prefixes,)`` as :meth:`~aaren_ts.nn.classify.ClassifierModule.set_kernel_head`
+    takes them, and their class distributions ``probabilities`` ``(n_prefixes, n_rows, n_classes)``
+    on the other half's series after each prefix length."""
+
+    weight: Any
+    bias: Any
+    gain: Any
+    probabilities: Any
 
 
 def kernel_config(lengths: np.ndarray, n_features: int, seed: int | None) -> dict[str, Any] | None:
@@ -219,17 +235,16 @@ def fit_kernel_head(
     (``lengths`` real steps each), its kernel maps to ridge classifiers of the class ``codes`` (one per
     prefix length) and their factor.
 
-    Returns the kernels' class distributions ``(n_prefixes, n_rows, n_classes)`` of the series
-    ``rows`` of ``split = (train, rows)`` (:func:`mixture_split`) after each prefix length, from
-    ridge classifiers fitted on the series ``train``, their scores times the factor that fits them
-    best; ``None`` where ``split`` is (a class has fewer than two series)."""
+    Returns the ridge classifiers fitted on the series ``train`` of ``split = (train, rows)``
+    (:func:`mixture_split`) and their class distributions on the series ``rows`` after each prefix
+    length (:class:`KernelHalf`); ``None`` where ``split`` is (a class has fewer than two series)."""
     kernels = module.kernels
     generator = torch.Generator().manual_seed(int(seed or 0))
     kernels.fit_biases(torch.as_tensor(values), torch.as_tensor(lengths), generator)
     features = _running_means(module, values, prefix_steps(module, lengths))
     prefixes = module.kernel_prefixes.cpu().numpy()
-    weights, biases = [], []
-    gains, halves = [], []
+    weights, biases, gains = [], [], []
+    half = KernelHalf([], [], [], [])
     for p, part in enumerate(features):
         whole = p == len(features) - 1  # (the last map reads whole series)
         columns, coef, intercept, alpha, held_out = _prefix_map(
@@ -243,10 +258,14 @@ def fit_kernel_head(
             train, rows = split
             coef, intercept, _ = _ridge(part[train][:, columns], codes[train], alpha)
             scores = part[rows][:, columns] @ coef.T + intercept
-            halves.append(_softmax(_gain(scores, codes[rows]) * scores))
+            half.weight.append(np.zeros_like(weights[-1]))
+            half.weight[-1][:, columns] = coef
+            half.bias.append(intercept)
+            half.gain.append(_gain(scores, codes[rows]))
+            half.probabilities.append(_softmax(half.gain[-1] * scores))
     weight, bias = np.stack(weights), np.stack(biases)  # (P, n_classes, F), (P, n_classes)
     module.set_kernel_head(torch.as_tensor(weight), torch.as_tensor(bias), gains)
-    return None if split is None else np.stack(halves)
+    return None if split is None else KernelHalf(*(np.stack(part) for part in half))
 
 
 def _fitting(kernels: Any, steps: int, whole: bool) -> np.ndarray | None:
@@ -431,22 +450,56 @@ def fit_network_share(
     lengths: np.ndarray,
     codes: np.ndarray,
     split: tuple[np.ndarray, np.ndarray] | None,
-    kernel_probabilities: np.ndarray | None,
+    kernel_half: KernelHalf | None,
 ) -> None:
     """Set the trained ``network``'s factor and weight at each prefix length of the kernels' maps, from
-    the kernels' distributions ``kernel_probabilities`` on the series ``rows`` of ``split = (train,
-    rows)`` (:func:`fit_kernel_head`) and the scores there of ``half_network()``, a network of the
-    same architecture trained on the series ``train`` (:func:`fit_mixture`); where ``split`` is
-    ``None`` (a class has fewer than two series), the factor fitted on the training series and an
-    even mixture (:func:`fit_head_gains`), without calling ``half_network``.
+    the kernels' distributions on the series ``rows`` of ``split = (train, rows)`` (``kernel_half``,
+    :func:`fit_kernel_head`) and the scores there of ``half_network()``, a network of the same
+    architecture trained on the series ``train`` (:func:`fit_mixture`); where ``split`` is ``None``
+    (a class has fewer than two series), the factor fitted on the training series and an even
+    mixture (:func:`fit_head_gains`), without calling ``half_network``.
 
     The members of an ensemble share one such network (the estimator trains it once): it stands for
     "a network trained on half of the series"; each member's weights are still chosen against its own
     kernels' distributions."""
-    if split is None or kernel_probabilities is None:
+    if split is None or kernel_half is None:
         fit_head_gains(network, values, lengths, codes)
         return
     _, rows = split
     steps = prefix_steps(network, lengths)[:, rows]
     head_scores = _head_scores(half_network(), values[rows], steps)
-    fit_mixture(network, head_scores, kernel_probabilities, codes[rows])
+    fit_mixture(network, head_scores, kernel_half.probabilities, codes[rows])
+
+
+@torch.no_grad()
+def held_out_staged_proba(
+    network: ClassifierModule,
+    half_network: ClassifierModule,
+    kernel_half: KernelHalf,
+    values: np.ndarray,
+    lengths: np.ndarray,
+) -> np.ndarray:
+    """The class probabilities after every step ``(n, T, n_classes)`` of held-out series ``values``
+    (``lengths`` real steps each) from the classifier as it would be had it trained on the other half
+    of the series: ``network``'s architecture, kernels and mixture (:func:`fit_mixture`) with the
+    weights of ``half_network`` and the ridge classifiers of ``kernel_half``, computed as prediction
+    computes them (steps past a series' end repeat its last)."""
+    model = copy.deepcopy(network).eval()
+    unexpected = model.load_state_dict(half_network.state_dict(), strict=False).unexpected_keys
+    if unexpected:  # (the half network is the same architecture without the kernels)
+        raise RuntimeError(f"the half network has parameters the classifier lacks: {unexpected}")
+    model.set_kernel_head(
+        torch.as_tensor(kernel_half.weight), torch.as_tensor(kernel_half.bias), kernel_half.gain
+    )
+    device = model.head[1].weight.device
+    out = np.empty((len(values), values.shape[1], model.n_classes))
+    for start in range(0, len(values), _HEAD_BATCH):
+        x = torch.as_tensor(values[start : start + _HEAD_BATCH], device=device)
+        at = torch.as_tensor(lengths[start : start + _HEAD_BATCH], device=device)
+        t_max = int(at.max())
+        mask = torch.arange(t_max, device=device)[None, :] < at[:, None]
+        z, _ = model.encode(x[:, :t_max], mask)
+        proba = torch.softmax(model.logits(z), dim=-1).double().cpu().numpy()
+        out[start : start + _HEAD_BATCH, :t_max] = proba
+        out[start : start + _HEAD_BATCH, t_max:] = proba[:, -1:]
+    return out

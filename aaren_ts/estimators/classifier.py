@@ -19,12 +19,14 @@ from sktime.classification.base import BaseClassifier
 
 from aaren_ts._limits import MAX_STANDARDISED, first_beyond
 from aaren_ts.engine.classify import ClassifierStreams
+from aaren_ts.engine.early import best_threshold
 from aaren_ts.estimators._base import AarenEstimatorMixin, standardization
 from aaren_ts.estimators._classifier_early import EarlyClassifierMixin
 from aaren_ts.estimators._classifier_fitted import FittedClassifierMixin
 from aaren_ts.estimators._classifier_kernels import (
     fit_kernel_head,
     fit_network_share,
+    held_out_staged_proba,
     kernel_config,
     mixture_split,
 )
@@ -62,6 +64,10 @@ EARLY_STOPPING_FRACTION = 0.1
 HALF_NETWORK_EPOCH_FRACTION = 0.5
 #: ``position_frequencies="auto"``'s count for the network alone (``n_random_features=0``).
 AUTO_POSITION_FREQUENCIES = 8
+#: ``probability_threshold="auto"``'s least threshold, and its threshold where no training series are
+#: held out (no random kernels, or a class with fewer than two series): the one chosen on validation
+#: over data sets.
+AUTO_THRESHOLD_FLOOR = 0.75
 
 
 @document_shared_parameters
@@ -167,19 +173,30 @@ class AarenClassifier(
         distribution after the first t steps)``. ``w > 0`` trains the distribution to be right early,
         for :meth:`staged_predict_proba`, :meth:`predict_early` and streams; the network and the cost
         of training and prediction are unchanged.
-    probability_threshold : float, default=0.75
+    probability_threshold : float or "auto", default="auto"
         The early-decision rule of :meth:`predict_early` (and of the streams): a series is decided at
         the first time point after which its most probable class has had at least this probability
-        for ``consecutive_predictions`` consecutive time points. Used at prediction only. The
-        default gave the best harmonic mean of accuracy and earliness on validation data held out
-        from the training sets of UWaveGestureLibrary, JapaneseVowels and BasicMotions, for models
-        trained with ``prefix_weight=0.5`` (3-fold out-of-fold, seeds 0, 1, 2, one network, with the
-        kernels pooled as MiniRocket pools them: mean 0.848 over the three, the same with 0.8, 0.846
-        with 0.7, 0.841 with 0.6, 0.842 with 0.85; ``benchmarks/early_validation.py``; of the tied
-        two, the one nearer the rule before). The mean is flat between 0.7 and 0.8 and each data set
-        alone would choose otherwise (JapaneseVowels' short series 0.6, BasicMotions 0.85, UWave
-        0.75); with the causal kernels before, 0.7 had led by 0.001 to 0.002, and with the ensemble
-        of two, 0.7 and 0.75 tied (0.844). A second
+        for ``consecutive_predictions`` consecutive time points. Used at prediction only.
+        ``"auto"`` chooses it in ``fit`` (``probability_threshold_``), as TEASER tunes its rule on its
+        own training set: of 0.5, 0.55, ..., 0.95, 0.98 and 0.99, the threshold whose rule has the
+        best harmonic mean of accuracy and earliness on the half of the training series the
+        kernels' mixture is weighed on (see ``n_random_features``), answered after every step by the
+        classifier as it would be had it trained on the other half (the network trained there, the
+        kernels' ridge classifiers fitted there, mixed as the classifier mixes; the members' mean);
+        of tied thresholds the middle one; never below 0.75, and 0.75 where nothing is held out
+        (``n_random_features=0``, or a class with fewer than two series). The floor: a model
+        trained on half of the series is less confident than the classifier it stands for, and
+        alone the choice fell below the best threshold of the whole classifier on UWave (0.5 to 0.7
+        chosen, 0.75 best) and lost there what it gained on BasicMotions.
+
+        On validation held out from the training sets (3-fold out-of-fold, seeds 0, 1, 2, one
+        network, ``prefix_weight=0.5``; ``benchmarks/early_validation.py``, each fold's classifier
+        choosing on its own training series), the harmonic mean over UWaveGestureLibrary,
+        BasicMotions and JapaneseVowels was 0.854 with ``"auto"`` (0.761 / 0.886 / 0.915: it chose
+        0.75 to 0.98 on BasicMotions' folds, 0.75 on the others') against 0.848 with the best fixed
+        threshold, 0.75 (0.761 / 0.870 / 0.915; 0.8: 0.848, 0.7: 0.846, 0.85: 0.842), and 0.849
+        without the floor (0.741 / 0.885 / 0.920). Each data set alone would choose a fixed threshold
+        of its own (JapaneseVowels' short series 0.6, BasicMotions 0.85, UWave 0.75). A second
         consecutive prediction cost the short series most. Without the prefix loss, early
         probabilities are less reliable and a higher threshold (0.85, with
         ``consecutive_predictions=3``) did better.
@@ -227,6 +244,8 @@ class AarenClassifier(
     position_periods_ : tuple of float or None
         The periods, in steps, of the position's sines and cosines (``position_frequencies``), from
         the median training length; ``None`` with ``position_frequencies=0``.
+    probability_threshold_ : float
+        The threshold of the early-decision rule (``probability_threshold``, ``"auto"`` resolved).
     net_ : skorch.NeuralNetClassifier
         The trained skorch net (``net_.module_`` is the network, a
         :class:`~aaren_ts.nn.ensemble.ClassifierEnsemble` with ``n_estimators > 1``; ``net_.history``
@@ -309,7 +328,7 @@ class AarenClassifier(
         "position_frequencies": Either(Options(("auto",)), Interval(0, None, integer=True)),
         "label_smoothing": Interval(0.0, 1.0, closed="left"),
         "prefix_weight": Interval(0.0, 1.0),
-        "probability_threshold": Interval(0.0, 1.0, closed="right"),
+        "probability_threshold": Either(Options(("auto",)), Interval(0.0, 1.0, closed="right")),
         "consecutive_predictions": PositiveInt,
     }
 
@@ -333,7 +352,7 @@ class AarenClassifier(
         weight_decay: float = 1e-2,
         label_smoothing: float = 0.1,
         prefix_weight: float = 0.0,
-        probability_threshold: float = 0.75,
+        probability_threshold: float | str = "auto",
         consecutive_predictions: int = 1,
         lr_schedule: str | None = "cosine",
         lr_decay: float = 0.8,
@@ -506,10 +525,15 @@ class AarenClassifier(
                 None if mixture is None else mixture[0],
             )
         )
-        members = [
-            self._fit_member(values, lengths, codes, fraction, mixture, half_network, k)
+        auto = self.probability_threshold == "auto" and mixture is not None
+        fitted = [
+            self._fit_member(values, lengths, codes, fraction, mixture, half_network, k, auto)
             for k in range(int(self.n_estimators))
         ]
+        members = [net for net, _ in fitted]
+        self.probability_threshold_ = self._choose_threshold(
+            [held_out for _, held_out in fitted], lengths, codes, mixture
+        )
         self.net_ = members[0] if len(members) == 1 else self._join_members(members)
         self.net_.module_.eval()
         self.streams_ = ClassifierStreams(self.net_.module_, self._device())
@@ -531,12 +555,16 @@ class AarenClassifier(
         mixture: tuple[np.ndarray, np.ndarray] | None,
         half_network: Callable[[], ClassifierModule],
         k: int,
-    ) -> Any:
+        held_out: bool = False,
+    ) -> tuple[Any, np.ndarray | None]:
         """The skorch net of the ensemble's member ``k``: its network and random kernels trained as a
         classifier seeded with :func:`~aaren_ts.nn.ensemble.member_seed` would train them (``k = 0``:
         this classifier's own seed), its mixture with the kernels chosen on the series ``mixture``
         against ``half_network()``, the network on half of them that every member shares
-        (:func:`~aaren_ts.estimators._classifier_kernels.fit_network_share`)."""
+        (:func:`~aaren_ts.estimators._classifier_kernels.fit_network_share`); with ``held_out``, also
+        the class probabilities after every step of the series ``mixture[1]`` from the member as it
+        would be trained on the series ``mixture[0]``
+        (:func:`~aaren_ts.estimators._classifier_kernels.held_out_staged_proba`), else ``None``."""
         seed = member_seed(torch_seed(self.random_state), k)
         if self.verbose and int(self.n_estimators) > 1:
             print_epoch_line(f"Training network {k + 1} of {self.n_estimators}")
@@ -552,9 +580,35 @@ class AarenClassifier(
                 network = unwrapped_network(net)
                 kernel_half = fit_kernel_head(network, values, lengths, codes, seed, mixture)
             net.partial_fit({"x": values, "lengths": lengths}, codes)
+            staged = None
             if kernels is not None:
                 fit_network_share(network, half_network, values, lengths, codes, mixture, kernel_half)
-        return net
+                if held_out and mixture is not None and kernel_half is not None:
+                    rows = mixture[1]
+                    staged = held_out_staged_proba(
+                        network, half_network(), kernel_half, values[rows], lengths[rows]
+                    )
+        return net, staged
+
+    def _choose_threshold(
+        self, staged: list[np.ndarray | None], lengths: np.ndarray, codes: np.ndarray, mixture: Any
+    ) -> float:
+        """``probability_threshold``, ``"auto"`` resolved (the parameter's docstring says how): the
+        threshold of :data:`~aaren_ts.engine.early.THRESHOLD_GRID` whose rule best classifies the
+        held-out half's series early with the members' mean probabilities ``staged``, at least
+        ``AUTO_THRESHOLD_FLOOR``, which it is without them."""
+        if self.probability_threshold != "auto":
+            return float(self.probability_threshold)
+        if any(part is None for part in staged) or mixture is None:
+            return AUTO_THRESHOLD_FLOOR
+        rows = mixture[1]
+        threshold, _ = best_threshold(
+            torch.as_tensor(np.mean(staged, axis=0)),
+            torch.as_tensor(lengths[rows], dtype=torch.int64),
+            torch.as_tensor(codes[rows]),
+            int(self.consecutive_predictions),
+        )
+        return max(threshold, AUTO_THRESHOLD_FLOOR)
 
     def _join_members(self, members: list[Any]) -> Any:
         """One skorch net of a :class:`~aaren_ts.nn.ensemble.ClassifierEnsemble` holding the trained

@@ -9,7 +9,15 @@ import pytest
 import torch
 
 from aaren_ts import AarenClassifier
-from aaren_ts.engine.early import ConfidenceRule, EarlyDecisions
+from aaren_ts.engine.early import (
+    THRESHOLD_GRID,
+    ConfidenceRule,
+    EarlyDecisions,
+    best_threshold,
+    decide_staged,
+    harmonic_mean,
+)
+from aaren_ts.estimators.classifier import AUTO_THRESHOLD_FLOOR
 from aaren_ts.nn.classify import ClassificationLoss, StepLogits
 from tests._params import TINY_NETWORK
 
@@ -234,3 +242,75 @@ def test_bad_rule_parameters_are_clear_errors(early):
         clf.reset_stream().partial_update(X[:, :, :3]).predict_early(probability_threshold=0.8)
     with pytest.raises(ValueError, match="no ongoing streams"):
         clf.reset_stream().predict_early()
+
+
+# ------------------------------------------------------------------ the threshold chosen at fit
+def test_decide_staged_is_the_rule_over_whole_series():
+    rng = np.random.default_rng(0)
+    proba = torch.softmax(torch.as_tensor(rng.normal(scale=2.0, size=(12, 9, 3))), dim=-1)
+    lengths = torch.as_tensor(rng.integers(1, 10, size=12))
+    rule = ConfidenceRule(0.6, 2)
+    classes, decided_at = decide_staged(proba, lengths, rule)
+    for i in range(12):  # the rule read off one series at a time, by hand
+        top, cls = proba[i, : int(lengths[i])].max(dim=-1)
+        expect = (int(cls[-1]), int(lengths[i]))
+        for t in range(int(lengths[i])):
+            window = range(t - rule.consecutive_predictions + 1, t + 1)
+            if t + 1 >= rule.consecutive_predictions and all(
+                top[s] >= rule.probability_threshold and cls[s] == cls[t] for s in window
+            ):
+                expect = (int(cls[t]), t + 1)
+                break
+        assert (int(classes[i]), int(decided_at[i])) == expect
+
+
+def test_harmonic_mean_is_aeons():
+    assert harmonic_mean(1.0, 0.0) == 1.0
+    assert harmonic_mean(0.0, 1.0) == 0.0
+    assert harmonic_mean(0.8, 0.2) == pytest.approx(0.8)
+    assert harmonic_mean(0.9, 0.5) == pytest.approx(2 * 0.9 * 0.5 / 1.4)
+
+
+def test_best_threshold_trades_accuracy_for_earliness():
+    # ten series of two classes and 20 steps: the right class at 0.7 from the first step and 0.995
+    # from the tenth; a wrong class at 0.9 for the first two steps in half of them
+    n, t_max = 10, 20
+    codes = torch.arange(n) % 2
+    proba = torch.zeros(n, t_max, 2)
+    right = torch.where(torch.arange(t_max) < 9, 0.7, 0.995)
+    proba[torch.arange(n), :, codes] = right
+    proba[torch.arange(n), :, 1 - codes] = 1 - right
+    misled = (torch.arange(n) < 5).nonzero()[:, 0]
+    proba[misled, :2] = 0.1
+    proba[misled[:, None], torch.arange(2)[None, :], (1 - codes[misled])[:, None]] = 0.9
+    lengths = torch.full((n,), t_max)
+    threshold, score = best_threshold(proba, lengths, codes)
+    # 0.5 .. 0.9 decide the misled series wrongly after one step (accuracy 0.5 at earliness 0.05:
+    # HM 0.655); 0.95 .. 0.99 wait for the tenth step, right every time (earliness 0.5: HM 0.667)
+    assert threshold == 0.98 and score == pytest.approx(harmonic_mean(1.0, 0.5))
+    threshold, _ = best_threshold(proba, lengths, codes, thresholds=(0.5, 0.9))
+    assert threshold == 0.5  # tied: the lower of the middle two
+
+
+def test_auto_threshold_is_chosen_at_fit_on_held_out_series():
+    X, y = _panel(n=40, length=16)
+    clf = AarenClassifier(
+        max_epochs=3, batch_size=8, prefix_weight=0.5, probability_threshold="auto",
+        n_random_features=200, **TINY,
+    )  # fmt: skip
+    clf.fit(X, y)
+    assert clf.probability_threshold_ in THRESHOLD_GRID and clf.probability_threshold_ >= AUTO_THRESHOLD_FLOOR
+    labels, decided_at = clf.predict_early(X)
+    same = clf.predict_early(X, probability_threshold=clf.probability_threshold_)
+    np.testing.assert_array_equal(labels, same[0])
+    np.testing.assert_array_equal(decided_at, same[1])
+    # streams decide under the chosen threshold too
+    clf.reset_stream().partial_update(X)
+    np.testing.assert_array_equal(clf.predict_early()[1], decided_at)
+    # a fixed threshold is kept as given; without random kernels nothing is held out
+    fixed = AarenClassifier(max_epochs=1, probability_threshold=0.6, n_random_features=200, **TINY)
+    assert fixed.fit(X, y).probability_threshold_ == 0.6
+    alone = AarenClassifier(max_epochs=1, probability_threshold="auto", n_random_features=0, **TINY)
+    assert alone.fit(X, y).probability_threshold_ == AUTO_THRESHOLD_FLOOR
+    with pytest.raises(ValueError, match="probability_threshold"):
+        AarenClassifier(probability_threshold="best", max_epochs=1, **TINY).fit(X, y)

@@ -10,10 +10,12 @@ import torch
 from aaren_ts import AarenClassifier
 from aaren_ts.estimators._classifier_kernels import (
     WHOLE_SERIES_MIN_WEIGHT,
+    KernelHalf,
     _fitting,
     _prefix_map,
     _ridge,
     fit_mixture,
+    held_out_staged_proba,
     kernel_config,
     mixture_split,
 )
@@ -257,3 +259,45 @@ def test_the_kernel_maps_fit_quietly_on_a_few_series_of_many_features():
         AarenClassifier(**{**TINY_NETWORK, "n_estimators": 1, "max_epochs": 1}).fit(X[::3], y[::3])
     from_sklearn = [w for w in caught if "sklearn" in w.filename]
     assert from_sklearn == [], [str(w.message) for w in from_sklearn]
+
+
+def test_the_held_out_model_is_the_classifier_with_the_half_networks_weights_and_maps() -> None:
+    rng = np.random.default_rng(0)
+    network = _module().eval()
+    n_maps, n_features = network.kernel_bias.shape[0], network.kernels.n_features
+    network.set_kernel_head(
+        torch.as_tensor(rng.normal(size=(n_maps, N_CLASSES, n_features))),
+        torch.as_tensor(rng.normal(size=(n_maps, N_CLASSES))),
+        [0.5, 2.0],
+    )
+    network.set_head_gains([0.3, 1.0], [0.2, 0.7])
+    # the half: other weights of the same architecture without the kernels, and other maps
+    torch.manual_seed(1)
+    half_network = ClassifierModule(2, N_CLASSES, EncoderConfig("aaren", 8, 2, 1, 16))
+    half = KernelHalf(
+        rng.normal(size=(n_maps, N_CLASSES, n_features)),
+        rng.normal(size=(n_maps, N_CLASSES)),
+        [1.5, 0.4],
+        None,
+    )
+    values = rng.normal(size=(5, 9, 2)).astype(np.float32)
+    lengths = np.array([9, 4, 1, 7, 9])
+    staged = held_out_staged_proba(network, half_network, half, values, lengths)
+    expected = _module().eval()
+    expected.load_state_dict(network.state_dict())
+    expected.load_state_dict(half_network.state_dict(), strict=False)
+    expected.set_kernel_head(torch.as_tensor(half.weight), torch.as_tensor(half.bias), half.gain)
+    assert not torch.equal(expected.kernel_weight, network.kernel_weight)
+    with torch.no_grad():
+        for i, length in enumerate(lengths):  # one series at a time, from its own steps only
+            z, _ = expected.encode(
+                torch.as_tensor(values[i : i + 1, :length]), torch.ones(1, length, dtype=torch.bool)
+            )
+            proba = torch.softmax(expected.logits(z), -1)[0].numpy()
+            np.testing.assert_allclose(staged[i, :length], proba, rtol=1e-5, atol=1e-7)
+            np.testing.assert_allclose(
+                staged[i, length:], np.broadcast_to(proba[-1], staged[i, length:].shape)
+            )
+    # the classifier itself is left as it was
+    assert torch.equal(network.head_weight, torch.tensor([0.2, 0.7], dtype=torch.float64))
+    assert not torch.equal(network.kernel_weight, expected.kernel_weight)
