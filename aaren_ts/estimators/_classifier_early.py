@@ -14,7 +14,12 @@ import numpy as np
 
 from aaren_ts.engine.early import ConfidenceRule
 
-__all__ = ["EarlyClassifierMixin"]
+__all__ = ["AUTO_THRESHOLD_FLOOR", "EarlyClassifierMixin"]
+
+#: ``probability_threshold="auto"``'s least threshold, and its threshold where no training series are
+#: held out (no random kernels, or a class with fewer than two series): the one chosen on validation
+#: over data sets.
+AUTO_THRESHOLD_FLOOR = 0.75
 
 
 class EarlyClassifierMixin:
@@ -26,7 +31,9 @@ class EarlyClassifierMixin:
         if probability_threshold is not None:
             threshold = probability_threshold
         else:  # the parameter, "auto" resolved at fit
-            threshold = getattr(self, "probability_threshold_", self.probability_threshold)
+            threshold = getattr(self, "probability_threshold_", None)
+            if threshold is None:  # (fitted before "auto": the parameter is a number)
+                threshold = self.probability_threshold
         consecutive = (
             self.consecutive_predictions if consecutive_predictions is None else consecutive_predictions
         )

@@ -14,6 +14,7 @@ import numpy as np
 import torch
 
 from aaren_ts.engine.classify import ClassifierStreams
+from aaren_ts.estimators._classifier_early import AUTO_THRESHOLD_FLOOR
 
 __all__ = ["FittedClassifierMixin"]
 
@@ -35,6 +36,7 @@ class FittedClassifierMixin:
             "fit_time": int(getattr(self, "fit_time_", 0)),
             "random_kernels": self.random_kernels_,
             "position_periods": self.position_periods_,
+            "probability_threshold": getattr(self, "probability_threshold_", None),
             "n_streams": int(self.n_streams_),
             "stream": [t.cpu() for t in tensors] if tensors else None,
             "early": [t.cpu() for t in self.streams_.early_tensors()] if tensors else None,
@@ -56,6 +58,7 @@ class FittedClassifierMixin:
         # (saved before the position's sines and cosines: the network had none)
         periods = attributes.get("position_periods")
         self.position_periods_ = None if periods is None else tuple(float(p) for p in periods)
+        self.probability_threshold_ = self._saved_threshold(attributes.get("probability_threshold"))
         members = {name.split(".")[1] for name in state_dict if name.startswith("members.")}
         if not members and int(self.n_estimators) > 1:  # saved before n_estimators: one network
             self.n_estimators = 1
@@ -76,3 +79,14 @@ class FittedClassifierMixin:
         self._is_vectorized = False
         self._y_metadata = {"is_univariate": True, "mtype": "numpy1D"}
         self._y_inner_mtype = "numpy1D"
+
+    def _saved_threshold(self, saved: Any) -> float:
+        """``probability_threshold_`` from a saved classifier's: checked, or the parameter where none
+        was saved (before ``"auto"``; ``AUTO_THRESHOLD_FLOOR`` for ``"auto"``)."""
+        if saved is None:
+            given = self.probability_threshold
+            return AUTO_THRESHOLD_FLOOR if given == "auto" else float(given)
+        threshold = float(saved)
+        if not 0.0 < threshold <= 1.0:
+            raise ValueError(f"the saved probability_threshold_ must lie in (0, 1], got {threshold}")
+        return threshold

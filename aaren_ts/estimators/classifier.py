@@ -21,7 +21,7 @@ from aaren_ts._limits import MAX_STANDARDISED, first_beyond
 from aaren_ts.engine.classify import ClassifierStreams
 from aaren_ts.engine.early import best_threshold
 from aaren_ts.estimators._base import AarenEstimatorMixin, standardization
-from aaren_ts.estimators._classifier_early import EarlyClassifierMixin
+from aaren_ts.estimators._classifier_early import AUTO_THRESHOLD_FLOOR, EarlyClassifierMixin
 from aaren_ts.estimators._classifier_fitted import FittedClassifierMixin
 from aaren_ts.estimators._classifier_kernels import (
     fit_kernel_head,
@@ -64,10 +64,6 @@ EARLY_STOPPING_FRACTION = 0.1
 HALF_NETWORK_EPOCH_FRACTION = 0.5
 #: ``position_frequencies="auto"``'s count for the network alone (``n_random_features=0``).
 AUTO_POSITION_FREQUENCIES = 8
-#: ``probability_threshold="auto"``'s least threshold, and its threshold where no training series are
-#: held out (no random kernels, or a class with fewer than two series): the one chosen on validation
-#: over data sets.
-AUTO_THRESHOLD_FLOOR = 0.75
 
 
 @document_shared_parameters

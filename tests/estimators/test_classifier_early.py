@@ -314,3 +314,20 @@ def test_auto_threshold_is_chosen_at_fit_on_held_out_series():
     assert alone.fit(X, y).probability_threshold_ == AUTO_THRESHOLD_FLOOR
     with pytest.raises(ValueError, match="probability_threshold"):
         AarenClassifier(probability_threshold="best", max_epochs=1, **TINY).fit(X, y)
+
+
+def test_a_saved_classifier_keeps_the_threshold_chosen_at_fit(tmp_path):
+    X, y = _panel(n=40, length=16)
+    clf = AarenClassifier(max_epochs=2, batch_size=8, prefix_weight=0.5, n_random_features=200, **TINY).fit(
+        X, y
+    )
+    clf.probability_threshold_ = 0.95  # (as a fit could have chosen; 0.75 is also the fallback)
+    loaded = AarenClassifier.load(clf.save(tmp_path / "auto"))
+    assert loaded.probability_threshold == "auto" and loaded.probability_threshold_ == 0.95
+    for got, expected in zip(loaded.predict_early(X), clf.predict_early(X), strict=True):
+        np.testing.assert_array_equal(got, expected)
+    # a damaged value is refused; saved before "auto" (none saved): the parameter, or the floor
+    with pytest.raises(ValueError, match="probability_threshold_"):
+        loaded._saved_threshold(1.5)
+    assert loaded._saved_threshold(None) == AUTO_THRESHOLD_FLOOR
+    assert AarenClassifier(probability_threshold=0.6)._saved_threshold(None) == 0.6

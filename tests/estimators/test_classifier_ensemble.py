@@ -165,7 +165,7 @@ def test_an_ensemble_decides_early_on_the_mean_of_its_members_distributions(
     X, _ = data
     labels, decided_at = ensemble.predict_early(X[:12])
     staged = np.stack(list(ensemble.staged_predict_proba(X[:12])))  # (T, n, n_classes)
-    threshold = ensemble.probability_threshold
+    threshold = ensemble.probability_threshold_  # ("auto", chosen at fit)
     for i, x in enumerate(X[:12]):
         confident = np.flatnonzero(staged[: x.shape[1], i].max(axis=1) >= threshold)
         t = confident[0] if len(confident) else x.shape[1] - 1
