@@ -139,12 +139,8 @@ def _running_means(module: ClassifierModule, values: np.ndarray, steps: np.ndarr
     for start in range(0, n, batch):
         x = torch.as_tensor(values[start : start + batch])
         window = torch.cat([x.new_zeros(len(x), pad, c), x], dim=1)
-        index = torch.arange(t_max).expand(len(x), t_max)  # each step's index in its series
-        positive = kernels(window, index).cumsum(dim=1)  # (b, T, F); steps past a series' end are not read
-        rows = torch.arange(len(x))
-        for p in range(len(steps)):
-            at = torch.as_tensor(steps[p, start : start + batch])
-            out[p, start : start + batch] = (positive[rows, at - 1] / at[:, None]).numpy()
+        at = torch.as_tensor(steps[:, start : start + batch]).T  # (b, P)
+        out[:, start : start + batch] = (kernels.prefix_counts(window, at) / at[..., None]).transpose(0, 1).numpy()
     return out
 
 

@@ -171,6 +171,31 @@ def test_centred_counts_are_minirockets_pooling_of_every_prefix() -> None:
             np.testing.assert_array_equal(features.counts(chunk, full, at).numpy(), expected_counts)
 
 
+def test_prefix_counts_are_the_counts_after_each_prefix_at_once() -> None:
+    features = RandomKernelFeatures(2, dilations=(1, 3, 3), n_biases=3, seed=5, alignment="centred")
+    gen = torch.Generator().manual_seed(2)
+    x = torch.randn(3, 12, 2, generator=gen, dtype=torch.float64)
+    features.fit_biases(x.float(), torch.tensor([12, 12, 12]), gen)
+    expected = _reference_centred_counts(features, x.numpy())  # (3, 12, F)
+    # prefixes of each series, unsorted, repeated and ending at its first and last steps
+    ends = torch.tensor([[12, 1, 5, 5, 9], [3, 4, 2, 1, 12], [7, 11, 6, 8, 10]])
+    window = torch.cat([x.new_zeros(3, features.receptive_field - 1, 2), x], dim=1)
+    counted = features.prefix_counts(window, ends)
+    assert counted.dtype == torch.float64 and counted.shape == (3, 5, features.n_features)
+    np.testing.assert_array_equal(counted.numpy(), expected[np.arange(3)[:, None], ends.numpy() - 1])
+    # windows shorter than a dilation (the terms summed step by step) and the causal kernels
+    short = window[:, : features.receptive_field - 1 + 2]
+    np.testing.assert_array_equal(
+        features.prefix_counts(short, torch.tensor([[2, 1]] * 3)).numpy(), expected[:, [1, 0]]
+    )
+    causal = RandomKernelFeatures(2, dilations=(1, 3, 3), n_biases=3, seed=5)
+    causal.load_state_dict(features.state_dict())
+    running = causal(window).cumsum(dim=1)
+    np.testing.assert_array_equal(
+        causal.prefix_counts(window, ends).numpy(), running[torch.arange(3)[:, None], ends - 1].numpy()
+    )
+
+
 def test_a_repeated_dilation_takes_the_next_quantiles_in_each_slot() -> None:
     features = RandomKernelFeatures(1, dilations=(1, 1), n_biases=2, seed=0)
     gen = torch.Generator().manual_seed(1)
