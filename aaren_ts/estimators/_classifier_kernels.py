@@ -140,7 +140,8 @@ def _running_means(module: ClassifierModule, values: np.ndarray, steps: np.ndarr
         x = torch.as_tensor(values[start : start + batch])
         window = torch.cat([x.new_zeros(len(x), pad, c), x], dim=1)
         at = torch.as_tensor(steps[:, start : start + batch]).T  # (b, P)
-        out[:, start : start + batch] = (kernels.prefix_counts(window, at) / at[..., None]).transpose(0, 1).numpy()
+        means = kernels.prefix_counts(window, at) / at[..., None]  # (b, P, F)
+        out[:, start : start + batch] = means.transpose(0, 1).numpy()
     return out
 
 

@@ -56,6 +56,7 @@ __all__ = [
 ]
 
 READOUTS = ("last", "mean", "attention")
+_KERNEL_BLOCK_VALUES = 2**24  # values per block of the random kernels' work (64 MiB in float32)
 
 
 def position_periods(length: float, n_frequencies: int) -> tuple[float, ...] | None:
@@ -261,18 +262,31 @@ class ClassifierModule(nn.Module):
         return torch.cat([logits, gain, weight], dim=-1)
 
     def _kernel_blocks(
-        self, window: torch.Tensor, per_step: int | None = None
-    ) -> Iterator[tuple[int, int, torch.Tensor]]:
-        """``(start, stop, part)`` over the last ``n`` steps of ``window`` ``(batch, receptive_field -
-        1 + n, n_channels)``: blocks of steps small enough that their ``per_step`` values per series
-        and step (default: all the indicators) take about 64 MiB, ``part`` the window the kernels
-        read for steps ``start`` to ``stop``."""
+        self, window: torch.Tensor, per_step: int | None = None, by_series: bool = True
+    ) -> Iterator[tuple[slice, int, int, torch.Tensor]]:
+        """``(rows, start, stop, part)`` over the series and the last ``n`` steps of ``window``
+        ``(batch, receptive_field - 1 + n, n_channels)``: blocks small enough that their ``per_step``
+        values per series and step (default: all the indicators) take about 64 MiB, each the whole
+        ``n`` steps of as many series as fit (else steps of one series), ``part`` the window the
+        kernels read for series ``rows``, steps ``start`` to ``stop``. (A block reads the
+        ``receptive_field - 1`` steps before it again: blocks of a few steps of every series cost the
+        longest dilations several times the work, and predicting UWaveGestureLibrary's test split
+        took twice as long.) ``by_series=False``: every series in each block (the exported step
+        graph, whose number of series is not fixed)."""
         r = self.receptive_field - 1
+        n = window.shape[1] - r
         per_step = self.kernels.n_features if per_step is None else per_step
-        block = max(1, 2**24 // max(1, window.shape[0] * per_step))
-        for start in range(0, window.shape[1] - r, block):
-            stop = min(window.shape[1] - r, start + block)
-            yield start, stop, window[:, start + r - (self.kernels.receptive_field - 1) : r + stop]
+        reach = r - (self.kernels.receptive_field - 1)
+        if by_series:
+            rows = max(1, _KERNEL_BLOCK_VALUES // max(1, n * per_step))
+            block = max(1, _KERNEL_BLOCK_VALUES // (min(rows, window.shape[0]) * per_step))
+        else:
+            rows, block = window.shape[0], max(1, _KERNEL_BLOCK_VALUES // max(1, window.shape[0] * per_step))
+        for first in range(0, window.shape[0], rows) if by_series else (0,):
+            series = slice(first, first + rows) if by_series else slice(None)
+            for start in range(0, n, block):
+                stop = min(n, start + block)
+                yield series, start, stop, window[series, start + reach : r + stop]
 
     def set_kernel_head(self, weight: torch.Tensor, bias: torch.Tensor, gain: Any) -> None:
         """Set the linear maps ``(n_prefixes, n_classes, n_features)``, ``(n_prefixes, n_classes)`` of
@@ -305,7 +319,7 @@ class ClassifierModule(nn.Module):
         steps = seen[:, None] + torch.arange(window.shape[1] - (self.receptive_field - 1), device=seen.device)
         out = [
             self.kernels(part, steps[:, start:stop]).double() @ self.kernel_weight.T
-            for start, stop, part in self._kernel_blocks(window)
+            for _, start, stop, part in self._kernel_blocks(window, by_series=False)
         ]
         if not out:
             return window.new_zeros(window.shape[0], 0, self.kernel_weight.shape[0], dtype=torch.float64)
@@ -319,10 +333,10 @@ class ClassifierModule(nn.Module):
         ``window`` ``(batch, receptive_field - 1 + n, n_channels)`` ends with the chunk's ``n`` steps,
         ``mask`` ``(batch, n)`` marks the real ones, ``seen`` ``(batch,)`` counts the steps before
         it and ``sums`` ``(batch, n_prefixes * n_classes)`` are the maps' sums there. A step needs
-        the sums of the map in use only: a block of steps is mapped by the maps its steps use (one
-        or two, not every map), on top of the chunk's indicator counts before the block mapped
-        once, and every map's sums are advanced once, at the end, from the chunk's counts. Returns
-        ``(batch, n, n_classes + 2)`` and the new sums.
+        the sums of the map in use only: the indicator counts of the chunk up to each step are mapped
+        by the map that step uses (each step once, not by every map), on top of that map's sums
+        before the chunk, and every map's sums are advanced once, at the end, from the chunk's
+        counts. Returns ``(batch, n, n_classes + 2)`` and the new sums.
         """
         n_maps = len(self.kernel_prefixes)
         weight = self.kernel_weight.unflatten(0, (n_maps, self.n_classes))  # (P, n_classes, F)
@@ -332,16 +346,17 @@ class ClassifierModule(nn.Module):
         scores = sums.new_zeros(*mask.shape, self.n_classes)
         counts = sums.new_zeros(window.shape[0], self.kernels.n_features)  # of the chunk so far
         steps = after - 1  # each real step's index in its series
-        for start, stop, part in self._kernel_blocks(window):
-            indicators = self.kernels(part, steps[:, start:stop]) * mask[:, start:stop, None].to(part.dtype)
-            indicators = indicators.double()
-            in_use = which[:, start:stop]
-            for p in in_use.unique().tolist():  # (a block's steps mostly use one or two maps)
-                before = previous[:, p] + counts @ weight[p].T  # (B, n_classes): up to the block
-                running = before[:, None] + (indicators @ weight[p].T).cumsum(dim=1)
-                chosen = (in_use == p).unsqueeze(-1)
-                scores[:, start:stop] = torch.where(chosen, running, scores[:, start:stop])
-            counts += indicators.sum(dim=1)
+        for rows, start, stop, part in self._kernel_blocks(window):
+            real = mask[rows, start:stop, None].to(part.dtype)
+            running = (self.kernels(part, steps[rows, start:stop]) * real).double().cumsum_(dim=1)
+            running += counts[rows, None]  # (b, m, F): the chunk's counts after each step
+            in_use = which[rows, start:stop]
+            block = scores[rows, start:stop]  # (a view)
+            for p in in_use.unique().tolist():
+                at = in_use == p
+                before = previous[rows, p][:, None].expand(*at.shape, self.n_classes)[at]
+                block[at] = before + running[at] @ weight[p].T
+            counts[rows] = running[:, -1]
         return self._features_of_map(scores, after, which), sums + counts @ self.kernel_weight.T
 
     def kernel_chunk_scores(
@@ -357,8 +372,8 @@ class ClassifierModule(nn.Module):
         # (counts hold one slot's indicators at a time, and one dilation's responses per channel of
         # the whole kernels and their four truncations: longer blocks than for every step's features)
         per_step = self.kernels.n_features // len(self.kernels.dilations) + 5 * N_KERNELS * self.n_channels
-        for start, stop, part in self._kernel_blocks(window, per_step):
-            counts += self.kernels.counts(part, mask[:, start:stop], steps[:, start:stop])
+        for rows, start, stop, part in self._kernel_blocks(window, per_step):
+            counts[rows] += self.kernels.counts(part, mask[rows, start:stop], steps[rows, start:stop])
         return counts @ self.kernel_weight.T
 
     def readout_features(self, readout: Any) -> torch.Tensor:

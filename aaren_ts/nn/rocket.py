@@ -162,8 +162,9 @@ def _count_above(values: torch.Tensor, bias: torch.Tensor, counted: torch.Tensor
     above = values.new_empty(batch, slots, kernels, bias.shape[3], n)
     torch.gt(values[:, :, :, None, :], bias, out=above)
     weights = counted.to(values.dtype)
-    sums = torch.bmm(above.reshape(batch, -1, n), weights if weights.dim() == 3 else weights[:, :, None])
-    return sums.reshape(above.shape[:4] + sums.shape[2:]) if weights.dim() == 3 else sums.reshape(above.shape[:4])
+    several = weights.dim() == 3
+    sums = torch.bmm(above.reshape(batch, -1, n), weights if several else weights[:, :, None])
+    return sums.reshape(above.shape[:4] + sums.shape[2:]) if several else sums.reshape(above.shape[:4])
 
 
 class RandomKernelFeatures(nn.Module):
@@ -358,8 +359,9 @@ class RandomKernelFeatures(nn.Module):
         # m's centre in the series from step m d on; small whole numbers, summed in int8 (a fifth of
         # the time of summing the four truncations' bool indicators)
         terms = above.to(torch.int8)
-        cut_above = torch.empty(*values.shape[:4], bias.shape[3], n + lag, dtype=torch.int8, device=values.device)
-        torch.gt(values[..., None, :], bias[:, :, None], out=cut_above)  # (B, S, 4, K, n_biases, n + lag)
+        # (B, S, 4, K, n_biases, n + lag)
+        cut_above = values.new_empty(*values.shape[:4], bias.shape[3], n + lag, dtype=torch.int8)
+        torch.gt(values[..., None, :], bias[:, :, None], out=cut_above)
         for m in range(_HALF):
             entering = (steps >= m * d)[:, None, None, None, :]
             leaving = (steps >= (m + 1) * d)[:, None, None, None, :]
@@ -454,7 +456,8 @@ class RandomKernelFeatures(nn.Module):
         at = torch.arange(n, device=window.device)[None, :, None]  # (1, n, 1)
         before = at < ends[:, None, :]  # (B, n, P): the steps each prefix holds
         counts = []
-        for (d, slots), response, (values, lag) in zip(groups, self.responses(window, groups), cuts, strict=True):
+        responses = self.responses(window, groups)
+        for (d, slots), response, (values, lag) in zip(groups, responses, cuts, strict=True):
             bias = self._group_biases(slots, response.dtype)
             total = _count_above(response, bias, before & (at >= _HALF * d))
             last = before & (at >= ends[:, None, :] - d)  # (its last d steps)

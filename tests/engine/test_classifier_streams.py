@@ -90,3 +90,24 @@ def test_chunks_of_unequal_lengths_give_the_answer_of_the_whole_series(alignment
         chunked.advance(chunk, np.array(lengths))
         done += lengths
     np.testing.assert_allclose(chunked.predict_proba(), whole.predict_proba(), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("alignment", ALIGNMENTS)
+@pytest.mark.parametrize("block_values", [1, 100, 2_000])
+def test_the_kernels_blocks_of_series_and_steps_change_no_answer(
+    alignment: str, block_values: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # blocks of a few steps of one series, of whole series a few at a time, and one block
+    module = _streams(alignment).module.eval()
+    values = torch.as_tensor(np.random.default_rng(3).normal(size=(5, 11, 2)).astype(np.float32))
+    mask = torch.arange(11)[None] < torch.tensor([11, 4, 9, 1, 11])[:, None]
+    with torch.no_grad():
+        every_step, after = module.encode(values, mask)
+        _, counted = module.encode(values, mask, every_step=False)
+        monkeypatch.setattr("aaren_ts.nn.classify._KERNEL_BLOCK_VALUES", block_values)
+        blocked_every_step, blocked_after = module.encode(values, mask)
+        _, blocked_counted = module.encode(values, mask, every_step=False)
+    np.testing.assert_allclose(blocked_every_step.numpy(), every_step.numpy(), rtol=1e-12, atol=1e-12)
+    for state in (blocked_after, blocked_counted):
+        np.testing.assert_allclose(state.kernel_scores.numpy(), after.kernel_scores.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(counted.kernel_scores.numpy(), after.kernel_scores.numpy(), rtol=1e-12)
