@@ -348,11 +348,18 @@ class ClassifierModule(nn.Module):
         steps = after - 1  # each real step's index in its series
         for rows, start, stop, part in self._kernel_blocks(window):
             real = mask[rows, start:stop, None].to(part.dtype)
-            running = (self.kernels(part, steps[rows, start:stop]) * real).double().cumsum_(dim=1)
-            running += counts[rows, None]  # (b, m, F): the chunk's counts after each step
+            running = (self.kernels(part, steps[rows, start:stop]) * real).double()
+            if stop - start > 1:
+                running.cumsum_(dim=1)
+            if start:
+                running += counts[rows, None]  # (b, m, F): the chunk's counts after each step
             in_use = which[rows, start:stop]
             block = scores[rows, start:stop]  # (a view)
-            for p in in_use.unique().tolist():
+            maps = in_use.unique().tolist()
+            for p in maps:
+                if len(maps) == 1:  # (a stream's step, or a block of one map: no copies)
+                    block.copy_(previous[rows, p][:, None] + running @ weight[p].T)
+                    continue
                 at = in_use == p
                 before = previous[rows, p][:, None].expand(*at.shape, self.n_classes)[at]
                 block[at] = before + running[at] @ weight[p].T
