@@ -443,7 +443,7 @@ class RandomKernelFeatures(nn.Module):
 
         With ``alignment="centred"`` the cut responses' terms telescope as in :meth:`counts`: a
         prefix counts the whole responses up to its end and the cut ones ending at its last ``d``
-        steps, each a matrix product of the indicators with the prefixes' steps (a third of the time
+        steps, each a matrix product of the indicators with the prefixes' steps (a fifth of the time
         of summing :meth:`forward`'s terms step by step on UWaveGestureLibrary's training series)."""
         n = window.shape[1] - (self.receptive_field - 1)
         steps = torch.arange(n, device=window.device).expand(len(window), n)
