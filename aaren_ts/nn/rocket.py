@@ -447,12 +447,13 @@ class RandomKernelFeatures(nn.Module):
         of summing :meth:`forward`'s terms step by step on UWaveGestureLibrary's training series)."""
         n = window.shape[1] - (self.receptive_field - 1)
         steps = torch.arange(n, device=window.device).expand(len(window), n)
-        groups = self._groups(n)
-        cuts = self._cut_responses(window, n, groups) if self.alignment == "centred" else None
-        if cuts is None or any(lag != d for (d, _), (_, lag) in zip(groups, cuts, strict=True)):
-            # (a stream-sized chunk, or another alignment: the running sums of the terms)
+        if self.alignment != "centred" or max(self.dilations) > n:
+            # (another alignment, or a chunk shorter than a dilation, where the cut responses that
+            # enter and leave do not overlap: the running sums of the terms)
             sums = self(window, steps).cumsum(dim=1)  # (B, n, F)
             return sums.gather(1, (ends - 1)[..., None].expand(*ends.shape, sums.shape[2]))
+        groups = self._groups(n)
+        cuts = self._cut_responses(window, n, groups)  # (each lag is its dilation: d <= n)
         at = torch.arange(n, device=window.device)[None, :, None]  # (1, n, 1)
         before = at < ends[:, None, :]  # (B, n, P): the steps each prefix holds
         counts = []
