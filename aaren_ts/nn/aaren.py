@@ -8,6 +8,7 @@ import torch
 from torch import nn
 
 from aaren_ts.nn.blocks import head_dim
+from aaren_ts.nn.dropout import Dropout
 from aaren_ts.nn.functional import AarenState, aaren_attention, aaren_step
 
 __all__ = ["Aaren"]
@@ -32,6 +33,8 @@ class Aaren(nn.Module):
         Dropout applied to the layer's output.
     bias : bool, default=True
         Whether the projections have biases.
+    fast_dropout : bool, default=False
+        The dropout's masks from 16-bit random integers on CPU (:mod:`aaren_ts.nn.dropout`).
 
     Examples
     --------
@@ -44,14 +47,16 @@ class Aaren(nn.Module):
     (torch.Size([2, 10, 16]), torch.Size([2, 16]))
     """
 
-    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True) -> None:
+    def __init__(
+        self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True, fast_dropout: bool = False
+    ) -> None:
         super().__init__()
         self.d_model, self.n_heads, self.head_dim = d_model, n_heads, head_dim(d_model, n_heads)
         self.query = nn.Parameter(torch.randn(n_heads, self.head_dim) / math.sqrt(self.head_dim))
         self.key = nn.Linear(d_model, d_model, bias=bias)
         self.value = nn.Linear(d_model, d_model, bias=bias)
         self.out = nn.Linear(d_model, d_model, bias=bias)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout, fast=fast_dropout)
 
     def _fold_score_value(self) -> tuple[torch.Tensor, torch.Tensor | None]:
         """One weight (and bias) mapping a token to ``[scores (H), values (d_model)]``."""

@@ -20,6 +20,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from aaren_ts.nn.config import EncoderConfig, head_dim
+from aaren_ts.nn.dropout import dropout as apply_dropout
 
 __all__ = [
     "FeedForward",
@@ -84,34 +85,38 @@ class FeedForward(nn.Module):
         Hidden size.
     dropout : float, default=0.0
         Dropout probability after the activation and after the output layer.
+    fast_dropout : bool, default=False
+        Its masks from 16-bit random integers on CPU (:func:`aaren_ts.nn.dropout.dropout`).
     """
 
-    def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0) -> None:
+    def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0, fast_dropout: bool = False) -> None:
         super().__init__()
         self.hidden = nn.Linear(d_model, d_ff)
         self.output = nn.Linear(d_ff, d_model)
-        self.p = dropout
+        self.p, self.fast_dropout = dropout, fast_dropout
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         # Functional calls: this also runs once per token in streaming, where module calls cost.
         h = F.gelu(F.linear(x, self.hidden.weight, self.hidden.bias))
         if self.training and self.p > 0:
-            h = F.dropout(h, self.p, training=True)
+            h = apply_dropout(h, self.p, fast=self.fast_dropout)
         y = F.linear(h, self.output.weight, self.output.bias)
         if self.training and self.p > 0:
-            y = F.dropout(y, self.p, training=True)
+            y = apply_dropout(y, self.p, fast=self.fast_dropout)
         return y
 
 
 class ResidualBlock(nn.Module):
     """``x + mixer(LayerNorm(x))`` then ``x + FeedForward(LayerNorm(x))`` (see :func:`pre_norm_residual`)."""
 
-    def __init__(self, mixer: nn.Module, d_model: int, d_ff: int, dropout: float = 0.0) -> None:
+    def __init__(
+        self, mixer: nn.Module, d_model: int, d_ff: int, dropout: float = 0.0, fast_dropout: bool = False
+    ) -> None:
         super().__init__()
         self.norm_mixer = nn.LayerNorm(d_model)
         self.mixer = mixer
         self.norm_ff = nn.LayerNorm(d_model)
-        self.feed_forward = FeedForward(d_model, d_ff, dropout)
+        self.feed_forward = FeedForward(d_model, d_ff, dropout, fast_dropout)
 
     def forward(
         self, x: torch.Tensor, mask: torch.Tensor | None = None, state: Any = None
@@ -148,7 +153,9 @@ class StackedEncoder(nn.Module):
         self.config = config
         self.d_model = config.d_model
         self.layers = nn.ModuleList(
-            ResidualBlock(make_mixer(config), config.d_model, config.d_ff, config.dropout)
+            ResidualBlock(
+                make_mixer(config), config.d_model, config.d_ff, config.dropout, config.fast_dropout
+            )
             for _ in range(config.n_layers)
         )
         self.norm = nn.LayerNorm(config.d_model)
@@ -187,11 +194,11 @@ class HeadedEncoder(StackedEncoder):
     """A :class:`StackedEncoder` of one multi-head mixer class: the constructor the encoders share.
 
     Subclasses name their ``backbone`` (as in :class:`EncoderConfig`) and their ``mixer_class``, built
-    per layer as ``mixer_class(d_model, n_heads, dropout=dropout, bias=bias)``.
+    per layer as ``mixer_class(d_model, n_heads, dropout=dropout, bias=bias, fast_dropout=fast_dropout)``.
 
     Parameters
     ----------
-    d_model, n_heads, n_layers, d_ff, dropout, bias
+    d_model, n_heads, n_layers, d_ff, dropout, bias, fast_dropout
         Sizes of the stack: the fields of :class:`~aaren_ts.nn.EncoderConfig` of the same names
         (:meth:`from_config` takes that object itself).
     """
@@ -200,14 +207,27 @@ class HeadedEncoder(StackedEncoder):
     mixer_class: ClassVar[type[nn.Module]]
 
     def __init__(
-        self, d_model: int, n_heads: int, n_layers: int, d_ff: int, dropout: float = 0.0, bias: bool = True
+        self,
+        d_model: int,
+        n_heads: int,
+        n_layers: int,
+        d_ff: int,
+        dropout: float = 0.0,
+        bias: bool = True,
+        fast_dropout: bool = False,
     ) -> None:
-        config = EncoderConfig(self.backbone, d_model, n_heads, n_layers, d_ff, dropout, bias)
+        config = EncoderConfig(self.backbone, d_model, n_heads, n_layers, d_ff, dropout, bias, fast_dropout)
         super().__init__(config, self._make_mixer)
 
     @classmethod
     def _make_mixer(cls, config: EncoderConfig) -> nn.Module:
-        return cls.mixer_class(config.d_model, config.n_heads, dropout=config.dropout, bias=config.bias)
+        return cls.mixer_class(
+            config.d_model,
+            config.n_heads,
+            dropout=config.dropout,
+            bias=config.bias,
+            fast_dropout=config.fast_dropout,
+        )
 
     @classmethod
     def from_config(cls, config: EncoderConfig) -> HeadedEncoder:

@@ -41,6 +41,7 @@ import torch
 from torch import nn
 
 from aaren_ts.nn.config import EncoderConfig
+from aaren_ts.nn.dropout import Dropout
 from aaren_ts.nn.factory import make_encoder
 from aaren_ts.nn.functional import AarenState, aaren_attention, aaren_step
 from aaren_ts.nn.rocket import N_KERNELS, RandomKernelFeatures
@@ -199,7 +200,9 @@ class ClassifierModule(nn.Module):
         if readout == "attention":
             self.pool_score = nn.Linear(d_model, 1)
             self.pool_value = nn.Linear(d_model, d_model)
-        self.head = nn.Sequential(nn.Dropout(encoder.dropout), nn.Linear(d_model, n_classes))
+        self.head = nn.Sequential(
+            Dropout(encoder.dropout, fast=encoder.fast_dropout), nn.Linear(d_model, n_classes)
+        )
 
     # ----------------------------------------------------------------------------------- state
     def init_state(self, batch_size: int, device: torch.device | str | None = None) -> StreamState:

@@ -31,10 +31,10 @@ class AarenEncoder(HeadedEncoder):
 
     Parameters
     ----------
-    d_model, n_heads, n_layers, d_ff, dropout, bias
-        Sizes of the stack (``dropout=0.0`` and ``bias=True`` by default): the fields of
-        :class:`~aaren_ts.nn.EncoderConfig` of the same names. :meth:`from_config` builds the encoder
-        from that object.
+    d_model, n_heads, n_layers, d_ff, dropout, bias, fast_dropout
+        Sizes of the stack (``dropout=0.0``, ``bias=True`` and ``fast_dropout=False`` by default):
+        the fields of :class:`~aaren_ts.nn.EncoderConfig` of the same names. :meth:`from_config`
+        builds the encoder from that object.
 
     Examples
     --------

@@ -14,6 +14,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from aaren_ts.nn.blocks import HeadedEncoder, head_dim
+from aaren_ts.nn.dropout import Dropout
 
 __all__ = ["CausalSelfAttention", "CausalTransformerEncoder", "KVCache"]
 
@@ -104,16 +105,18 @@ class CausalSelfAttention(nn.Module):
 
     Parameters
     ----------
-    d_model, n_heads, dropout, bias
+    d_model, n_heads, dropout, bias, fast_dropout
         As for :class:`~aaren_ts.nn.Aaren`.
     """
 
-    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True) -> None:
+    def __init__(
+        self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True, fast_dropout: bool = False
+    ) -> None:
         super().__init__()
         self.d_model, self.n_heads, self.head_dim = d_model, n_heads, head_dim(d_model, n_heads)
         self.qkv = nn.Linear(d_model, 3 * d_model, bias=bias)
         self.out = nn.Linear(d_model, d_model, bias=bias)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout, fast=fast_dropout)
 
     def init_state(self, batch_size: int, device: torch.device | str | None = None) -> KVCache:
         """An empty KV cache."""
@@ -172,7 +175,7 @@ class CausalTransformerEncoder(HeadedEncoder):
 
     Parameters
     ----------
-    d_model, n_heads, n_layers, d_ff, dropout, bias
+    d_model, n_heads, n_layers, d_ff, dropout, bias, fast_dropout
         As for :class:`~aaren_ts.nn.AarenEncoder`; :meth:`from_config` builds it from an
         :class:`~aaren_ts.nn.EncoderConfig`.
 

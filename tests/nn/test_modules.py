@@ -137,8 +137,16 @@ def test_public_constructors_and_from_config(cls: type) -> None:
     import inspect
 
     params = list(inspect.signature(cls).parameters.values())
-    assert [p.name for p in params] == ["d_model", "n_heads", "n_layers", "d_ff", "dropout", "bias"]
-    assert [p.default for p in params[4:]] == [0.0, True]
+    assert [p.name for p in params] == [
+        "d_model",
+        "n_heads",
+        "n_layers",
+        "d_ff",
+        "dropout",
+        "bias",
+        "fast_dropout",
+    ]
+    assert [p.default for p in params[4:]] == [0.0, True, False]
     config = EncoderConfig(cls.backbone, d_model=8, n_heads=2, n_layers=3, d_ff=16, dropout=0.1, bias=False)
     torch.manual_seed(0)
     positional = cls(8, 2, 3, 16, 0.1, False)
