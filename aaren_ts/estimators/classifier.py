@@ -187,8 +187,9 @@ class AarenClassifier(
         trained on half of the series is less confident than the classifier it stands for, and
         alone the choice fell below the best threshold of the whole classifier on UWave (0.5 to 0.7
         chosen, 0.75 best) and lost there what it gained on BasicMotions. The choice costs one pass
-        of each member over the held-out half (UWaveGestureLibrary's ``fit``, seed 0, alone on
-        the machine: 157 CPU seconds against 146 with a fixed threshold).
+        of each member over the held-out half (UWaveGestureLibrary's ``fit``, seed 0, alternating
+        in one process beside another benchmark: 121 and 129 CPU seconds against 102 and 125 with a
+        fixed threshold).
 
         On validation held out from the training sets (3-fold out-of-fold, seeds 0, 1, 2, one
         network, ``prefix_weight=0.5``; ``benchmarks/early_validation.py``, each fold's classifier

@@ -11,6 +11,7 @@ import torch
 
 from aaren_ts.estimators._persistence import load_archive, save_archive
 from aaren_ts.estimators._skorch import (
+    optimizer_params,
     print_epoch_line,
     progress_bar,
     progress_params,
@@ -31,6 +32,55 @@ def test_resolve_optimizer_by_name_or_class() -> None:
         resolve_optimizer("lbfgs-ish")
     with pytest.raises(TypeError, match=r"torch\.optim\.Optimizer subclass"):
         resolve_optimizer(3)
+
+
+class _PlainOptimizer(torch.optim.Optimizer):
+    """An optimizer whose constructor has no ``foreach``."""
+
+    def __init__(self, params, lr: float = 0.1, weight_decay: float = 0.0) -> None:
+        super().__init__(params, {"lr": lr, "weight_decay": weight_decay})
+
+    def step(self, closure=None):
+        return None
+
+
+@pytest.mark.parametrize("name", ["adam", "adamw", "sgd", "rmsprop"])
+def test_torchs_optimizers_run_all_parameters_at_once(name: str) -> None:
+    assert optimizer_params(resolve_optimizer(name)) == {"optimizer__foreach": True}
+    assert optimizer_params(_CustomOptimizer) == {"optimizer__foreach": True}
+    assert optimizer_params(_PlainOptimizer) == {}
+
+
+@pytest.mark.parametrize("estimator", ["classifier", "forecaster"])
+def test_the_multi_tensor_update_trains_the_same_weights(monkeypatch, estimator: str) -> None:
+    """foreach=True only changes how the update is run: one parameter at a time gives the same
+    answers to the last bit."""
+    import aaren_ts.estimators._base as base
+    from aaren_ts import AarenClassifier, AarenForecaster
+
+    rng = np.random.default_rng(0)
+    if estimator == "classifier":
+        X = rng.normal(size=(24, 2, 30))
+        y = np.repeat([0, 1, 2], 8)
+        X[y == 1, 0] += 1.0
+
+        def answers() -> tuple[np.ndarray, bool | None]:
+            model = AarenClassifier(d_model=16, n_heads=2, d_ff=32, max_epochs=4, random_state=0)
+            proba = model.fit(X, y).predict_proba(X)
+            return proba, model.net_.optimizer_.defaults["foreach"]
+    else:
+        series = np.sin(np.arange(120) / 5.0) + 0.1 * rng.normal(size=120)
+
+        def answers() -> tuple[np.ndarray, bool | None]:
+            model = AarenForecaster(d_model=16, n_heads=2, d_ff=32, max_epochs=4, random_state=0)
+            forecast = np.asarray(model.fit(series, fh=[1, 2, 3]).predict())
+            return forecast, model.net_.optimizer_.defaults["foreach"]
+
+    at_once, foreach = answers()
+    monkeypatch.setattr(base, "optimizer_params", lambda optimizer: {})
+    one_at_a_time, default = answers()
+    assert foreach is True and default is None  # (the two runs did update differently)
+    np.testing.assert_array_equal(at_once, one_at_a_time)
 
 
 def test_savable_params() -> None:
