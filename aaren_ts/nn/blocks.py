@@ -89,6 +89,8 @@ class FeedForward(nn.Module):
         Its masks from 16-bit random integers on CPU (:func:`aaren_ts.nn.dropout.dropout`).
     """
 
+    fast_dropout: bool = False  # (the class's default: a layer pickled before the option trains as it did)
+
     def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0, fast_dropout: bool = False) -> None:
         super().__init__()
         self.hidden = nn.Linear(d_model, d_ff)
