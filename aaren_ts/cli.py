@@ -2,7 +2,8 @@
 
 Both jobs take the same common options (``aaren_ts/jobs/_common.py``): ``--dataset``, ``--data-home``,
 ``--random-state``, ``--device``, ``--threads``, ``--max-epochs``, ``--backbone``, ``--verbose``/``--quiet``
-and ``--no-download``; training progress is shown unless ``--quiet``.
+and ``--no-download``; training progress is shown unless ``--quiet``. The command keeps freed memory
+in its process for reuse (glibc's allocator thresholds, :mod:`aaren_ts._allocator`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 import argparse
 import importlib
 from collections.abc import Sequence
+
+from aaren_ts._allocator import keep_freed_memory
 
 _DESCRIPTION = """\
 Aaren (attention as an RNN) for time series: train and evaluate an estimator on a benchmark dataset.
@@ -38,7 +41,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``aaren-ts``."""
+    """Entry point of ``aaren-ts``.
+
+    The command owns its process, so it first keeps freed memory there for reuse
+    (:func:`~aaren_ts._allocator.keep_freed_memory`: glibc's allocator thresholds, which the library
+    itself never sets); a ``MALLOC_*`` variable in the environment keeps the user's value.
+    """
+    keep_freed_memory()
     args = build_parser().parse_args(argv)
     return int(importlib.import_module(_JOBS[args.job][0]).run(args) or 0)
 
