@@ -1,7 +1,9 @@
-"""The pieces of ``benchmarks/classification.py`` that do not need aeon or real training.
+"""The pieces of ``benchmarks/classification.py`` (and its companions) that need neither aeon nor real
+training.
 
 Prefix cutting (shared with the aeon worker), the streamed accuracy curve, and the report: the
-paper's ten problems listed with the paper's figure, ours where the run had the data.
+paper's ten problems listed with the paper's figure, ours where the run had the data; and the
+mixing rules of ``benchmarks/classification_mixture.py``.
 """
 
 from __future__ import annotations
@@ -409,3 +411,28 @@ def test_validation_on_a_resample_reads_its_training_part_only(shared_data_home:
     test_part = {x.tobytes() for x in expected[2]}
     assert not any(x.tobytes() in test_part for x in X)  # no series of the resample's test part
     assert any(x.tobytes() in {t.tobytes() for t in X_test} for x in X)  # TRAIN and TEST pooled
+
+
+def test_mixture_rules_reproduce_the_classifier() -> None:
+    """``classification_mixture.py``: from one fit without the floor, its ``as chosen`` rule is that
+    classifier's answer and ``floor 0.5`` the defaults' (a classifier fitted with the floor), on series
+    of unequal lengths (some answered by an earlier prefix length's map)."""
+    import classification_mixture
+
+    from aaren_ts import AarenClassifier
+
+    rng = np.random.default_rng(1)
+    X = [rng.normal(size=(2, n)) + (i % 3) * 0.3 for i, n in enumerate(rng.integers(6, 20, size=36))]
+    y = np.array(["a", "b", "c"] * 12)
+    params = {"d_model": 8, "n_heads": 2, "n_layers": 1, "d_ff": 16, "max_epochs": 3}
+    params |= {"n_random_features": 840, "random_state": 0}
+    floored = AarenClassifier(**params).fit(X, y)
+    with classification.no_whole_series_floor():
+        unfloored = AarenClassifier(**params).fit(X, y)
+    parts = classification_mixture.member_parts(unfloored, X)
+    assert parts["network"].shape == (2, 36, 3) and 0 < parts["whole"].sum() < 36
+    rules = classification_mixture.rule_answers(parts)
+    np.testing.assert_allclose(rules["as chosen"], unfloored.predict_proba(X), atol=1e-6)
+    np.testing.assert_allclose(rules["floor 0.5"], floored.predict_proba(X), atol=1e-6)
+    assert not np.allclose(rules["as chosen"], rules["floor 0.5"])  # (the floor was raised here)
+    assert not np.allclose(rules["weight 0"], rules["weight 1"])
