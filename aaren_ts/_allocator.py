@@ -20,11 +20,6 @@ import sys
 
 __all__ = ["ALLOCATOR_ENVIRONMENT", "keep_freed_memory"]
 
-# glibc's mallopt parameters (malloc.h)
-_M_TRIM_THRESHOLD = -1
-_M_TOP_PAD = -2
-_M_MMAP_THRESHOLD = -3
-
 #: The thresholds, by the name of the environment variable that sets each when Python starts: keep up
 #: to 1 GiB of freed memory at the heap's top, map only blocks of 32 MiB or more (glibc's largest mmap
 #: threshold) from the system, and grow the heap 256 MiB at a time.
@@ -33,11 +28,8 @@ ALLOCATOR_ENVIRONMENT = {
     "MALLOC_MMAP_THRESHOLD_": 32 * 2**20,
     "MALLOC_TOP_PAD_": 256 * 2**20,
 }
-_PARAMETERS = {
-    "MALLOC_TRIM_THRESHOLD_": _M_TRIM_THRESHOLD,
-    "MALLOC_MMAP_THRESHOLD_": _M_MMAP_THRESHOLD,
-    "MALLOC_TOP_PAD_": _M_TOP_PAD,
-}
+#: Each variable's mallopt parameter (glibc's malloc.h: M_TRIM_THRESHOLD, M_MMAP_THRESHOLD, M_TOP_PAD).
+_MALLOPT_PARAMETER = {"MALLOC_TRIM_THRESHOLD_": -1, "MALLOC_MMAP_THRESHOLD_": -3, "MALLOC_TOP_PAD_": -2}
 
 
 def keep_freed_memory() -> bool:
@@ -62,5 +54,5 @@ def keep_freed_memory() -> bool:
     accepted = True
     for name, value in ALLOCATOR_ENVIRONMENT.items():
         if name not in os.environ:
-            accepted &= bool(mallopt(_PARAMETERS[name], value))
+            accepted &= bool(mallopt(_MALLOPT_PARAMETER[name], value))
     return accepted

@@ -40,7 +40,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import markdown_table, parse_param, results_dir
-from classification import _load, no_whole_series_floor
+from classification import _load, _one_part, no_whole_series_floor
 from classification_validation import DATASETS, fold_splits, training_part
 
 FLOORS = (0.0, 0.3, 0.5)
@@ -62,18 +62,16 @@ def member_parts(clf: Any, X: list[np.ndarray]) -> dict[str, np.ndarray]:
     which = np.searchsorted(prefixes, lengths, side="right") - 1  # the map in use after each series
     parts: dict[str, list] = {"network": [], "kernels": [], "gain": [], "weight": []}
     for member in members:
-        gain, weight = member.head_gain.clone(), member.head_weight.clone()
-        for part, network_weight in (("network", 1.0), ("kernels", 0.0)):
-            factor = gain if network_weight == 0.0 else torch.ones_like(gain)
-            member.set_head_gains(factor, torch.full_like(weight, network_weight))
-            out = []
-            for _, x, mask in clf._batches(values, lengths):
-                _, state = member.encode(x, mask, every_step=False)
-                out.append(torch.log_softmax(member.logits(member.current_features(state)), -1).numpy())
-            parts[part].append(np.concatenate(out))
-        member.set_head_gains(gain, weight)
-        parts["gain"].append(gain.numpy()[which])
-        parts["weight"].append(weight.numpy()[which])
+        parts["gain"].append(member.head_gain.numpy()[which])
+        parts["weight"].append(member.head_weight.numpy()[which])
+    for part, network_weight in (("network", 1.0), ("kernels", 0.0)):
+        with _one_part(clf, network_weight):
+            for member in members:
+                out = []
+                for _, x, mask in clf._batches(values, lengths):
+                    _, state = member.encode(x, mask, every_step=False)
+                    out.append(torch.log_softmax(member.logits(member.current_features(state)), -1).numpy())
+                parts[part].append(np.concatenate(out))
     return {key: np.stack(value) for key, value in parts.items()} | {"whole": which == len(prefixes) - 1}
 
 
