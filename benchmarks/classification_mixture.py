@@ -14,7 +14,13 @@ on them without fitting again:
 * ``geometric W``: the normalised product ``p_network^W p_kernels^(1 - W)``.
 
 Series shorter than the median training length are answered with an earlier prefix length's map and
-weight (as a stream at that step would be); the floor concerns the whole series' map only.
+weight (as a stream at that step would be); the floor concerns the whole series' map only. Two rules
+answer every series with the whole series' map instead (the kernels' ridge classifier fitted on whole
+training series, and that map's weight and factor), as if a short series were known to be complete;
+a stream cannot know that, so these are diagnostics of series of unequal lengths:
+
+* ``whole map, floor 0.5``: the defaults' mixture with the whole series' map at every series;
+* ``whole map, weight 0``: that map's kernels alone.
 
 ``--split validation`` (default) scores held-out series of folds cut from the archive's TRAIN split
 (stratified, shuffled with the seed, as ``classification_validation.py`` cuts them): where rules may
@@ -43,6 +49,8 @@ from _common import markdown_table, parse_param, results_dir
 from classification import _load, _one_part, no_whole_series_floor
 from classification_validation import DATASETS, fold_splits, training_part
 
+from aaren_ts.estimators._classifier_kernels import WHOLE_SERIES_MIN_WEIGHT
+
 FLOORS = (0.0, 0.3, 0.5)
 WEIGHTS = (0.0, 0.3, 0.5, 1.0)
 GEOMETRIC = (0.3, 0.5)
@@ -52,7 +60,9 @@ GEOMETRIC = (0.3, 0.5)
 def member_parts(clf: Any, X: list[np.ndarray]) -> dict[str, np.ndarray]:
     """Every member's log class distributions of its network alone (scores untempered) and of its
     kernels alone, ``(n_members, n, n_classes)`` each, the factors and weights ``fit`` chose at the
-    prefix length each series ends at, ``(n_members, n)``, and whether that is the whole series' map."""
+    prefix length each series ends at, ``(n_members, n)``, and whether that is the whole series' map;
+    with the suffix ``_whole``, the kernels' distributions, factors and weights of the whole series'
+    map at every series."""
     from aaren_ts.nn.ensemble import member_networks
 
     panel = clf._panel(X)
@@ -60,19 +70,38 @@ def member_parts(clf: Any, X: list[np.ndarray]) -> dict[str, np.ndarray]:
     members = member_networks(clf.net_.module_)
     prefixes = members[0].kernel_prefixes.cpu().numpy()
     which = np.searchsorted(prefixes, lengths, side="right") - 1  # the map in use after each series
-    parts: dict[str, list] = {"network": [], "kernels": [], "gain": [], "weight": []}
+    last = np.full_like(which, len(prefixes) - 1)
+    parts: dict[str, list] = {}
     for member in members:
-        parts["gain"].append(member.head_gain.numpy()[which])
-        parts["weight"].append(member.head_weight.numpy()[which])
-    for part, network_weight in (("network", 1.0), ("kernels", 0.0)):
+        for suffix, maps in (("", which), ("_whole", last)):
+            parts.setdefault(f"gain{suffix}", []).append(member.head_gain.numpy()[maps])
+            parts.setdefault(f"weight{suffix}", []).append(member.head_weight.numpy()[maps])
+    for part, network_weight, whole_map in (
+        ("network", 1.0, False),
+        ("kernels", 0.0, False),
+        ("kernels_whole", 0.0, True),
+    ):
         with _one_part(clf, network_weight):
             for member in members:
                 out = []
                 for _, x, mask in clf._batches(values, lengths):
                     _, state = member.encode(x, mask, every_step=False)
-                    out.append(torch.log_softmax(member.logits(member.current_features(state)), -1).numpy())
-                parts[part].append(np.concatenate(out))
+                    features = member.current_features(state)
+                    if whole_map:
+                        features = _whole_map_features(member, state)
+                    out.append(torch.log_softmax(member.logits(features), -1).numpy())
+                parts.setdefault(part, []).append(np.concatenate(out))
     return {key: np.stack(value) for key, value in parts.items()} | {"whole": which == len(prefixes) - 1}
+
+
+def _whole_map_features(member: Any, state: Any) -> torch.Tensor:
+    """What ``member.logits`` reads after the steps of ``state``, with the kernels' map of whole series
+    in place of the map of the longest prefix length up to the steps seen."""
+    n_maps = len(member.kernel_prefixes)
+    last = state.kernel_scores.unflatten(-1, (n_maps, member.n_classes))[..., -1, :]
+    kernels = member._features_of_map(last, state.seen, torch.full_like(state.seen, n_maps - 1))
+    z = member.readout_features(state.readout)
+    return torch.cat([z, kernels.to(z.dtype)], dim=-1)
 
 
 def _softmax(logits: np.ndarray) -> np.ndarray:
@@ -97,6 +126,14 @@ def rule_answers(parts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         rules[f"weight {w:g}"] = mixed(w, 1.0)
     for w in GEOMETRIC:
         rules[f"geometric {w:g}"] = np.mean(_softmax(w * network + (1 - w) * kernels), axis=0)
+    # the whole series' map at every series, with the defaults' floor
+    floor, whole_kernels = WHOLE_SERIES_MIN_WEIGHT, np.exp(parts["kernels_whole"])
+    weight, gain = parts["weight_whole"][..., None], parts["gain_whole"][..., None]
+    weight, gain = np.where(weight < floor, floor, weight), np.where(weight < floor, 1.0, gain)
+    rules[f"whole map, floor {floor:g}"] = np.mean(
+        weight * _softmax(gain * network) + (1 - weight) * whole_kernels, axis=0
+    )
+    rules["whole map, weight 0"] = np.mean(whole_kernels, axis=0)
     return rules
 
 

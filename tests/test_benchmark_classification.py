@@ -420,6 +420,8 @@ def test_mixture_rules_reproduce_the_classifier() -> None:
     import classification_mixture
 
     from aaren_ts import AarenClassifier
+    from aaren_ts.estimators._classifier_kernels import _running_means
+    from aaren_ts.nn.ensemble import member_networks
 
     rng = np.random.default_rng(1)
     X = [rng.normal(size=(2, n)) + (i % 3) * 0.3 for i, n in enumerate(rng.integers(6, 20, size=36))]
@@ -436,3 +438,17 @@ def test_mixture_rules_reproduce_the_classifier() -> None:
     np.testing.assert_allclose(rules["floor 0.5"], floored.predict_proba(X), atol=1e-6)
     assert not np.allclose(rules["as chosen"], rules["floor 0.5"])  # (the floor was raised here)
     assert not np.allclose(rules["weight 0"], rules["weight 1"])
+    # the whole series' map: the same answers where it is the map in use, others on shorter series
+    whole = parts["whole"]
+    np.testing.assert_allclose(rules["whole map, floor 0.5"][whole], rules["floor 0.5"][whole], atol=1e-12)
+    np.testing.assert_allclose(rules["whole map, weight 0"][whole], rules["weight 0"][whole], atol=1e-12)
+    assert not np.allclose(rules["whole map, weight 0"][~whole], rules["weight 0"][~whole])
+    # member 0's kernels with the whole series' map: its ridge map of the running means after each series
+    member = member_networks(unfloored.net_.module_)[0]
+    values, lengths = unfloored._scaled(unfloored._panel(X))
+    means = _running_means(member, values, lengths[None])[0]
+    n_maps = len(member.kernel_prefixes)
+    weight = member.kernel_weight.numpy().reshape(n_maps, 3, -1)[-1]
+    scores = member.kernel_gain.numpy()[-1] * (means @ weight.T + member.kernel_bias.numpy()[-1])
+    expected = scores - np.logaddexp.reduce(scores, axis=1, keepdims=True)
+    np.testing.assert_allclose(parts["kernels_whole"][0], expected, atol=1e-5)
