@@ -86,9 +86,10 @@ def member_parts(clf: Any, X: list[np.ndarray]) -> dict[str, np.ndarray]:
                 out = []
                 for _, x, mask in clf._batches(values, lengths):
                     _, state = member.encode(x, mask, every_step=False)
-                    features = member.current_features(state)
                     if whole_map:
                         features = _whole_map_features(member, state)
+                    else:
+                        features = member.current_features(state)
                     out.append(torch.log_softmax(member.logits(features), -1).numpy())
                 parts.setdefault(part, []).append(np.concatenate(out))
     return {key: np.stack(value) for key, value in parts.items()} | {"whole": which == len(prefixes) - 1}
@@ -115,25 +116,25 @@ def rule_answers(parts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     gain, weight = parts["gain"][..., None], parts["weight"][..., None]
     whole = parts["whole"][None, :, None]
 
-    def mixed(w: Any, g: Any) -> np.ndarray:
+    def mixed(w: Any, g: Any, kernels: np.ndarray = kernels) -> np.ndarray:
         return np.mean(w * _softmax(g * network) + (1 - w) * np.exp(kernels), axis=0)
+
+    def floored(low: np.ndarray, floor: float, weight: np.ndarray, gain: np.ndarray) -> tuple:
+        """The weights raised to ``floor`` where ``low``, their factors there 1 (as ``fit`` raises them)."""
+        return np.where(low, floor, weight), np.where(low, 1.0, gain)
 
     rules = {"as chosen": mixed(weight, gain)}
     for floor in FLOORS[1:]:
-        low = whole & (weight < floor)
-        rules[f"floor {floor:g}"] = mixed(np.where(low, floor, weight), np.where(low, 1.0, gain))
+        rules[f"floor {floor:g}"] = mixed(*floored(whole & (weight < floor), floor, weight, gain))
     for w in WEIGHTS:
         rules[f"weight {w:g}"] = mixed(w, 1.0)
     for w in GEOMETRIC:
         rules[f"geometric {w:g}"] = np.mean(_softmax(w * network + (1 - w) * kernels), axis=0)
     # the whole series' map at every series, with the defaults' floor
-    floor, whole_kernels = WHOLE_SERIES_MIN_WEIGHT, np.exp(parts["kernels_whole"])
+    floor, whole_kernels = WHOLE_SERIES_MIN_WEIGHT, parts["kernels_whole"]
     weight, gain = parts["weight_whole"][..., None], parts["gain_whole"][..., None]
-    weight, gain = np.where(weight < floor, floor, weight), np.where(weight < floor, 1.0, gain)
-    rules[f"whole map, floor {floor:g}"] = np.mean(
-        weight * _softmax(gain * network) + (1 - weight) * whole_kernels, axis=0
-    )
-    rules["whole map, weight 0"] = np.mean(whole_kernels, axis=0)
+    rules[f"whole map, floor {floor:g}"] = mixed(*floored(weight < floor, floor, weight, gain), whole_kernels)
+    rules["whole map, weight 0"] = mixed(0.0, 1.0, whole_kernels)
     return rules
 
 
