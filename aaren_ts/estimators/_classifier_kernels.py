@@ -2,8 +2,9 @@
 configuration from the training series, their biases, and the ridge classifiers on their running means
 whose class distribution is mixed with the network's.
 
-One ridge classifier (scikit-learn's ``RidgeClassifierCV``, its penalty chosen by leave-one-out
-cross-validation over ten values from 1e-3 to 1e3, as MiniRocket does) per prefix length: one step,
+One ridge classifier (scikit-learn's ``RidgeClassifierCV``, computed by :mod:`._ridge`, its penalty
+chosen by leave-one-out cross-validation over ten values from 1e-3 to 1e3, as MiniRocket does) per
+prefix length: one step,
 5 %, 10 %, ..., 95 % of the median training length, fitted on the running means after that many steps
 of each training series (or all of a shorter one), and the whole series for the last. (The map of one
 step answers before 5 % of the median length has arrived, where the map of 5 % read running means of
@@ -37,13 +38,13 @@ training series, held out from a network and ridge classifiers fitted on the oth
 from __future__ import annotations
 
 import copy
-import warnings
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
 import torch
 
+from aaren_ts.estimators._ridge import GramRidge, RidgeFit
 from aaren_ts.nn.classify import ClassifierModule
 from aaren_ts.nn.rocket import KERNEL_LENGTH, N_KERNELS, default_dilations
 
@@ -145,45 +146,6 @@ def _running_means(module: ClassifierModule, values: np.ndarray, steps: np.ndarr
     return out
 
 
-def _ridge(features: np.ndarray, codes: np.ndarray, alpha: float | None = None) -> tuple[Any, ...]:
-    """A ridge classifier's ``coef_`` ``(n_classes, F)``, ``intercept_`` and penalty: chosen by
-    leave-one-out cross-validation without ``alpha`` (two classes: minus and plus half its one
-    decision function).
-
-    scikit-learn's ``RidgeClassifierCV`` / ``RidgeClassifier`` as they compute it: ridge regression on
-    the classes coded as -1 / +1 (one column for two classes), here fitted without the classifiers'
-    label handling, which cost most of the time of these small fits (the kernels' maps fit about 200
-    of them).
-
-    SciPy's ``LinAlgWarning`` on an ill-conditioned system is silenced: series whose features are
-    identical (the first steps of short series, where few kernels have fired yet) make the Gram
-    matrix singular but for the penalty, and a small penalty then trips SciPy's condition check
-    (against float32 rounding) many times per ``fit``; the penalty keeps the solution unique
-    and the coefficients stay scikit-learn's. So is its notice that it solved the dual problem by
-    least squares: with fewer series than features a small penalty can leave the float32 Gram matrix
-    short of positive definite, and scikit-learn then takes the least-squares solution, as it says
-    (a third of JapaneseVowels' training series warned fifteen times per map fit)."""
-    from scipy.linalg import LinAlgWarning
-    from sklearn.linear_model import Ridge, RidgeCV
-
-    classes, index = np.unique(codes, return_inverse=True)
-    targets = np.full((len(codes), len(classes)), -1.0, dtype=features.dtype)
-    targets[np.arange(len(codes)), index] = 1.0
-    if len(classes) == 2:
-        targets = targets[:, 1:]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", LinAlgWarning)
-        warnings.filterwarnings("ignore", "Singular matrix in solving dual problem", UserWarning)
-        if alpha is None:
-            ridge = RidgeCV(alphas=np.logspace(-3, 3, 10)).fit(features, targets)
-        else:
-            ridge = Ridge(alpha=alpha).fit(features, targets)
-    coef, intercept = np.atleast_2d(ridge.coef_), np.atleast_1d(ridge.intercept_)
-    if coef.shape[0] == 1:
-        coef, intercept = np.concatenate([-coef, coef]) / 2, np.concatenate([-intercept, intercept]) / 2
-    return coef, intercept, float(ridge.alpha_ if alpha is None else alpha)
-
-
 def _cross_entropies(scores: np.ndarray, codes: np.ndarray, gains: np.ndarray) -> np.ndarray:
     """The mean cross-entropy of class scores ``(n, n_classes)`` times each of ``gains``."""
     logits = gains[:, None, None] * scores[None]
@@ -203,10 +165,11 @@ def _gain(scores: np.ndarray, codes: np.ndarray, gains: np.ndarray = _GAINS) -> 
 
 
 def _held_out_scores(
-    features: np.ndarray, codes: np.ndarray, alpha: float, seed: int | None
+    ridge: GramRidge, codes: np.ndarray, alpha: float, seed: int | None
 ) -> np.ndarray | None:
     """Each series' class scores ``(n, n_classes)`` from a ridge classifier (penalty ``alpha``) fitted
-    without it: 5-fold stratified; ``None`` where a class has fewer than two series."""
+    without it on the rows of ``ridge``: 5-fold stratified; ``None`` where a class has fewer than two
+    series."""
     from sklearn.model_selection import StratifiedKFold
 
     n_splits = min(5, int(np.bincount(codes).min()))
@@ -214,9 +177,8 @@ def _held_out_scores(
         return None
     scores = np.zeros((len(codes), int(codes.max()) + 1))
     folds = StratifiedKFold(n_splits, shuffle=True, random_state=int(seed or 0))
-    for train, held_out in folds.split(features, codes):
-        coef, intercept, _ = _ridge(features[train], codes[train], alpha)
-        scores[held_out] = features[held_out] @ coef.T + intercept
+    for train, held_out in folds.split(codes, codes):
+        scores[held_out] = ridge.scores(ridge.fit(train, codes[train], alpha), held_out)
     return scores
 
 
@@ -244,20 +206,18 @@ def fit_kernel_head(
     half = KernelHalf([], [], [], [])
     for p, part in enumerate(features):
         whole = p == len(features) - 1  # (the last map reads whole series)
-        columns, coef, intercept, alpha, held_out = _prefix_map(
-            part, codes, _fitting(kernels, prefixes[p], whole), seed
-        )
-        weights.append(np.zeros((len(coef), kernels.n_features)))
-        weights[-1][:, columns] = coef
-        biases.append(intercept)
+        columns, ridge, fit, held_out = _prefix_map(part, codes, _fitting(kernels, prefixes[p], whole), seed)
+        weights.append(np.zeros((len(fit.coef), kernels.n_features)))
+        weights[-1][:, columns] = fit.coef
+        biases.append(fit.intercept)
         gains.append(1.0 if held_out is None else _gain(held_out, codes))
         if split is not None:
             train, rows = split
-            coef, intercept, _ = _ridge(part[train][:, columns], codes[train], alpha)
-            scores = part[rows][:, columns] @ coef.T + intercept
+            fit = ridge.fit(train, codes[train], fit.alpha)
+            scores = ridge.scores(fit, rows)
             half.weight.append(np.zeros_like(weights[-1]))
-            half.weight[-1][:, columns] = coef
-            half.bias.append(intercept)
+            half.weight[-1][:, columns] = fit.coef
+            half.bias.append(fit.intercept)
             half.gain.append(_gain(scores, codes[rows]))
             half.probabilities.append(_softmax(half.gain[-1] * scores))
     weight, bias = np.stack(weights), np.stack(biases)  # (P, n_classes, F), (P, n_classes)
@@ -280,12 +240,13 @@ def _fitting(kernels: Any, steps: int, whole: bool) -> np.ndarray | None:
 
 def _prefix_map(
     features: np.ndarray, codes: np.ndarray, fitting: np.ndarray | None, seed: int | None
-) -> tuple[Any, np.ndarray, np.ndarray, float, np.ndarray | None]:
+) -> tuple[Any, GramRidge, RidgeFit, np.ndarray | None]:
     """The ridge classifier of one prefix length: on all ``features`` or, where ``fitting`` is given,
     on those columns only if their out-of-fold cross-entropy (:func:`_held_out_scores`, each with the
-    factor that fits it best) is lower. Returns the columns read (a slice or a mask), ``coef_``,
-    ``intercept_``, the penalty and the out-of-fold scores (``None`` where a class has fewer than
-    two series).
+    factor that fits it best) is lower; its penalty chosen by leave-one-out cross-validation. Returns
+    the columns read (a slice or a mask), the :class:`GramRidge` of those columns, the classifier
+    fitted on every row and its out-of-fold scores (``None`` where a class has fewer than two
+    series).
 
     After a prefix shorter than a kernel's reach, that kernel's running mean reads mostly the zeros
     before the series' start; the classifier of the kernels that fit can be the better one (on
@@ -295,11 +256,12 @@ def _prefix_map(
     candidates = [slice(None)] if fitting is None else [slice(None), fitting]
     best = None
     for columns in candidates:
-        coef, intercept, alpha = _ridge(features[:, columns], codes)
-        held_out = _held_out_scores(features[:, columns], codes, alpha, seed)
+        ridge = GramRidge(features[:, columns])
+        fit = ridge.fit(np.arange(len(codes)), codes)
+        held_out = _held_out_scores(ridge, codes, fit.alpha, seed)
         loss = 0.0 if held_out is None else _cross_entropy(held_out, codes, _gain(held_out, codes))
         if best is None or loss < best[0]:
-            best = (loss, (columns, coef, intercept, alpha, held_out))
+            best = (loss, (columns, ridge, fit, held_out))
         if held_out is None:
             break  # (nothing to compare on)
     return best[1]

@@ -13,7 +13,6 @@ from aaren_ts.estimators._classifier_kernels import (
     KernelHalf,
     _fitting,
     _prefix_map,
-    _ridge,
     fit_mixture,
     held_out_staged_proba,
     kernel_config,
@@ -143,14 +142,15 @@ def test_a_prefix_map_reads_only_the_kernels_that_fit_in_it_where_they_classify_
     informed = signal.copy()
     informed[:, :5] += np.where(codes == 1, 0.4, -0.4)[:, None]
     informed[:, 2 * block :] = rng.normal(size=(60, block)) * 3.0
-    columns, coef, intercept, _, held_out = _prefix_map(informed, codes, fitting, seed=0)
+    columns, _, fit, held_out = _prefix_map(informed, codes, fitting, seed=0)
     np.testing.assert_array_equal(columns, fitting)
-    assert coef.shape == (2, int(fitting.sum())) and intercept.shape == (2,) and held_out.shape == (60, 2)
+    assert fit.coef.shape == (2, int(fitting.sum())) and fit.intercept.shape == (2,)
+    assert held_out.shape == (60, 2)
     # the class shows only in the kernels that do not fit: all features are read
     reversed_ = signal.copy()
     reversed_[:, 2 * block : 2 * block + 5] += np.where(codes == 1, 0.4, -0.4)[:, None]
-    columns, coef, *_ = _prefix_map(reversed_, codes, fitting, seed=0)
-    assert columns == slice(None) and coef.shape == (2, 3 * block)
+    columns, _, fit, _ = _prefix_map(reversed_, codes, fitting, seed=0)
+    assert columns == slice(None) and fit.coef.shape == (2, 3 * block)
 
 
 def test_fitted_prefix_maps_give_no_weight_to_the_kernels_they_leave_out() -> None:
@@ -197,52 +197,6 @@ def test_the_half_data_network_trains_half_the_epochs_on_a_schedule_as_long(
     assert len(half.history) == round(6 * HALF_NETWORK_EPOCH_FRACTION) == 3
     schedules = [cb for _, cb in half.callbacks_ if type(cb).__name__ == "LRScheduler"]
     assert [cb.kwargs["T_max"] for cb in schedules] == [3]
-
-
-@pytest.mark.parametrize("n_classes", [2, 3])
-@pytest.mark.parametrize("alpha", [None, 0.5])
-def test_the_kernel_maps_ridge_is_scikit_learns_ridge_classifier(n_classes, alpha):
-    """The kernels' ridge fits skip the classifiers' label handling and give their coefficients."""
-    from sklearn.linear_model import RidgeClassifier, RidgeClassifierCV
-
-    rng = np.random.default_rng(n_classes)
-    features = rng.random((60, 300)).astype(np.float32)
-    codes = np.arange(60) % n_classes
-    features[:, :5] += codes[:, None]  # (something to learn, so that the penalty chosen is not an end)
-    coef, intercept, chosen = _ridge(features, codes, alpha)
-    if alpha is None:
-        reference = RidgeClassifierCV(alphas=np.logspace(-3, 3, 10)).fit(features, codes)
-        assert chosen == reference.alpha_
-    else:
-        reference = RidgeClassifier(alpha=alpha).fit(features, codes)
-        assert chosen == alpha
-    scores = reference.decision_function(features)
-    if n_classes == 2:  # one decision function: minus and plus half of it
-        scores = np.stack([-scores, scores], axis=1) / 2
-    np.testing.assert_allclose(features @ coef.T + intercept, scores, rtol=1e-5, atol=1e-5)
-    assert coef.shape == (n_classes, 300) and intercept.shape == (n_classes,)
-
-
-def test_the_kernel_maps_ridge_fits_singular_features_quietly():
-    """Identical feature rows (the first steps of short series) leave the Gram matrix singular but for
-    the penalty: scikit-learn's ridge warns through SciPy at a small penalty, the maps' fit does not,
-    and its coefficients are still scikit-learn's."""
-    import warnings
-
-    from scipy.linalg import LinAlgWarning
-    from sklearn.linear_model import RidgeClassifier
-
-    rng = np.random.default_rng(0)
-    features = np.repeat((rng.random((6, 5000)) > 0.5).astype(np.float32), 10, axis=0)
-    codes = np.arange(60) % N_CLASSES
-    with pytest.warns(LinAlgWarning):
-        reference = RidgeClassifier(alpha=1e-3).fit(features, codes)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        coef, intercept, _ = _ridge(features, codes, 1e-3)
-    np.testing.assert_allclose(
-        features @ coef.T + intercept, reference.decision_function(features), rtol=1e-4, atol=1e-4
-    )
 
 
 def test_the_kernel_maps_fit_quietly_on_a_few_series_of_many_features():
