@@ -206,11 +206,19 @@ def _torch_bytes(obj, records: int = zipfile.ZIP_STORED) -> bytes:
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    """A small fitted classifier's saved file (a few kilobytes)."""
+    """A small fitted classifier's saved file (under 200 kB: few random kernels, as the ridge maps'
+    float64 coefficients hardly deflate)."""
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(16, 2, 12)), np.arange(16) % 2
     est = AarenClassifier(
-        d_model=8, n_heads=2, n_layers=1, d_ff=16, max_epochs=1, n_estimators=1, random_state=0
+        d_model=8,
+        n_heads=2,
+        n_layers=1,
+        d_ff=16,
+        max_epochs=1,
+        n_estimators=1,
+        n_random_features=840,
+        random_state=0,
     )
     return est.fit(X, y).save(tmp_path_factory.mktemp("tiny") / "tiny")
 
