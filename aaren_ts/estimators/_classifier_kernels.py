@@ -4,9 +4,9 @@ whose class distribution is mixed with the network's.
 
 One ridge classifier (scikit-learn's ``RidgeClassifierCV``, computed by :mod:`._ridge`, its penalty
 chosen by leave-one-out cross-validation over ten values from 1e-3 to 1e3, as MiniRocket does) per
-prefix length: one step,
-5 %, 10 %, ..., 95 % of the median training length, fitted on the running means after that many steps
-of each training series (or all of a shorter one), and the whole series for the last. (The map of one
+prefix length: one step, 5 %, 10 %, ..., 95 % of the median training length, fitted on the running
+means after that many steps of each training series (or all of a shorter one), and the whole series
+for the last. (The map of one
 step answers before 5 % of the median length has arrived, where the map of 5 % read running means of
 fewer steps than it was fitted on, all 0 or 1 after the first, and was confident and often wrong:
 ``predict_early`` decided BasicMotions' validation series cut from its training set, seeds 0, 1, 2,
@@ -207,17 +207,19 @@ def fit_kernel_head(
     for p, part in enumerate(features):
         whole = p == len(features) - 1  # (the last map reads whole series)
         columns, ridge, fit, held_out = _prefix_map(part, codes, _fitting(kernels, prefixes[p], whole), seed)
-        weights.append(np.zeros((len(fit.coef), kernels.n_features)))
-        weights[-1][:, columns] = fit.coef
-        biases.append(fit.intercept)
+        coef, intercept = ridge.coefficients(fit)
+        weights.append(np.zeros((len(coef), kernels.n_features)))
+        weights[-1][:, columns] = coef
+        biases.append(intercept)
         gains.append(1.0 if held_out is None else _gain(held_out, codes))
         if split is not None:
             train, rows = split
-            fit = ridge.fit(train, codes[train], fit.alpha)
-            scores = ridge.scores(fit, rows)
+            half_fit = ridge.fit(train, codes[train], fit.alpha)
+            coef, intercept = ridge.coefficients(half_fit)
+            scores = ridge.scores(half_fit, rows)
             half.weight.append(np.zeros_like(weights[-1]))
-            half.weight[-1][:, columns] = fit.coef
-            half.bias.append(fit.intercept)
+            half.weight[-1][:, columns] = coef
+            half.bias.append(intercept)
             half.gain.append(_gain(scores, codes[rows]))
             half.probabilities.append(_softmax(half.gain[-1] * scores))
     weight, bias = np.stack(weights), np.stack(biases)  # (P, n_classes, F), (P, n_classes)

@@ -29,14 +29,12 @@ ALPHAS = np.logspace(-3, 3, 10)
 
 
 class RidgeFit(NamedTuple):
-    """A ridge classifier fitted on some rows of a :class:`GramRidge`: its ``coef_``
-    ``(n_classes, F)``, ``intercept_`` ``(n_classes,)`` and penalty ``alpha``; ``rows``, ``dual`` (the
-    dual coefficients, one column per coded target), ``target_mean`` and ``centring`` (each row's
-    inner product with the mean of ``rows``, and that mean's with itself) score other rows through
-    the Gram matrix."""
+    """A ridge classifier fitted on some rows of a :class:`GramRidge`: its penalty ``alpha``;
+    ``rows``, ``dual`` (the dual coefficients, one column per coded target), ``target_mean`` and
+    ``centring`` (each row's inner product with the mean of ``rows``, and that mean's with itself)
+    score other rows through the Gram matrix (:meth:`GramRidge.scores`) and give the coefficients
+    (:meth:`GramRidge.coefficients`)."""
 
-    coef: np.ndarray
-    intercept: np.ndarray
     alpha: float
     rows: np.ndarray
     dual: np.ndarray
@@ -96,12 +94,17 @@ class GramRidge:
             alpha, dual = self._leave_one_out(gram, centred_targets)
         else:
             dual = np.linalg.solve(gram + alpha * np.eye(len(rows)), centred_targets)
-        mean = self.features[rows].mean(axis=0)
-        coef = dual.T @ (self.features[rows] - mean)  # (n_targets, F)
-        intercept = target_mean - coef @ mean
-        if len(classes) == 2:
+        return RidgeFit(float(alpha), rows, dual, target_mean, centring)
+
+    def coefficients(self, fit: RidgeFit) -> tuple[np.ndarray, np.ndarray]:
+        """The ``coef_`` ``(n_classes, F)`` and ``intercept_`` ``(n_classes,)`` of the classifier
+        ``fit`` (two classes: minus and plus half of its one decision function)."""
+        mean = self.features[fit.rows].mean(axis=0)
+        coef = fit.dual.T @ (self.features[fit.rows] - mean)  # (n_targets, F)
+        intercept = fit.target_mean - coef @ mean
+        if len(coef) == 1:
             coef, intercept = np.concatenate([-coef, coef]) / 2, np.concatenate([-intercept, intercept]) / 2
-        return RidgeFit(coef, intercept, float(alpha), rows, dual, target_mean, centring)
+        return coef, intercept
 
     @staticmethod
     def _leave_one_out(gram: np.ndarray, targets: np.ndarray) -> tuple[float, np.ndarray]:

@@ -142,15 +142,16 @@ def test_a_prefix_map_reads_only_the_kernels_that_fit_in_it_where_they_classify_
     informed = signal.copy()
     informed[:, :5] += np.where(codes == 1, 0.4, -0.4)[:, None]
     informed[:, 2 * block :] = rng.normal(size=(60, block)) * 3.0
-    columns, _, fit, held_out = _prefix_map(informed, codes, fitting, seed=0)
+    columns, ridge, fit, held_out = _prefix_map(informed, codes, fitting, seed=0)
     np.testing.assert_array_equal(columns, fitting)
-    assert fit.coef.shape == (2, int(fitting.sum())) and fit.intercept.shape == (2,)
+    coef, intercept = ridge.coefficients(fit)
+    assert coef.shape == (2, int(fitting.sum())) and intercept.shape == (2,)
     assert held_out.shape == (60, 2)
     # the class shows only in the kernels that do not fit: all features are read
     reversed_ = signal.copy()
     reversed_[:, 2 * block : 2 * block + 5] += np.where(codes == 1, 0.4, -0.4)[:, None]
-    columns, _, fit, _ = _prefix_map(reversed_, codes, fitting, seed=0)
-    assert columns == slice(None) and fit.coef.shape == (2, 3 * block)
+    columns, ridge, fit, _ = _prefix_map(reversed_, codes, fitting, seed=0)
+    assert columns == slice(None) and ridge.coefficients(fit)[0].shape == (2, 3 * block)
 
 
 def test_fitted_prefix_maps_give_no_weight_to_the_kernels_they_leave_out() -> None:

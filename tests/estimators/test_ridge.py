@@ -39,10 +39,11 @@ def test_a_fit_on_every_row_is_scikit_learns_ridge_classifier(n_classes, alpha):
         reference = RidgeClassifier(alpha=alpha).fit(features, codes)
         assert fit.alpha == alpha
     expected = _sklearn_scores(reference, features)
+    coef, intercept = ridge.coefficients(fit)
     # the coefficients, and the scores through the Gram matrix, are the classifier's
-    np.testing.assert_allclose(features @ fit.coef.T + fit.intercept, expected, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(features @ coef.T + intercept, expected, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(ridge.scores(fit, np.arange(len(codes))), expected, rtol=1e-4, atol=1e-4)
-    assert fit.coef.shape == (n_classes, features.shape[1]) and fit.intercept.shape == (n_classes,)
+    assert coef.shape == (n_classes, features.shape[1]) and intercept.shape == (n_classes,)
 
 
 def test_the_penalty_chosen_differs_with_the_data_as_scikit_learns_does():
@@ -68,9 +69,8 @@ def test_a_fit_on_some_rows_scores_the_others_as_scikit_learn_would(n_classes):
     reference = RidgeClassifier(alpha=0.3).fit(features[train], codes[train])
     expected = _sklearn_scores(reference, features[held_out])
     np.testing.assert_allclose(ridge.scores(fit, held_out), expected, rtol=1e-4, atol=1e-4)
-    np.testing.assert_allclose(
-        features[held_out] @ fit.coef.T + fit.intercept, expected, rtol=1e-4, atol=1e-4
-    )
+    coef, intercept = ridge.coefficients(fit)
+    np.testing.assert_allclose(features[held_out] @ coef.T + intercept, expected, rtol=1e-4, atol=1e-4)
     np.testing.assert_array_equal(fit.rows, train)
 
 
@@ -89,7 +89,8 @@ def test_singular_features_fit_quietly_and_as_scikit_learn_in_float64():
         fit = ridge.fit(np.arange(60), codes, 1e-3)
         chosen = ridge.fit(np.arange(60), codes)
     expected = reference.decision_function(features)
-    np.testing.assert_allclose(features @ fit.coef.T + fit.intercept, expected, rtol=1e-4, atol=1e-4)
+    coef, intercept = ridge.coefficients(fit)
+    np.testing.assert_allclose(features @ coef.T + intercept, expected, rtol=1e-4, atol=1e-4)
     targets = np.where(np.eye(3)[codes] > 0, 1.0, -1.0)
     block_means = np.repeat(targets.reshape(6, 10, 3).mean(axis=1), 10, axis=0)
     np.testing.assert_allclose(expected, block_means, atol=1e-3)
