@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from aaren_ts.cli import build_parser, main
+from aaren_ts.estimators._fit_report import FIT_STEPS
 from aaren_ts.jobs._common import estimator_options, parse_param
 
 JOBS = ("classify", "forecast")
@@ -157,6 +158,9 @@ def test_forecast_without_matplotlib_finishes_and_names_the_extra(
     out = capsys.readouterr().out
     assert "install aaren_ts[plot] for the plot" in out
     assert "AarenForecaster" in out and "seasonal naive (sp=12)" in out  # the table is still printed
+    # what the fit decided, a line per step
+    assert "what the fit decided" in out
+    assert all(any(line.startswith(step.name) for line in out.splitlines()) for step in FIT_STEPS)
     assert not (tmp_path / "plots").exists()
 
 

@@ -16,6 +16,7 @@ import torch
 
 from aaren_ts._limits import MAX_SCALE
 from aaren_ts.estimators._cutoffs import SeriesCutoffs, index_from_plain, index_to_plain
+from aaren_ts.estimators._fit_report import report_from_plain, report_to_plain
 from aaren_ts.estimators._sktime_state import (
     plain_metadata,
     plain_names,
@@ -110,9 +111,17 @@ class FittedForecasterMixin:
                 "n_seen": engine.n_seen,
                 "n_observed": engine.n_observed,
                 "streams": [t.cpu() for t in engine.tensors()],
+                **self._plain_fit_report(list(engine.ids)),
                 "cutoff": index_to_plain(cutoff),
                 **sktime_state(self, cutoff),
             }
+
+    def _plain_fit_report(self, ids: list[Any]) -> dict[str, Any]:
+        """``{"fit_report": ...}`` as :func:`report_to_plain` writes it (empty without a report)."""
+        report = getattr(self, "fit_report_", None)
+        if report is None:
+            return {}
+        return {"fit_report": report_to_plain(report, ids, list(self.columns_))}
 
     def _restore_fitted(self, attributes: dict[str, Any], state_dict: dict[str, torch.Tensor]) -> None:
         self.horizon_ = int(attributes["horizon"])
@@ -185,6 +194,8 @@ class FittedForecasterMixin:
             self.engine_.restore_theta({name: value.numpy() for name, value in theta.items()}, n_seen)
         self.engine_.restore(attributes["streams"], n_seen, n_observed)
         self._cutoffs = SeriesCutoffs.from_plain(attributes["series_cutoffs"])
+        if "fit_report" in attributes:  # (archives written before the fit report: none)
+            self.fit_report_ = report_from_plain(attributes["fit_report"], ids, list(self.columns_))
         restore_sktime_state(self, attributes, index_from_plain(attributes["cutoff"]))
 
 

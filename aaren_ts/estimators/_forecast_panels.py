@@ -179,9 +179,18 @@ class ForecastPanelsMixin:
         :mod:`aaren_ts._log_target`; ``own_scale``: of none) and which channels those are,
         ``(n_series, n_channels)`` bool."""
         c = len(panel.columns)
+        report = self._fit_report()
         mode = None if own_scale else self.target_transform
+        fitted = self.target_transform
+        if mode == "auto" and report.skips("target_scale"):
+            mode = fitted = None  # (series joining later stay on their own scale too)
         log_target = choose_log_channels(panel.values, c, mode, lag=int(self.sp_))
-        self._fitted_target_transform = self.target_transform
+        if self.target_transform != "auto":
+            report.panel("target_scale", f"set by parameter: {self.target_transform or 'own scale'}")
+        elif mode is not None or own_scale:
+            decision = np.where(log_target, "log", "own scale")
+            report.per_channel("target_scale", panel.ids, list(panel.columns), decision)
+        self._fitted_target_transform = fitted
         values = self._to_model_scale(
             panel.ids, panel.times, panel.values, list(log_target), panel.columns, where
         )

@@ -21,6 +21,7 @@ from sktime.forecasting.base import ForecastingHorizon
 
 from aaren_ts.estimators._base import standardization
 from aaren_ts.estimators._cutoffs import relative_steps
+from aaren_ts.estimators._fit_report import FitReport
 from aaren_ts.estimators._forecast_data import SegmentDataset, pad_segments
 from aaren_ts.estimators._interval_spread import tail_intervals
 from aaren_ts.estimators._panel import SeriesPanel, series_label
@@ -29,7 +30,7 @@ from aaren_ts.estimators._skorch import print_epoch_line
 from aaren_ts.estimators._weight_averaging import join_members, unwrapped_network
 from aaren_ts.nn.ensemble import ForecastEnsemble
 from aaren_ts.nn.forecast import ForecastNet
-from aaren_ts.nn.forecast_training import NAIVE_T, ForecastLoss, held_out_errors
+from aaren_ts.nn.forecast_training import NAIVE_MARGIN, NAIVE_T, ForecastLoss, held_out_errors
 from aaren_ts.nn.heads import HEADS
 from aaren_ts.nn.linear_blend import LINEAR_SHARES, blend_linear, fit_linear_map, linear_share_errors
 
@@ -114,6 +115,16 @@ _MIN_DEFAULT_CONTEXT, _MAX_DEFAULT_CONTEXT, _MIN_SHORT_CONTEXT = 96, 168, 8
 
 class ForecasterTrainingMixin:
     """Network building and training of :class:`~aaren_ts.AarenForecaster`."""
+
+    def _start_fit_report(self) -> FitReport:
+        """A new record of the decisions of this fit (``fit_report_``), announcing each when verbose."""
+        self._report = FitReport(self.skip_steps or (), print_epoch_line if self.verbose else None)
+        return self._report
+
+    def _fit_report(self) -> FitReport:
+        """The record of the fit in progress (a detached one outside ``fit``)."""
+        report = getattr(self, "_report", None)
+        return report if report is not None else FitReport(self.skip_steps or ())
 
     def _planned_losses(self, positive: bool = False, n_tails: int = MIN_TAILS) -> tuple[str, ...]:
         """The point loss each of the ``n_estimators`` networks starts training on: ``loss``, or its
@@ -298,12 +309,16 @@ class ForecasterTrainingMixin:
             starts, trained = ("naive",) * n, {0: naive_net}
         else:
             starts, trained = self._planned_starts(losses), {0: naive_net, rival: level_net}
-        if self.verbose:
-            verdict = "every network starts from the " + starts[0] if len(set(starts)) == 1 else "both kept"
-            print_epoch_line(
-                f"Starting from the level changes the typical series' tail error by "
-                f"{100 * (np.exp(mean) - 1):+.1f} % (t = {t:.1f}): {verdict}"
-            )
+        verdict = "every network starts from the " + starts[0] if len(set(starts)) == 1 else "both kept"
+        self._fit_report().panel(
+            "initial_forecast",
+            starts[0] if len(set(starts)) == 1 else "both",
+            effect=np.expm1(mean),
+            statistic=t,
+            threshold=-NAIVE_T,
+            message=f"Starting from the level changes the typical series' tail error by "
+            f"{100 * (np.exp(mean) - 1):+.1f} % (t = {t:.1f}): {verdict}",
+        )
         return starts, trained
 
     def _tail_errors(
@@ -342,18 +357,29 @@ class ForecasterTrainingMixin:
         naive, level = self._tail_errors(untrained, series, n_train, loss)
         tails = int(comparable(naive, level).sum())
         if tails < MIN_TAILS:
-            if self.verbose:
-                print_epoch_line(
-                    f"{tails} validation tail(s), too few to compare "
-                    "the starts: every network starts from the seasonal naive forecast"
-                )
+            self._fit_report().panel(
+                "initial_forecast",
+                "naive: too few validation tails to compare",
+                value=tails,
+                message="Every network starts from the seasonal naive forecast: too few validation "
+                f"tails ({tails}) to compare it with the level's start",
+            )
             return True
         better, mean, t = clear_gain(naive, level, min_gain=UNTRAINED_NAIVE_GAIN)
-        if self.verbose:
+        if better:
+            self._fit_report().panel(
+                "initial_forecast",
+                "naive: clearly better before training",
+                effect=np.expm1(mean),
+                statistic=t,
+                threshold=-NAIVE_T,
+                message="Before training, the seasonal naive forecast's tail error differs from the "
+                f"level's by {100 * (np.exp(mean) - 1):+.1f} % (t = {t:.1f}): every network starts from it",
+            )
+        elif self.verbose:
             print_epoch_line(
                 "Before training, the seasonal naive forecast's tail error differs from the level's by "
-                f"{100 * (np.exp(mean) - 1):+.1f} % (t = {t:.1f}): "
-                + ("every network starts from it" if better else "both starts are trained")
+                f"{100 * (np.exp(mean) - 1):+.1f} % (t = {t:.1f}): both starts are trained"
             )
         return better
 
@@ -372,13 +398,17 @@ class ForecasterTrainingMixin:
         alone = held_out_errors(ForecastEnsemble.of(first_loss), series, n_train, device, loss=losses[0])
         scored = full.count > 0
         helps, mean, t = clear_gain(full.error[scored], alone.error[scored])
-        if self.verbose:
-            others = ", ".join(sorted(set(losses) - {losses[0]}))
-            print_epoch_line(
-                f"The {others} networks change the typical series' tail error by "
-                f"{100 * (np.exp(mean) - 1):+.1f} % (t = {t:.1f}): "
-                + ("kept" if helps else f"trained again on {losses[0]}")
-            )
+        others = ", ".join(sorted(set(losses) - {losses[0]}))
+        self._fit_report().panel(
+            "mixed_losses",
+            f"kept: {', '.join(losses)}" if helps else f"every network on {losses[0]}",
+            effect=np.expm1(mean),
+            statistic=t,
+            threshold=-NAIVE_T,
+            message=f"The {others} networks change the typical series' tail error by "
+            f"{100 * (np.exp(mean) - 1):+.1f} % (t = {t:.1f}): "
+            + ("kept" if helps else f"trained again on {losses[0]}"),
+        )
         return helps
 
     def _blend_linear(self, series: list[np.ndarray], n_train: list[int]) -> float:
@@ -392,8 +422,14 @@ class ForecasterTrainingMixin:
         is significantly below 1 (:func:`clear_gain` without a minimum gain); the map blended in is
         then fitted on the whole series.
         """
+        report = self._fit_report()
         if not self.linear_share:
+            report.panel("linear_share", "off (parameter)", value=0.0)
             return 0.0
+        if self.linear_share == "auto" and report.skips("linear_share"):
+            return 0.0
+        if self.linear_share != "auto":
+            report.panel("linear_share", "set by parameter", value=float(self.linear_share))
         module = unwrapped_network(self.net_)
         module.eval()
         whole = [len(v) for v in series]
@@ -401,11 +437,13 @@ class ForecasterTrainingMixin:
         if self.linear_share == "auto":
             linear = fit_linear_map(module, series, n_train)
             if linear is None:
+                report.panel("linear_share", "0: no linear map could be fitted", value=0.0)
                 return 0.0
             device, loss = self._resolved_device(), self._member_losses()[0]
             errors, count = linear_share_errors(module, linear, series, n_train, device, loss=loss)
             scored = (count > 0) & (errors > 0).all(axis=0)
             if scored.sum() < 2:
+                report.panel("linear_share", "0: too few validation tails", value=0.0)
                 return 0.0
             log_ratio = np.log(errors[:, scored] / errors[0, scored]).mean(axis=1)
             best = int(np.argmin(log_ratio))
@@ -414,12 +452,17 @@ class ForecasterTrainingMixin:
             # of the 2 % asked of an extra network, and the validation part's MSE by 0.8 %)
             helps, mean, t = clear_gain(errors[best, scored], errors[0, scored], min_gain=0.0)
             share = float(LINEAR_SHARES[best]) if helps else 0.0
-            if self.verbose:
-                print_epoch_line(
-                    f"A linear model's share of {LINEAR_SHARES[best]:.1f} changes the typical series' tail "
-                    f"error by {100 * (np.exp(mean) - 1):+.1f} % (t = {t:.1f}): "
-                    + ("blended in" if helps else "not taken")
-                )
+            report.panel(
+                "linear_share",
+                "blended in" if helps else "0: no significant gain",
+                value=share,
+                effect=np.expm1(mean),
+                statistic=t,
+                threshold=-NAIVE_T,
+                message=f"A linear model's share of {LINEAR_SHARES[best]:.1f} changes the typical series' "
+                f"tail error by {100 * (np.exp(mean) - 1):+.1f} % (t = {t:.1f}): "
+                + ("blended in" if helps else "not taken"),
+            )
         if share > 0:
             linear = fit_linear_map(module, series, whole)
             if linear is None:
@@ -488,22 +531,33 @@ class ForecasterTrainingMixin:
     def _context_length(self, panel: SeriesPanel) -> int:
         """``context_length``, or the default: a quarter of the median training length, in [96, 168];
         where that median is shorter than 96, two horizons, at most a third of it, at least 8."""
+        report = self._fit_report()
         if self.context_length is not None:
+            report.panel("context_length", "set by parameter", value=int(self.context_length))
             return int(self.context_length)
         train, _ = self._holdout(panel)
         median = float(np.median([len(v) for v in train]))
         if median < _MIN_DEFAULT_CONTEXT:
             short = min(_SHORT_CONTEXT_HORIZONS * self.horizon_, median // 3)
-            return int(max(_MIN_SHORT_CONTEXT, short))
-        return int(min(_MAX_DEFAULT_CONTEXT, max(_MIN_DEFAULT_CONTEXT, median // 4)))
+            length = int(max(_MIN_SHORT_CONTEXT, short))
+            rule = f"short series (median training length {median:g}): two horizons"
+        else:
+            length = int(min(_MAX_DEFAULT_CONTEXT, max(_MIN_DEFAULT_CONTEXT, median // 4)))
+            rule = f"a quarter of the median training length ({median:g}), in [96, 168]"
+        report.panel("context_length", rule, value=length)
+        return length
 
     def _seasonal_period(self, panel: SeriesPanel) -> int:
         """``sp``, or the period detected in the series' training parts (at most ``context_length_``)."""
+        report = self._fit_report()
         if self.sp != "auto":
+            report.panel("seasonal_period", "set by parameter", value=int(self.sp))
             return int(self.sp)
         train, _ = self._holdout(panel)
         c = len(panel.columns)
-        return detect_sp([v[:, :c] for v in train], max_sp=int(self.context_length_))
+        sp = detect_sp([v[:, :c] for v in train], max_sp=int(self.context_length_))
+        report.panel("seasonal_period", "detected" if sp > 1 else "no cycle detected", value=sp)
+        return sp
 
     def _horizon(self, fh: ForecastingHorizon | None, where: str) -> int:
         steps = None if fh is None else int(relative_steps(fh, self.cutoff).max())
@@ -563,6 +617,14 @@ class ForecasterTrainingMixin:
                 non_positive = self._first_non_positive(panel, log_target)
                 n_tails = sum(len(v) > 0 for v in valid) * self.n_channels_
                 losses = self._planned_losses(positive=non_positive is None, n_tails=n_tails)
+                report = self._fit_report()
+                if self.loss == "auto" and len(set(losses)) > 1 and report.skips("mixed_losses"):
+                    losses = (losses[0],) * len(losses)
+                elif self.loss == "auto" and len(set(losses)) == 1:
+                    report.panel("mixed_losses", f"every network on {losses[0]}: too few validation tails",
+                                 value=n_tails)  # fmt: skip
+                elif self.loss != "auto":
+                    report.panel("mixed_losses", f"set by parameter: {', '.join(losses)}")
                 if "smape" in losses and non_positive is not None:
                     raise ValueError(
                         f"fit: loss 'smape' scores forecasts relative to positive values, but "
@@ -587,7 +649,11 @@ class ForecasterTrainingMixin:
                 n_train = [len(t) for t in train]
                 trained: dict[int, Any] = {}
                 self.member_losses_, self.member_initial_forecasts_ = losses, self._planned_starts(losses)
-                if self.initial_forecast == "auto":
+                if self.initial_forecast != "auto":
+                    report.panel("initial_forecast", f"set by parameter: {self.initial_forecast}")
+                elif report.skips("initial_forecast"):
+                    self.member_initial_forecasts_ = ("naive",) * len(losses)
+                else:
                     self.member_initial_forecasts_, trained = self._choose_start(
                         train_split, train_ds, losses, whole, n_train
                     )
@@ -615,7 +681,8 @@ class ForecasterTrainingMixin:
             c = self.n_channels_
             log = np.zeros((len(whole), c), dtype=bool) if log_target is None else np.asarray(log_target)
             log_scale = np.where(log, scale[:, :c], 0.0)
-            fallback = self._judge_against_naive(whole, [len(t) for t in train], log_scale)
+            labels = (panel.ids, list(panel.columns[:c]))
+            fallback = self._judge_against_naive(whole, [len(t) for t in train], log_scale, labels)
         self.net_.module_.eval()
         return fallback
 
@@ -624,6 +691,7 @@ class ForecasterTrainingMixin:
         series: list[np.ndarray],
         n_train: list[int],
         log_scale: np.ndarray | None = None,
+        labels: tuple[Sequence[Any], Sequence[Any]] | None = None,
     ) -> NaiveVerdict:
         """Which series forecast better with the (seasonal) naive method than with the trained network.
 
@@ -652,26 +720,80 @@ class ForecasterTrainingMixin:
         scale (a single univariate series) has no panel to pool its factor with: it leans towards the
         naive method's width, and the comparison uses factors fitted on the other half of its tail.
 
+        ``labels`` (the series' ids and the channels' names) name the rows of the fit report.
+
         Returns
         -------
         NaiveVerdict
         """
         module = self.net_.module_
         device = self._resolved_device()
+        report = self._fit_report()
+        if labels is None:
+            labels = (list(range(len(series))), list(range(module.n_channels)))
+        ids, columns = labels
         tails = held_out_errors(module, series, n_train, device, loss=self._member_losses()[0])
+        shape = tails.error.shape
         if not (tails.count > 0).any():
-            shape = tails.error.shape
+            for step in ("naive_fallback", "interval_spread"):
+                if not report.skips(step):
+                    report.panel(step, "none: no validation tail")
             return NaiveVerdict(np.zeros(shape, dtype=bool), np.ones(shape), np.zeros(shape), np.zeros(shape))
-        naive = tails.naive_share()
+        if report.skips("naive_fallback"):
+            naive = np.zeros(shape)
+        else:
+            naive = tails.naive_share()
+            self._report_fallback(report, tails, naive, ids, columns)
         naive_point = naive > 0
         network_is_naive = bool(naive_point.all())
         if network_is_naive:
             module.reset_to_naive()  # no clear gain over the naive forecast anywhere: become it
             naive[:] = 0.0
+        if report.skips("interval_spread"):
+            return NaiveVerdict(naive, np.ones(shape), np.zeros(shape), np.zeros(shape), network_is_naive)
         intervals = tail_intervals(
             module, series, n_train, naive, device, naive_point=naive_point, log_scale=log_scale
         )
+        own, capped = intervals.naive_std > 0, intervals.max_std > 0
+        kind = np.where(own, "naive method's", np.where(capped, "head's, capped", "head's"))
+        report.per_channel(
+            "interval_spread",
+            ids,
+            columns,
+            kind,
+            value=intervals.spread,
+            message=f"Interval widths chosen on the tails: {int(own.sum())} channel(s) take the naive "
+            f"method's intervals, {int(capped.sum())} the head's capped",
+        )
         return NaiveVerdict(naive, intervals.spread, intervals.naive_std, intervals.max_std, network_is_naive)
+
+    @staticmethod
+    def _report_fallback(
+        report: FitReport, tails: Any, naive: np.ndarray, ids: Sequence[Any], columns: Sequence[Any]
+    ) -> None:
+        """Record each channel's share of the naive forecast (``naive``) with the tail errors it was
+        judged on (:class:`~aaren_ts.nn.forecast_training.HeldOutErrors`)."""
+        scored = tails.count > 0
+        decision = np.where(naive >= 1.0, "naive", np.where(naive > 0, "blend", "network"))
+        decision = np.where(scored, decision, np.where(naive >= 1.0, "naive (no tail)", "network (no tail)"))
+        ratio = tails.error / np.where(tails.naive_error > 0, tails.naive_error, 1.0)
+        effect = np.where(scored & (tails.naive_error > 0), ratio - 1.0, np.nan)
+        statistic = np.where(scored, tails.improvement_t(), np.nan)
+        pooled = "the panel's tails show the network's gain" if tails.pooled_gain() else "no pooled gain"
+        counts = {name: int((decision == name).sum()) for name in ("network", "blend", "naive")}
+        report.per_channel(
+            "naive_fallback",
+            ids,
+            columns,
+            decision,
+            value=naive,
+            effect=effect,
+            statistic=statistic,
+            threshold=NAIVE_T,
+            message=f"Against the naive forecast on the tails ({pooled}, margin {NAIVE_MARGIN:.0%}): "
+            f"{counts['network']} channel(s) keep the network, {counts['blend']} blend, "
+            f"{counts['naive']} take the naive forecast",
+        )
 
 
 def comparable(error: np.ndarray, baseline: np.ndarray) -> np.ndarray:

@@ -18,6 +18,7 @@ from aaren_ts.estimators._cutoffs import (
     SeriesCutoffs,
 )
 from aaren_ts.estimators._docs import document_shared_parameters
+from aaren_ts.estimators._fit_report import SKIPPABLE_STEPS
 from aaren_ts.estimators._forecast_arrays import ForecastArraysMixin
 from aaren_ts.estimators._forecast_checks import ForecastInputChecksMixin, too_short
 from aaren_ts.estimators._forecast_fitted import FittedForecasterMixin
@@ -36,7 +37,6 @@ from aaren_ts.estimators._params import (
     PositiveInt,
     Registered,
 )
-from aaren_ts.estimators._skorch import print_epoch_line
 from aaren_ts.estimators._sktime_state import (
     empty_data_slots,
 )
@@ -332,6 +332,10 @@ class AarenForecaster(
         as past covariates do, but standardised over the whole panel rather than per series, so they
         tell the series apart; ``predict`` does not need them. A column that varies within a series is
         refused, the series named.
+    skip_steps : list of str or None, default=None
+        Decision steps of ``fit`` not to take; each keeps its neutral choice (``"naive_fallback"``: the
+        network everywhere; ``"theta_combination"``: the network alone; ...). The steps, in order, are
+        ``aaren_ts.estimators.FIT_STEPS``; ``fit_report_`` says what each decided.
     {device}
     random_state : int, RandomState or None, default=None
         Seeds weight initialisation, segment crops, shuffling and dropout; an int makes ``fit``
@@ -352,6 +356,10 @@ class AarenForecaster(
         The initial forecast each network trained from (``initial_forecast``, as ``"auto"`` settled it).
     linear_share_ : float
         The linear model's share in the point forecasts (``linear_share``, as ``"auto"`` settled it).
+    fit_report_ : pandas.DataFrame
+        What each decision step of ``fit`` decided, in order: one row per step, or per series and
+        channel for a step that decides per series, with the value chosen, the relative change of the
+        validation tails' error it was judged on, its test statistic and threshold.
     n_channels_ : int
         Number of channels seen in ``fit``.
     columns_ : pandas.Index
@@ -434,6 +442,7 @@ class AarenForecaster(
         "calibration_rate": Interval(0.0, 1.0, closed="neither"),
         "past_covariates": Optional(Names()),
         "static_covariates": Optional(Names()),
+        "skip_steps": Optional(Each(Options(SKIPPABLE_STEPS))),
     }
 
     def __init__(
@@ -476,6 +485,7 @@ class AarenForecaster(
         linear_share: str | float | None = "auto",
         past_covariates: Sequence[Any] | None = None,
         static_covariates: Sequence[Any] | None = None,
+        skip_steps: Sequence[str] | None = None,
         device: str = "auto",
         random_state: int | np.random.RandomState | None = None,
         verbose: int = 0,
@@ -525,6 +535,7 @@ class AarenForecaster(
     def _pretrain(self, y: pd.DataFrame, X: pd.DataFrame | None = None, fh: ForecastingHorizon | None = None):
         """Train the global network on a panel; ``fit`` then conditions it on a series."""
         self._validate_params()
+        report = self._start_fit_report()
         self._set_covariates(X, "pretrain")
         raw = self._split_with_covariates(y, X, "pretrain")
         self.horizon_ = self._horizon(fh, "pretrain")
@@ -535,6 +546,8 @@ class AarenForecaster(
         self._set_static_standardization(panel, "pretrain")
         self.columns_ = panel.columns.copy()
         self._train(panel, log_target=log_target)
+        self._pretrain_report = list(report.rows)
+        self._report = None
         return self
 
     def _pretrain_update(
@@ -555,6 +568,21 @@ class AarenForecaster(
         """
         self._validate_params()
         pretrained = self._state_is_pretrained()
+        report = self._start_fit_report()
+        if pretrained:
+            report.extend(getattr(self, "_pretrain_report", ()))
+        try:
+            self._fit_and_condition(y, X, fh, pretrained)
+        finally:
+            self._report = None
+        self.fit_report_ = report.frame()
+        return self
+
+    def _fit_and_condition(
+        self, y: pd.DataFrame, X: pd.DataFrame | None, fh: ForecastingHorizon | None, pretrained: bool
+    ) -> None:
+        """``_fit``'s work: train (unless ``pretrained``), take the decisions, encode every series."""
+        report = self._fit_report()
         fallback = None
         if not pretrained:
             self._set_covariates(X, "fit")
@@ -582,14 +610,18 @@ class AarenForecaster(
             self._set_static_standardization(panel, "fit")
             self._check_stream_memory(len(panel.ids))
             fallback = self._train(panel, log_target=log_target)
-            if fallback.network_is_naive and log_target.any() and self.target_transform == "auto":
+            retry = fallback.network_is_naive and log_target.any() and self.target_transform == "auto"
+            if not retry:
+                report.panel("own_scale_retry", "not needed")
+            elif not report.skips("own_scale_retry"):
                 # on the log scale the network beat the naive forecast nowhere: before settling for
                 # the naive forecast, the series' own scale gets its chance
-                if self.verbose:
-                    print_epoch_line(
-                        "Training again on the series' own scale: on the log scale the network beat "
-                        "the naive forecast on no series' validation tail"
-                    )
+                report.panel(
+                    "own_scale_retry",
+                    "trained again on the own scale",
+                    message="Training again on the series' own scale: on the log scale the network beat "
+                    "the naive forecast on no series' validation tail",
+                )
                 panel, log_target = self._on_model_scale(raw, "fit", own_scale=True)
                 fallback = self._train(panel, log_target=log_target)
         self.columns_ = panel.columns.copy()
@@ -600,21 +632,37 @@ class AarenForecaster(
         rows = self._add_series(panel.ids, mean, scale, log_target)
         if fallback is not None:
             self.engine_.use_naive(fallback.naive, fallback.spread, fallback.naive_std, fallback.max_std)
-        if self.combination is not None and not self.n_exog_:  # ("theta" with covariates: refused above)
-            self._use_theta(train, valid, mean, scale)
+        if self.combination is None or self.n_exog_:  # ("theta" with covariates: refused above)
+            report.panel("theta_combination", "off" + (" (covariates)" if self.n_exog_ else " (parameter)"))
+        elif not report.skips("theta_combination"):
+            self._use_theta(train, valid, mean, scale, panel)
         # the training parts leave the interval calibration at its nominal levels; the validation
         # tails, which the network did not train on, calibrate it (adaptive conformal inference)
         n_train = [len(v) for v in train]
         train_times = [t[:k] for t, k in zip(panel.times, n_train, strict=True)]
         self._consume(rows, train, train_times, calibrate=False, where="fit")
         tails = np.flatnonzero([len(v) > 0 for v in valid])
+        calibrate = True
+        if self.interval_calibration is None:
+            report.panel("interval_calibration", "off (parameter)")
+        elif not len(tails):
+            report.panel("interval_calibration", "nominal levels: no validation tail", value=0)
+        elif report.skips("interval_calibration"):
+            calibrate = False
+        else:
+            report.panel("interval_calibration", "started on the validation tails", value=len(tails))
         if len(tails):
             tail_times = [panel.times[k][n_train[k] :] for k in tails]
-            self._consume(rows[tails], [valid[k] for k in tails], tail_times, calibrate=True, where="fit")
-        return self
+            parts = [valid[k] for k in tails]
+            self._consume(rows[tails], parts, tail_times, calibrate=calibrate, where="fit")
 
     def _use_theta(
-        self, train: list[np.ndarray], valid: list[np.ndarray], mean: np.ndarray, scale: np.ndarray
+        self,
+        train: list[np.ndarray],
+        valid: list[np.ndarray],
+        mean: np.ndarray,
+        scale: np.ndarray,
+        panel: SeriesPanel,
     ) -> None:
         """Combine the streams' forecasts with the Theta method's (``combination="theta"``): fitted on
         the standardised series, weighted on the tails (:func:`fit_combination`); where every weight
@@ -632,6 +680,17 @@ class AarenForecaster(
             self._resolved_device(),
             loss=self._member_losses()[0],
             ets=self.combination == "theta_ets",
+        )
+        partner = "Theta and ETS" if self.combination == "theta_ets" else "Theta"
+        combined = weight < 1.0
+        self._fit_report().per_channel(
+            "theta_combination",
+            panel.ids,
+            list(panel.columns[:c]),
+            np.where(combined, f"combined with {partner}", "network alone"),
+            value=weight,
+            message=f"Combination with {partner}, weighed on the tails: {int(combined.sum())} of "
+            f"{combined.size} channel(s) combined",
         )
         if (weight < 1.0).any():  # (else no Theta streams at all: nothing to carry, step or export)
             # (fitted on standardised values: the seasonal components and states in the streams' units)

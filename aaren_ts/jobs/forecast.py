@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from aaren_ts.estimators import format_fit_report
+
 from ._common import add_common_arguments, estimator_options
 
 __all__ = [
@@ -495,6 +497,7 @@ def _run_airline(args: argparse.Namespace) -> int:
         )
         naive = NaiveForecaster(strategy="last", sp=AIRLINE_SP).fit(train).predict(fh=fh)
     truth = test.to_numpy()
+    print_fit_report(model)
     print(f"airline: last {horizon} months forecast from the {len(train)} before")
     for label, p in (("AarenForecaster", pred), (SEASONAL_NAIVE, naive)):
         err = p.to_numpy() - truth
@@ -524,6 +527,12 @@ def _run_airline(args: argparse.Namespace) -> int:
         ),
     )
     return 0
+
+
+def print_fit_report(model: Any, prefix: str = "") -> None:
+    """Print what ``model``'s fit decided (:attr:`~aaren_ts.AarenForecaster.fit_report_`), a line a step."""
+    print(f"{prefix}what the fit decided (fit_report_; --param 'skip_steps=[\"STEP\"]' switches one off):")
+    print(format_fit_report(model.fit_report_), flush=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -556,13 +565,14 @@ def run(args: argparse.Namespace) -> int:
     header = " ".join(f"{title:>{width}}" for title, width in (*columns, ("fit s", 6)))
     rows: list[str] = []
     for horizon in horizons:
-        result, _ = evaluate_protocol(
+        result, model = evaluate_protocol(
             name,
             horizon,
             data_home=args.data_home,
             download_if_missing=not args.no_download,
             **estimator_options(args, AarenForecaster),
         )
+        print_fit_report(model, f"T={horizon}: ")
         paper = paper_mse(name, horizon)
         paper_s = f"{paper:9.2f}" if paper is not None else f"{'–':>9}"
         rows.append(
