@@ -487,7 +487,7 @@ class AarenClassifier(
 
     def _position_frequencies(self) -> int:
         """``position_frequencies``, ``"auto"`` resolved: 8 for the network alone, 0 beside the random
-        kernels (the parameter's docstring says why)."""
+        kernels (:doc:`/design_notes/classifier_position` says why)."""
         if self.position_frequencies == "auto":
             return AUTO_POSITION_FREQUENCIES if int(self.n_random_features) == 0 else 0
         return int(self.position_frequencies)
@@ -539,7 +539,7 @@ class AarenClassifier(
     def _choose_threshold(
         self, staged: list[np.ndarray | None], lengths: np.ndarray, codes: np.ndarray, mixture: Any
     ) -> float:
-        """``probability_threshold``, ``"auto"`` resolved (the parameter's docstring says how): the
+        """``probability_threshold``, ``"auto"`` resolved (:doc:`/design_notes/classifier_early`): the
         threshold of :data:`~aaren_ts.engine.early.THRESHOLD_GRID` whose rule best classifies the
         held-out half's series early with the members' mean probabilities ``staged``, at least
         ``AUTO_THRESHOLD_FLOOR``, which it is without them."""
