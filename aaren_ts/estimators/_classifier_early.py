@@ -17,8 +17,8 @@ from aaren_ts.engine.early import ConfidenceRule
 __all__ = ["AUTO_THRESHOLD_FLOOR", "EarlyClassifierMixin"]
 
 #: ``probability_threshold="auto"``'s least threshold, and its threshold where no training series are
-#: held out (no random kernels, or a class with fewer than two series): the one chosen on validation
-#: over data sets.
+#: held out (no random kernels, or a class with fewer than two series). See
+#: :doc:`/design_notes/classifier_early` for the evidence behind it.
 AUTO_THRESHOLD_FLOOR = 0.75
 
 

@@ -3,36 +3,33 @@ configuration from the training series, their biases, and the ridge classifiers 
 whose class distribution is mixed with the network's.
 
 One ridge classifier (scikit-learn's ``RidgeClassifierCV``, computed by :mod:`._ridge`, its penalty
-chosen by leave-one-out cross-validation over ten values from 1e-3 to 1e3, as MiniRocket does) per
-prefix length: one step, 5 %, 10 %, ..., 95 % of the median training length, fitted on the running
+chosen by leave-one-out cross-validation over MiniRocket's ten values from 1e-3 to 1e3 [1]_) per
+prefix length: one step, then 5 %, 10 %, ..., 95 % of the median training length, fitted on the running
 means after that many steps of each training series (or all of a shorter one), and the whole series
-for the last. (The map of one
-step answers before 5 % of the median length has arrived, where the map of 5 % read running means of
-fewer steps than it was fitted on, all 0 or 1 after the first, and was confident and often wrong:
-``predict_early`` decided BasicMotions' validation series cut from its training set, seeds 0, 1, 2,
-after 8 / 9 / 7 % of each with 75 / 67 / 67 % accuracy, and with the map of one step after 12 / 11 /
-10 % with 92 / 92 / 75 %. The grid of 5 % keeps
-the map in use close to the steps seen: on validation cut from UWave's training set, seeds 0, 1, 2,
-the kernels alone after a quarter of each series were right in 63.9 / 55.6 / 61.1 % of the cases with
-the map of 20 %, 61.1 / 61.1 / 63.9 % with that of 25 %; the classifier, with the grid of 10 %, 58.3
-% for seed 1 and 63.9 % with that of 5 %, the other seeds unchanged. Fitting each map on its
-neighbours' prefixes too, 5 % shorter and longer, three times the rows, did not help: the kernels alone
-after a quarter of each series, 5-fold on the training sets, seeds 0, 1, 2, UWave 73.61 -> 68.89 %,
-JapaneseVowels 93.21 -> 93.09 %, BasicMotions 93.33 -> 95.00 %; running means of other lengths are
-other features.) A stream uses the one of the longest prefix length it has reached, so its answer
-after a few steps comes from a classifier trained on prefixes that long, as per-prefix classifiers do
-(TEASER, MiniRocket trained per prefix), while its state stays one running sum per class and prefix
-length. A map before the whole series reads either all the features or only those of the kernels that
-fit in its prefix, whichever classifies the training series' prefixes better out of fold
-(:func:`_prefix_map`). They are fitted once, before the
-network trains, each with the factor that turns its scores into logits: the one that minimises the
-cross-entropy of its out-of-fold scores (5-fold, stratified), so that an early answer is as confident
-as a classifier of that prefix length can be. The network
-trains on its own; the classifier's answer is a weighted mean of the two class distributions, the
-network's scores tempered, with the factor and weight of each prefix length chosen on half of the
+for the last. A stream uses the map of the longest prefix length it has reached, so an early answer
+comes from a classifier trained on prefixes that long, as per-prefix classifiers do (TEASER [2]_,
+MiniRocket trained per prefix), while its state stays one running sum per class and prefix length. A
+map before the whole series reads either all the features or only those of the kernels that fit in its
+prefix, whichever classifies the training series' prefixes better out of fold (:func:`_prefix_map`).
+
+The maps are fitted once, before the network trains, each with the factor that turns its scores into
+logits: the one that minimises the cross-entropy of its out-of-fold scores (5-fold, stratified). The
+network trains on its own; the classifier's answer is a weighted mean of the two class distributions,
+the network's scores tempered, with the factor and weight of each prefix length chosen on half of the
 training series, held out from a network and ridge classifiers fitted on the other half
 (:func:`fit_network_share`), the network's weight after the whole series at least
 ``WHOLE_SERIES_MIN_WEIGHT`` (:func:`fit_mixture`).
+
+The evidence behind these choices is in the design notes :doc:`/design_notes/classifier_prefix_maps`,
+:doc:`/design_notes/classifier_mixture` and :doc:`/design_notes/classifier_kernels`.
+
+References
+----------
+.. [1] A. Dempster, D. F. Schmidt and G. I. Webb, "MiniRocket: A very fast (almost) deterministic
+   transform for time series classification", Proceedings of the 27th ACM SIGKDD Conference on
+   Knowledge Discovery and Data Mining, pp. 248-257, 2021.
+.. [2] P. Schäfer and U. Leser, "TEASER: early and accurate time series classification", Data Mining
+   and Knowledge Discovery, 34(5), pp. 1336-1362, 2020.
 """
 
 from __future__ import annotations
@@ -92,25 +89,11 @@ def kernel_config(lengths: np.ndarray, n_features: int, seed: int | None) -> dic
     ``lengths`` and about ``n_features`` features (``0``: none): dilations up to the longest training
     series in MiniRocket's 32 slots (as MiniRocket's on series padded to one length; fewer slots when
     fewer than 32 thresholds per kernel are asked), MiniRocket's pooling of the responses centred on
-    the steps seen (``alignment="centred"``, chosen on validation cut from the training parts of
-    resamples of the archive's split, :mod:`aaren_ts.nn.rocket`), and the prefix lengths of the ridge
-    classifiers, fractions of the median length.
+    the steps seen (``alignment="centred"``, :mod:`aaren_ts.nn.rocket`), and the prefix lengths of the
+    ridge classifiers, fractions of the median length.
 
-    (Dilations up to the median length instead lost accuracy on series of unequal lengths: on
-    validation cut from JapaneseVowels' training set, lengths 7 to 26 with median 15, 3-fold, seeds
-    0, 1, 2, the kernels alone were right in 94.4 / 94.4 / 94.1 % of the cases with them and 95.9 /
-    95.9 / 96.3 % with dilations up to the longest series; after half of each series 91.5 / 92.2 /
-    90.7 against 94.1 / 94.4 / 94.1 %. The first difference of each channel read beside it, as
-    MultiRocket reads one, changed nothing beyond chance: the kernels alone on whole series, ridge
-    classifiers scored by 5-fold cross-validation on the training sets, seeds 0 to 5, were right in
-    96.85 % of JapaneseVowels' cases without it and 97.10 % with it, 92.92 and 92.78 % of UWave's.
-    Twice or four times the features changed nothing either: the kernels alone, 5-fold on
-    JapaneseVowels' training set, seeds 0, 1, 2, 96.30 % with 10,000, 96.42 % with 20,000 and 96.30 %
-    with 40,000; UWaveGestureLibrary's, 93.61 / 92.78 / 93.06 % on whole series and 73.33 / 71.39 /
-    73.89 % after a quarter of each. A map for every step up to the tenth, before the 5 % grid, did
-    not make the early answers better: ``predict_early``'s out-of-fold harmonic mean on BasicMotions'
-    training set, 3-fold, seeds 0, 1, 2, ``prefix_weight=0.5``, was 0.883 / 0.890 at thresholds 0.7 /
-    0.75 with the grid and 0.878 / 0.884 with the finer maps.)"""
+    See :doc:`/design_notes/classifier_kernels` and :doc:`/design_notes/classifier_prefix_maps` for
+    the evidence behind the dilations, the feature count and the prefix grid."""
     if not n_features:
         return None
     median = float(np.median(lengths))
@@ -251,10 +234,8 @@ def _prefix_map(
     series).
 
     After a prefix shorter than a kernel's reach, that kernel's running mean reads mostly the zeros
-    before the series' start; the classifier of the kernels that fit can be the better one (on
-    validation cut from UWaveGestureLibrary's training set, 5-fold, seeds 0, 1, 2, the kernels alone
-    after a quarter of each series: 71.1 % right with all features, 74.2 % with this choice;
-    JapaneseVowels' short series kept all of them, 90.7 %; BasicMotions 93.3 -> 94.2 %)."""
+    before the series' start, so the classifier of the kernels that fit can be the better one (see
+    :doc:`/design_notes/classifier_prefix_maps`)."""
     candidates = [slice(None)] if fitting is None else [slice(None), fitting]
     best = None
     for columns in candidates:
@@ -272,11 +253,7 @@ def _prefix_map(
 def mixture_split(codes: np.ndarray, seed: int | None) -> tuple[np.ndarray, np.ndarray] | None:
     """The training series the mixture's weights are chosen on and those the models it compares are
     fitted on for that: a stratified half each; ``None`` where a class has fewer than two series.
-
-    (Choosing the weights on both halves, each scored by models fitted on the other, cost one more
-    network and chose no better: whole-series accuracy, 5-fold on JapaneseVowels' training set, seeds
-    0, 1, 2, 98.15 / 97.04 / 97.41 % with one half and 97.41 / 97.41 / 97.04 % with both; on UWave's,
-    seed 0, 95.83 % either way.)"""
+    (Choosing on both halves in turn was tried: :doc:`/design_notes/classifier_mixture`.)"""
     from sklearn.model_selection import StratifiedKFold
 
     if np.bincount(codes).min() < 2:
@@ -320,11 +297,9 @@ def fit_head_gains(
     but the last (whole series, 1): the one, at most 1, that minimises their cross-entropy on the
     training series' prefixes of that length.
 
-    The network trains on whole series, so after a prefix its answer can be confident and wrong: on
-    validation cut from UWaveGestureLibrary's training set (seeds 0, 1, 2) the mixture's accuracy after a
-    quarter of each series was 47 / 58 / 64 % with the network's scores as they are and 64 / 61 / 58 %
-    for the kernels alone. Fitted on the training series themselves, the factor is optimistic (the
-    network has seen them, whole), so it only ever tempers: at most 1.
+    The network trains on whole series, so after a prefix its answer can be confident and wrong.
+    Fitted on the training series themselves, the factor is optimistic (the network has seen them,
+    whole), so it only ever tempers: at most 1 (see :doc:`/design_notes/classifier_mixture`).
     """
     steps = prefix_steps(module, lengths)[:-1]
     if not len(steps):  # (series of one step: the whole series is the only prefix)
@@ -355,32 +330,14 @@ def fit_mixture(
     score on them.
 
     The factor tempers the network where it is confident and wrong (a network trained on whole series,
-    after a prefix); the weight gives each prefix length the share of the better-informed model (on
-    validation cut from the training sets, 3-fold, seeds 0, 1, 2, accuracy after a quarter / half /
-    all of each series, an even mixture with the factor fitted on the training series against the
-    pair chosen on half of the held-out series and scored on the other half: UWaveGestureLibrary 66.7
-    / 83.6 / 92.5 % against 68.3 / 86.7 / 91.9 %, JapaneseVowels 92.3 / 94.1 / 97.7 % against 92.5 /
-    95.2 / 97.8 %; the log loss as the criterion chose the kernels alone more often and lost 1.9
-    points on UWave's whole series).
+    after a prefix); the weight gives each prefix length the share of the better-informed model.
 
     After the whole series the network keeps a weight of at least ``WHOLE_SERIES_MIN_WEIGHT`` (with
     its scores as they are where the weight chosen was lower): the network the weight is chosen for
     trained on half of the series, and a network gains more from twice the data than ridge
-    classifiers do, so the choice undervalues the one trained on all of them (on validation cut from
-    UWaveGestureLibrary's training set, 3-fold, seeds 0, 1, 2, the network alone went from 75.0 / 75.0
-    / 75.0 % right with half of the other folds to 85.8 / 83.3 / 86.7 % with all of them, the kernels
-    alone from 84.2 / 90.0 / 86.7 to 89.2 / 91.7 / 92.5 %). On those cuts, seeds 0 to 5, the whole
-    series were classified right in 89.2 / 90.8 / 92.5 / 91.7 / 93.3 / 93.3 % of UWave's cases with
-    the weight as chosen (0 to 0.4) and 92.5 / 92.5 / 92.5 / 93.3 / 95.0 / 93.3 % with the floor, in
-    96.7 / 97.0 / 96.7 / 97.8 / 97.8 / 96.3 % of JapaneseVowels' and 97.4 / 97.0 / 97.4 / 97.8 / 98.5
-    / 97.4 % (the kernels alone 92.1 and 96.5 % on average, the network alone 86.5 and 97.2 %, a fixed
-    even mixture 93.2 and 97.5 %); BasicMotions' in 100 % either way. At the floor the network's
-    scores stay untempered: keeping the factor chosen with the weight (5-fold, seeds 0, 1, 2) moved
-    UWave from 94.44 to 93.89 % and JapaneseVowels from 97.53 to 97.41 %, and the weight as chosen
-    scored the same 93.89 and 97.41 % (the kernels alone 93.61 %, the network alone 86.67 % on UWave).
-    With 10 folds, the closest to fitting on the whole training set (108 of UWave's 120 series), seeds
-    0, 1, 2, the ensemble of two: UWave 93.61 % with the weight as chosen (0.1 to 0.5), 95.00 % with the
-    floor (the kernels alone 93.33 %, the networks alone 90.00 %); JapaneseVowels 98.40 and 98.27 %.
+    classifiers do, so the choice undervalues the one trained on all of them. See
+    :doc:`/design_notes/classifier_mixture` for the evidence behind the criterion, the floor and the
+    untempered scores.
     """
     onehot = np.eye(head_scores.shape[-1])[codes]  # (n, n_classes)
     gains, weights = [], []

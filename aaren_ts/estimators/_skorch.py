@@ -366,10 +366,8 @@ def optimizer_params(optimizer: type[torch.optim.Optimizer]) -> dict[str, Any]:
 
     torch applies the update one parameter at a time on CPU unless asked for its multi-tensor
     ("foreach") implementation, which does the same arithmetic on all of them at once: the same
-    weights to the last bit, in less time where there are many small parameters. The classifier's
-    default ``fit`` on UWaveGestureLibrary (seed 0, one thread, alternating in one process) gave
-    identical class probabilities on the test split either way, in 123.2 and 115.7 CPU seconds
-    against 126.7 and 122.1; one network alone, 20 epochs: 14.2 and 14.0 against 16.2 and 15.4."""
+    weights to the last bit, in less time where there are many small parameters (timings in
+    :doc:`/design_notes/classifier_optimizer_foreach`)."""
     import inspect
 
     try:

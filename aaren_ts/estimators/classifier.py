@@ -55,13 +55,8 @@ __all__ = ["SKLEARN_EXPECTED_FAILED_CHECKS", "AarenClassifier"]
 #: (sklearn's ``MLPClassifier`` default).
 EARLY_STOPPING_FRACTION = 0.1
 #: The half-data network the kernel mixture is weighed against trains this fraction of ``max_epochs``
-#: (at least one; its learning-rate schedule as long). Against all of them, on validation cut from the
-#: training sets (seeds 0, 1, 2): whole-series accuracy, 5-fold, UWaveGestureLibrary 95.83 / 94.17 /
-#: 95.00 % either way, JapaneseVowels 97.78 / 98.15 / 98.52 -> 97.78 / 97.78 / 98.52 %; streamed with
-#: one network, 3-fold, after 10 / 25 / 50 % of each series, UWave 50.3 / 69.7 / 86.7 -> 50.8 / 69.4 /
-#: 86.7 %, BasicMotions 82.5 / 92.5 / 100 -> 80.0 / 92.5 / 100 %, JapaneseVowels 89.3 / 92.2 / 95.3 ->
-#: 89.4 / 92.4 / 95.1 %; UWave's fit (seed 0, alternating in one process) 163.2 / 144.6 -> 142.9 / 132.0
-#: CPU seconds.
+#: (at least one; its learning-rate schedule as long). See :doc:`/design_notes/classifier_half_network`
+#: for the evidence behind the fraction.
 HALF_NETWORK_EPOCH_FRACTION = 0.5
 #: ``position_frequencies="auto"``'s count for the network alone (``n_random_features=0``).
 AUTO_POSITION_FREQUENCIES = 8
@@ -84,79 +79,37 @@ class AarenClassifier(
     ----------
     {d_model n_heads n_layers d_ff}
     dropout : float, default=0.2
-        Dropout in the encoder and before the head. On CPU its masks come from 16-bit random integers
-        (:mod:`aaren_ts.nn.dropout`): the same dropout as torch's, in a third of its time, which was
-        a fifth of the time of ``fit`` on UWaveGestureLibrary.
+        Dropout probability in the encoder and before the head, in ``[0, 1)``. On CPU its masks come
+        from 16-bit random integers (:mod:`aaren_ts.nn.dropout`), the same dropout in less time; see
+        :doc:`/design_notes/classifier_dropout`.
     readout : {"mean", "last", "attention"}, default="mean"
         How the features classified at step ``t`` are formed from the encoder outputs up to ``t``:
         a causal running mean, the output at ``t``, or attention pooling with a learned query. All are
         O(1) per step from a running state.
     {backbone}
     kernel_size : int, default=3
-        Each step is embedded by a causal convolution over it and the ``kernel_size - 1`` steps before
-        it (``1``: a per-step linear map); this gives the encoder local order information. Streams keep
-        the last ``kernel_size - 1`` inputs.
+        Taps of the causal convolution that embeds each step from it and the ``kernel_size - 1`` steps
+        before it, which gives the encoder local order (``1``: a per-step linear map). Streams keep the
+        last ``kernel_size - 1`` inputs.
     dilations : tuple of int or None, default=None
-        ``None``: the single convolution above. A tuple such as ``(1, 2, 4, 8, 16, 32)``: one causal
-        convolution of ``kernel_size`` taps per dilation (taps ``dilation`` steps apart), their outputs
-        mixed by a GELU and a linear map, so each step is embedded from shapes at several time scales
-        (receptive field ``(kernel_size - 1) * max(dilations) + 1``). Streams keep the last
-        receptive-field inputs: still O(1) per step. (As the default, ``(1, 2, 4, 8, 16, 32)`` with
-        ``kernel_size=9`` changed nothing beside the random kernels on validation cut from
-        UWaveGestureLibrary's training set, 3-fold, seeds 0, 1, 2: whole series 92.50 / 93.33 / 92.50
-        %, 92.78 on average as with the default stem, the network alone 86.94 % on average either
-        way, after a quarter of each series 69.17 against 68.61 %.)
+        ``None``: the single convolution above. Distinct positive ints: one such convolution per
+        dilation, mixed by a GELU and a linear map (receptive field ``(kernel_size - 1) *
+        max(dilations) + 1``, kept by streams). See :doc:`/design_notes/classifier_stem` for the
+        evidence behind the default.
     position_frequencies : int or "auto", default="auto"
-        Sines and cosines of each step's index in its series at this many periods (twice the median
-        training length, halved each time), mapped linearly and added to the step's embedding, so the
-        encoder knows when in a series each step comes (Aaren's learned query weighs steps by their
-        contents alone). A stream counts its steps: still O(1). ``0``: none. ``"auto"``: 8 for the
-        network alone (``n_random_features=0``), 0 beside the random kernels. On validation cut from
-        the training sets (seeds 0, 1, 2, no test series read), 8 made the network alone better
-        (3-fold, one network: UWaveGestureLibrary 85.28 -> 89.72 %, JapaneseVowels 97.04 -> 97.53
-        %; 5-fold, two: 89.17 -> 92.22 % and 96.92 -> 97.41 %) but not the classifier with the
-        kernels (3-fold, one network: 93.06 -> 93.33 % and 98.15 -> 98.27 %; 5-fold, two: 95.28 ->
-        95.00 % and 98.40 -> 98.15 %), and its early answers a little worse (``predict_early``'s
-        harmonic mean, 3-fold, over the three data sets of the classification guide: 0.856 -> 0.849).
-        The count for the network alone (``n_random_features=0``, 3-fold, one network): on UWave 0, 4,
-        8 and 16 were right in 85.28, 90.00, 89.17 and 87.78 % of the held-out cases (after half of
-        each series 63.89, 76.67, 78.06 and 75.28 %), on JapaneseVowels 4 and 8 in 97.78 and 97.53 %
-        (its median length of 15 puts the last four of 8 periods under two steps, where their waves
-        repeat slower ones).
+        Number of sine and cosine pairs of each step's index (periods from twice the median training
+        length, halved each time) added to its embedding; ``0``: none. ``"auto"``: 8 without random
+        kernels, 0 with them. See :doc:`/design_notes/classifier_position` for the evidence.
     n_random_features : int, default=10000
-        About this many features of random dilated kernels computed as a stream (MiniRocket's
-        kernels, thresholds and pooling, :mod:`aaren_ts.nn.rocket`): after each step, the proportion
-        of the responses centred on the steps seen so far (zeros read beyond them) that lie above
-        each threshold. Ridge classifiers on them, one per prefix length
-        (fitted before the network trains), give a second class distribution; the answer is a
-        weighted mean of the network's and theirs, the network's scores tempered by a factor (at most
-        1). The weight and factor of each prefix length are chosen on half of the training series,
-        scored by a second network and ridge classifiers fitted on the other half (so ``fit``
-        trains the network's architecture once more, on half of the series for half of
-        ``max_epochs``); after
-        the whole series, the network's weight is at least 0.5 (the one of half the data undersells
-        the one of all of it). A
-        stream keeps one running sum per class and prefix length
-        and the last ``8 * max dilation`` inputs (dilations up to an eighth of the longest training
-        series). ``0`` turns them off.
+        About this many streamed MiniRocket features (:mod:`aaren_ts.nn.rocket`, see Notes), whose
+        ridge classifiers' answer is mixed with the network's; ``0`` leaves the network alone. See
+        :doc:`/design_notes/classifier_kernels` and :doc:`/design_notes/classifier_mixture` for the
+        evidence behind the defaults.
     n_estimators : int, default=2
-        Classifiers in the ensemble: member ``k``'s network and random kernels are trained as those
-        of a classifier seeded with ``random_state + 1000 k`` would be (member 0 is the classifier a
-        single one would be), and the answer after every step is the mean of their class
-        distributions. The members' mixtures with their kernels are chosen against one network on
-        half of the series, trained once for all of them (see ``n_random_features``): a second one
-        changed nothing on validation (5-fold, seeds 0, 1, 2: UWaveGestureLibrary 95.00 % either
-        way, JapaneseVowels 98.02 -> 98.15 %) and cost a sixth of UWave's ``fit``. A stream keeps
-        every member's state: each observation costs ``n_estimators`` times one classifier's,
-        still O(1); ``fit`` trains ``n_estimators`` networks on all series and one on half of them
-        for half the epochs (the ``callbacks`` see each member's training in turn). For early
-        decisions (``prefix_weight`` and :meth:`predict_early`) one network did as well:
-        out-of-fold harmonic mean of accuracy and earliness 0.849 with one, 0.844 with two, over the
-        three data sets below. Two measured
-        better than one on validation data cut from the training sets (5-fold, seeds 0, 1, 2,
-        whole-series accuracy): UWaveGestureLibrary 94.44 -> 95.00 % (95.83 / 93.33 / 94.17 ->
-        95.83 / 94.17 / 95.00), JapaneseVowels 97.53 -> 98.02 % (98.15 / 97.04 / 97.41 -> 97.78 /
-        97.78 / 98.52).
+        Members of the ensemble (``>= 1``): member ``k`` trains as a classifier seeded with
+        ``random_state + 1000 k`` would, and the answer is the mean of their class distributions;
+        ``fit``, prediction and streams cost about ``n_estimators`` times one classifier's. See
+        :doc:`/design_notes/classifier_ensemble` for the evidence behind the default.
     normalization : {"standard", None}, default="standard"
         ``"standard"`` standardises each channel with the mean and standard deviation of all training
         time points (stored at fit, so streaming uses the same statistics); ``None`` feeds raw values.
@@ -165,46 +118,19 @@ class AarenClassifier(
         Learning rate.
     {weight_decay}
     label_smoothing : float, default=0.1
-        Label smoothing of the cross-entropy loss.
+        Label smoothing of the cross-entropy loss, in ``[0, 1)``.
     prefix_weight : float, default=0.0
-        Weight ``w`` in ``[0, 1]`` of a loss on every prefix: training minimises
-        ``(1 - w) * CE(class distribution after the whole series) + w * mean over t of CE(class
-        distribution after the first t steps)``. ``w > 0`` trains the distribution to be right early,
-        for :meth:`staged_predict_proba`, :meth:`predict_early` and streams; the network and the cost
-        of training and prediction are unchanged.
+        Weight ``w`` in ``[0, 1]`` of a loss on every prefix: training minimises ``(1 - w) * CE(whole
+        series) + w * mean over t of CE(first t steps)``. ``w > 0`` trains the class distribution to be
+        right early (:meth:`staged_predict_proba`, :meth:`predict_early`, streams) at no cost to prediction.
     probability_threshold : float or "auto", default="auto"
-        The early-decision rule of :meth:`predict_early` (and of the streams): a series is decided at
-        the first time point after which its most probable class has had at least this probability
-        for ``consecutive_predictions`` consecutive time points. Used at prediction only.
-        ``"auto"`` chooses it in ``fit`` (``probability_threshold_``), as TEASER tunes its rule on its
-        own training set: of 0.5, 0.55, ..., 0.95, 0.98 and 0.99, the threshold whose rule has the
-        best harmonic mean of accuracy and earliness on the half of the training series the
-        kernels' mixture is weighed on (see ``n_random_features``), answered after every step by the
-        classifier as it would be had it trained on the other half (the network trained there, the
-        kernels' ridge classifiers fitted there, mixed as the classifier mixes; the members' mean);
-        of tied thresholds the middle one; never below 0.75, and 0.75 where nothing is held out
-        (``n_random_features=0``, or a class with fewer than two series). The floor: a model
-        trained on half of the series is less confident than the classifier it stands for, and
-        alone the choice fell below the best threshold of the whole classifier on UWave (0.5 to 0.7
-        chosen, 0.75 best) and lost there what it gained on BasicMotions. The choice costs one pass
-        of each member over the held-out half (UWaveGestureLibrary's ``fit``, seed 0, alternating
-        in one process beside another benchmark: 121 and 129 CPU seconds against 102 and 125 with a
-        fixed threshold).
-
-        On validation held out from the training sets (3-fold out-of-fold, seeds 0, 1, 2, one
-        network, ``prefix_weight=0.5``; ``benchmarks/early_validation.py``, each fold's classifier
-        choosing on its own training series), the harmonic mean over UWaveGestureLibrary,
-        BasicMotions and JapaneseVowels was 0.854 with ``"auto"`` (0.761 / 0.886 / 0.915: it chose
-        0.75 to 0.98 on BasicMotions' folds, 0.75 on the others') against 0.848 with the best fixed
-        threshold, 0.75 (0.761 / 0.870 / 0.915; 0.8: 0.848, 0.7: 0.846, 0.85: 0.842), and 0.849
-        without the floor (0.741 / 0.885 / 0.920). Each data set alone would choose a fixed threshold
-        of its own (JapaneseVowels' short series 0.6, BasicMotions 0.85, UWave 0.75). A second
-        consecutive prediction cost the short series most. Without the prefix loss, early
-        probabilities are less reliable and a higher threshold (0.85, with
-        ``consecutive_predictions=3``) did better.
+        Probability in ``(0, 1]`` the most probable class must keep for ``consecutive_predictions``
+        steps before :meth:`predict_early` and the streams decide. ``"auto"`` chooses it in ``fit`` on
+        held-out training series, at least 0.75 (``probability_threshold_``). See
+        :doc:`/design_notes/classifier_early` for the evidence behind the default.
     consecutive_predictions : int, default=1
-        See ``probability_threshold`` (the names are those of aeon's
-        ``ProbabilityThresholdEarlyClassifier``).
+        Consecutive steps (``>= 1``) the rule of ``probability_threshold`` needs; the names are those of
+        aeon's ``ProbabilityThresholdEarlyClassifier``.
     {lr_schedule lr_decay}
     batch_size : int, default=32
         Mini-batch size for training (inference uses larger batches).
@@ -212,17 +138,13 @@ class AarenClassifier(
         Training epochs (an upper bound with early stopping). With the cosine schedule, the learning
         rate reaches 0 at ``max_epochs``.
     validation_fraction : float or None, default=None
-        Fraction of the *training* data held out (stratified) to monitor the validation loss and
-        accuracy after every epoch (and to stop early, see ``early_stopping``); the test data are never
-        used. ``None`` (default) holds nothing out, unless ``early_stopping`` is on (then 0.1). When the
-        training set is too small to hold out every class, no split is made.
+        Fraction in ``[0, 1)`` of the *training* series held out (stratified) to report the validation
+        loss and accuracy after every epoch and for ``early_stopping``; ``None`` or ``0``: none (0.1
+        with ``early_stopping``). No split is made where a class could not be held out.
     early_stopping : bool, default=False
         Stop when the validation loss has not improved for ``patience`` epochs and restore the best
-        epoch's weights. The validation data are ``validation_fraction`` of the training data, 0.1 of it
-        when ``validation_fraction`` is ``None`` (as sklearn's ``MLPClassifier``); a training set too
-        small to split trains all ``max_epochs`` epochs, with a warning. Off by default: training on all
-        training data for ``max_epochs`` epochs measured better on the small UEA training sets than
-        holding 20 % out.
+        epoch's weights; a training set too small to split trains every epoch, with a warning. See
+        :doc:`/design_notes/classifier_training` for the evidence behind the default.
     {patience device}
     random_state : int, RandomState or None, default=None
         Seeds weight initialisation, dropout, the validation split and the shuffling of mini-batches:
@@ -259,6 +181,18 @@ class AarenClassifier(
 
     Notes
     -----
+    **Model.** Each step is embedded by a causal convolution, encoded by Aaren layers [1]_ and pooled by
+    a causal readout into the network's class scores. Beside it, about ``n_random_features`` features
+    of MiniRocket's random kernels [2]_ (dilations up to an eighth of the longest training series) are
+    pooled as a stream and classified by ridge classifiers, one per prefix length; for them a stream
+    keeps one running sum per class and prefix length and the last ``8 * max(dilations)`` inputs. The
+    answer after each step is a weighted mean of the network's and the kernels' class distributions,
+    the weights chosen per prefix length on half of the training series against a network and ridge
+    classifiers fitted on the other half. So ``fit`` trains ``n_estimators`` networks on all the series
+    and one more, shared by the members, on half of them for half of ``max_epochs`` (the ``callbacks``
+    see each training in turn). ``probability_threshold="auto"`` tunes the early-decision rule in
+    ``fit`` as TEASER [3]_ tunes its own.
+
     **Inputs.** ``X`` may be a numpy array ``(n_instances, n_channels, n_timepoints)``, a 2D array
     ``(n_instances, n_timepoints)`` of univariate series, an sktime nested or pd-multiindex DataFrame,
     a list of DataFrames ``(n_timepoints_i, n_channels)`` or a list of numpy arrays
@@ -288,6 +222,16 @@ class AarenClassifier(
     ongoing streams in a file that :meth:`load` reads without unpickling anything
     (``torch.load(weights_only=True)``); a stream saved mid-way continues bit-identically after
     loading. skorch callbacks are not saved.
+
+    References
+    ----------
+    .. [1] L. Feng, F. Tung, H. Hajimirsadeghi, M. O. Ahmed, Y. Bengio and G. Mori, "Attention as an
+       RNN", arXiv:2405.13956, 2024.
+    .. [2] A. Dempster, D. F. Schmidt and G. I. Webb, "MiniRocket: A very fast (almost) deterministic
+       transform for time series classification", Proceedings of the 27th ACM SIGKDD Conference on
+       Knowledge Discovery and Data Mining, pp. 248-257, 2021.
+    .. [3] P. Schäfer and U. Leser, "TEASER: early and accurate time series classification", Data
+       Mining and Knowledge Discovery, 34(5), pp. 1336-1362, 2020.
 
     Examples
     --------
@@ -543,7 +487,7 @@ class AarenClassifier(
 
     def _position_frequencies(self) -> int:
         """``position_frequencies``, ``"auto"`` resolved: 8 for the network alone, 0 beside the random
-        kernels (the parameter's docstring says why)."""
+        kernels (:doc:`/design_notes/classifier_position` says why)."""
         if self.position_frequencies == "auto":
             return AUTO_POSITION_FREQUENCIES if int(self.n_random_features) == 0 else 0
         return int(self.position_frequencies)
@@ -595,7 +539,7 @@ class AarenClassifier(
     def _choose_threshold(
         self, staged: list[np.ndarray | None], lengths: np.ndarray, codes: np.ndarray, mixture: Any
     ) -> float:
-        """``probability_threshold``, ``"auto"`` resolved (the parameter's docstring says how): the
+        """``probability_threshold``, ``"auto"`` resolved (:doc:`/design_notes/classifier_early`): the
         threshold of :data:`~aaren_ts.engine.early.THRESHOLD_GRID` whose rule best classifies the
         held-out half's series early with the members' mean probabilities ``staged``, at least
         ``AUTO_THRESHOLD_FLOOR``, which it is without them."""

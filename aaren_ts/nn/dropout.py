@@ -1,18 +1,16 @@
 """Dropout with cheap masks on CPU: 16-bit random integers, four from each 64-bit draw.
 
 ``torch.nn.functional.dropout`` on CPU draws one Bernoulli sample per element from torch's Mersenne
-Twister: in one ``fit`` of the classifier on UWaveGestureLibrary (three networks of 2 layers,
-``d_model=64``, batches of 32 series of 315 steps; one thread) its forward calls took 34 of the 124
-CPU seconds of training (cProfile). Here each 64-bit word of the same generator gives
-four 16-bit integers, and an element is kept where its integer is at least ``round(p * 65536)`` (of
-0 to 65535) and scaled by ``65536 / (65536 - round(p * 65536))``: the same dropout, with the
-probability rounded to a multiple of 1/65536 (0.2 becomes 0.199997), unbiased for that probability,
-and seeded by ``torch.manual_seed`` as torch's is, in about a third of the time (forward and
-backward of a ``(32, 315, 128)`` activation, one thread: 14.1 -> 4.4 ms). On other devices torch's own
-dropout runs (its masks there are cheap).
+Twister, which is a large share of a small network's training time. Here each 64-bit word of the same
+generator gives four 16-bit integers, and an element is kept where its integer is at least
+``round(p * 65536)`` (of 0 to 65535) and scaled by ``65536 / (65536 - round(p * 65536))``: the same
+dropout, with the probability rounded to a multiple of 1/65536 (0.2 becomes 0.199997), unbiased for
+that probability, and seeded by ``torch.manual_seed`` as torch's is, in about a third of the time. On
+other devices torch's own dropout runs (its masks there are cheap).
 
 The masks differ from torch's for the same seed, so a model trained with them is not the one torch's
-dropout trains (:class:`~aaren_ts.nn.EncoderConfig`'s ``fast_dropout`` chooses).
+dropout trains (:class:`~aaren_ts.nn.EncoderConfig`'s ``fast_dropout`` chooses). The timings are in
+:doc:`/design_notes/classifier_dropout`.
 """
 
 from __future__ import annotations

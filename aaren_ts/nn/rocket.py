@@ -1,10 +1,10 @@
 """Random dilated kernels with thresholds, computed as a stream: MiniRocket's features in O(1) per step.
 
-MiniRocket (Dempster et al., 2021) convolves a series with 84 fixed kernels of length 9 (weights
-``-1`` except ``2`` at three of the nine taps) at dilations spread exponentially up to the series
-length, sums the responses over a random subset of channels, and pools each response by the
-proportion of positive values (PPV) after subtracting biases drawn from quantiles of the responses on
-training series. :class:`RandomKernelFeatures` computes the same kind of features as a stream. With
+MiniRocket [1]_ convolves a series with 84 fixed kernels of length 9 (weights ``-1`` except ``2`` at
+three of the nine taps) at dilations spread exponentially up to the series length, sums the responses
+over a random subset of channels, and pools each response by the proportion of positive values (PPV)
+after subtracting biases drawn from quantiles of the responses on training series.
+:class:`RandomKernelFeatures` computes the same kind of features as a stream. With
 ``alignment="causal"`` the response at step ``t`` reads the steps ``t - 8 d, ..., t`` only (zeros
 before the series' start, the channels' training mean after standardisation), so each step gives one
 binary vector (the response above each bias), and the PPV after step ``t`` is the running mean of
@@ -18,88 +18,29 @@ before the start and after ``t``. The centres up to ``t - 4 d`` are whole respon
 keeps the taps up to ``4 + k // d``: four truncations, each of the responses ending at one of the
 last ``d`` steps. So every step adds its whole response and the four cut ones ending at it, and takes
 back the four that ended ``d`` steps before (which the window still holds): the running sum is still
-one per class and prefix length, the window the same, each step's term a small signed count. The
-kernels' work per stream step is three to ten times the causal one's (a new cut response and a
-leaving one per truncation: 6.4 against 1.9 ms for one stream on UWaveGestureLibrary's 32 slots,
-275 against 27 ms for 320 streams at once, one thread, a dilation's slots computed together); in a
-batch two to three and a half times,
-where the truncations follow from one another (``P_m(s) = P_{m-1}(s - d) + w_{4+m} x_s``) and a
-series' counts telescope to the cut responses at its last and first ``d`` steps.
+one per class and prefix length, the window the same, each step's term a small signed count. A stream
+step does a few times the causal kernels' work; a batch less than that, where the truncations follow
+from one another (``P_m(s) = P_{m-1}(s - d) + w_{4+m} x_s``) and a series' counts telescope to the
+cut responses at its last and first ``d`` steps.
 
-It classifies better than the causal form. The kernels alone (ridge classifiers, 5-fold
-cross-validation on the training parts of resamples of the archive's split, resamples 0 to 19 with
-kernel and fold seeds 0, 1, 2 on JapaneseVowels and 0 to 19 with seeds 0, 1 on
-UWaveGestureLibrary): JapaneseVowels 98.16 % causal, 98.52 % centred (+0.36 ± 0.09 paired, better in
-31 runs of 60 and worse in 12), UWaveGestureLibrary 92.27 and 93.12 % (+0.85 ± 0.28, 26 better, 10
-worse). Skipping the first ``4 d`` steps alone (``"skip_start"``: centred without the cut responses,
-at no extra cost) gave 98.10 and 93.04 %. The classifier with its defaults, 5-fold on the training
-parts of resamples 1 to 5 (JapaneseVowels) and 1 to 3 (UWaveGestureLibrary), causal / skipping the
-start / centred: whole series 98.07 / 98.52 / 98.45 % and 91.94 / 92.22 / 92.50 %; after a quarter
-of each series 92.30 / 91.48 / 92.89 % (skipping the start leaves a short prefix's kernels nothing to
-count) and 70.00 / 70.56 / 71.94 %; after half 95.26 / 95.48 / 96.00 % and 85.83 / 86.39 / 88.61 %.
-The kernels alone in the same fitted models on UWaveGestureLibrary: 90.28 / 91.67 / 92.22 %
-(``python benchmarks/classification_validation.py --datasets JapaneseVowels --seeds 1 2 3 4 5
---folds 5 --fractions 0.25 0.5 1.0 --resample``, and ``--datasets UWaveGestureLibrary --seeds 1 2
-3``).
-
-Tried and not kept: pooling each step's excess over the bias, ``max(response - bias, 0)`` in units
-of the response's standard deviation on the training series, instead of the indicator. It is still a
-running mean of per-step values, so it streams as PPV does, and it won on validation cut from the
-training sets: the kernels alone (ridge classifiers, 5-fold, seeds 0 to 5) were right in 98.33 % of
-JapaneseVowels' cases against 96.85 % with PPV and in 93.19 against 92.78 % of UWaveGestureLibrary's;
-the classifier with its defaults (3-fold, seeds 0, 1, 2) went from 92.50 to 93.06 % on UWave and
-from 97.90 to 98.52 % on JapaneseVowels. On UWave's test split, though, the kernels alone fell from
-93.75 / 94.38 / 94.38 % to 90.00 / 89.69 / 90.62 % (seeds 0, 1, 2; ridge classifiers fitted on the
-archive's training split) and the classifier to 91.56 / 92.19 / 91.56 % (92.81 % on average with
-PPV), while JapaneseVowels' classifier moved from 98.02 to 98.11 %. The two splits are alike (ridge
-classifiers on these features told a class's training series from its test series with a balanced
-accuracy of 0.49, 5-fold), so no shift between them explains it: validation cut from 120 series
-ranked the two the other way round from the 320 test series, and a loss of four points there
-outweighs the gain it saw.
-
-Tried and not kept either: MultiRocket's other pooling statistics beside PPV, each a running
-quantity per stream (the mean of the positive excesses, the mean relative index of the positive steps,
-the longest run of positive steps as a fraction of the steps seen), with the features standardised
-before the ridge classifier as MultiRocket does. Kernels alone on the training sets, 5-fold, seeds 0,
-1, 2, about 10,000 features each: UWaveGestureLibrary 93.61 % with PPV alone (8,064 features),
-91.94 % with all four statistics (a quarter of the thresholds each), 92.22 % with PPV and the longest
-run, 92.22 % with PPV and the mean excess; JapaneseVowels 98.15, 96.67, 96.79 and 97.53 %.
-
-Nor kept: Hydra's features (Dempster et al., 2023; groups of eight random kernels, each step
-counting which kernel of a group responds most and least, on the series and its first difference)
-beside the centred PPV. They stream as running sums too, but on the training parts of resamples 1
-to 5 of JapaneseVowels' archive split, 5-fold, fold seeds 0 and 1 (ridge classifiers, Hydra's
-features standardised), the centred PPV alone was right in 98.78 % of the cases, with Hydra's
-centred features beside it 98.33 % (-0.44 ± 0.23 paired, worse in 7 of 10), with causal ones
-97.44 %; aeon's MiniRocket and MultiRocket-Hydra transforms on UWaveGestureLibrary's resamples
-likewise lost a point when Hydra joined MiniRocket (92.33 -> 91.25 %). Reading the series
-unstandardised, as MiniRocket does, changed JapaneseVowels by -0.04 ± 0.25 points and
-UWaveGestureLibrary by +0.42 ± 0.28 (6 runs): within chance.
-
-Nor kept: PPV over the first part of a series beside the whole (the running mean frozen after a half,
-quarters or eighths of the median length: still one sum per class in a stream, but where a shape occurs
-is what it adds), which lost on the same cross-validation (seeds 0, 1, 2): UWaveGestureLibrary 93.61 %
-with the whole series' PPV alone, 92.22 % with the half, 90.56 % with the quarters, 89.72 % with the
-eighths; JapaneseVowels 98.15, 98.15, 97.53 and 97.16 %; BasicMotions 100 % throughout. Scaling each
-feature by its training standard deviation before the ridge classifier (as aeon's MiniRocket pipeline
-does; linear, so free in a stream) moved UWave from 93.61 to 93.89 % and JapaneseVowels from 98.15 to
-97.41 %.
-
-Nor these two (kernels alone, ridge classifiers, 5-fold on the training sets, seeds 0, 1, 2). PPV
-over the steps whose window lies inside the series only (no zeros read before its start; a running
-sum from step ``8 d`` on, still O(1) in a stream), for every other kernel as MiniRocket alternates
-its padding, or for all: whole series, UWaveGestureLibrary 93.61 % causal as here, 91.39 %
-alternating, 91.39 % inside only; JapaneseVowels 98.15, 97.28 and 85.06 % (its short series leave
-the long kernels no window inside); after a quarter of each series, UWave 73.33, 73.33 and 51.94 %
-(the zeros read before the start likely tell the classifier how far from it a shape lies).
-Thresholds drawn from the responses over each prefix instead of over whole series (a bank fitted to
-the prefix, as MiniRocket trained per prefix length has): after a tenth / quarter / half of each
-series, UWave 58.06 / 72.50 / 88.61 % against 58.89 / 73.61 / 89.17 %, JapaneseVowels 90.86 / 93.58
-/ 96.42 against 91.11 / 93.21 / 96.54 %, BasicMotions 79.17 / 93.33 / 100 against 78.33 / 93.33 /
-100 % (all features; with the kernels that fit in the prefix only, likewise no gain on UWave).
+:doc:`/design_notes/classifier_kernel_pooling` records how the centred pooling compared with the
+causal one and with ``"skip_start"``, what it costs, and the poolings tried and not kept (the excess
+over the threshold, MultiRocket's [2]_ other statistics, Hydra's [3]_ features, and others).
 
 The kernels, channel subsets and dilations are fixed at construction from a seed; the biases are
 buffers set from training data by :meth:`RandomKernelFeatures.fit_biases`.
+
+References
+----------
+.. [1] A. Dempster, D. F. Schmidt and G. I. Webb, "MiniRocket: A very fast (almost) deterministic
+   transform for time series classification", Proceedings of the 27th ACM SIGKDD Conference on
+   Knowledge Discovery and Data Mining, pp. 248-257, 2021.
+.. [2] C. W. Tan, A. Dempster, C. Bergmeir and G. I. Webb, "MultiRocket: multiple pooling operators
+   and transformations for fast and effective time series classification", Data Mining and Knowledge
+   Discovery, 36(5), pp. 1623-1646, 2022.
+.. [3] A. Dempster, D. F. Schmidt and G. I. Webb, "Hydra: competing convolutional kernels for fast and
+   accurate time series classification", Data Mining and Knowledge Discovery, 37(5), pp. 1779-1805,
+   2023.
 """
 
 from __future__ import annotations
@@ -127,14 +68,8 @@ def default_dilations(length: float, n_dilations: int = 32) -> tuple[int, ...]:
     """MiniRocket's dilations for series of ``length`` steps: ``n_dilations`` slots spread
     exponentially from 1 to ``(length - 1) / 8``, rounded down, so the short dilations fill several
     slots each (in increasing order). :class:`RandomKernelFeatures` gives every slot its own
-    thresholds: as in MiniRocket, a dilation's share of the features is its share of the slots.
-
-    (One slot per distinct dilation instead, as before, spread the features evenly over the dilations.
-    MiniRocket's allocation was better on validation cut from the training sets, 3-fold, seeds 0, 1,
-    2, the classifier's whole-series accuracy: UWaveGestureLibrary 92.50 -> 92.78 %,
-    JapaneseVowels 97.90 -> 98.27 %, BasicMotions 100 % either way; the kernels alone 91.39 ->
-    91.67 % and 96.79 -> 98.15 %; after half of each series 85.56 -> 87.50 % and 95.68 -> 95.93 %;
-    after a quarter 69.17 -> 68.61 %, 93.21 -> 92.96 % and 92.50 -> 94.17 %.)"""
+    thresholds: as in MiniRocket, a dilation's share of the features is its share of the slots. See
+    :doc:`/design_notes/classifier_kernels` for how this compared with one slot per dilation."""
     top = np.log2(max((float(length) - 1.0) / (KERNEL_LENGTH - 1), 1.0))
     return tuple(int(d) for d in np.floor(2.0 ** np.linspace(0.0, top, n_dilations)))
 
@@ -168,7 +103,7 @@ def _count_above(values: torch.Tensor, bias: torch.Tensor, counted: torch.Tensor
 
 
 class RandomKernelFeatures(nn.Module):
-    """MiniRocket-style kernels at several dilations, causal, with per-step threshold indicators.
+    """MiniRocket-style kernels at several dilations, streamed: per-step counts above each threshold.
 
     Parameters
     ----------
@@ -248,10 +183,8 @@ class RandomKernelFeatures(nn.Module):
     def _groups(self, n: int) -> list[tuple[int, slice]]:
         """The groups of slots computed together for a chunk of ``n`` steps, ``(dilation, slots)``:
         each run of slots of one dilation where ``n <= _GROUPED_STEPS`` (a stream's steps: fewer
-        and larger operations, e.g. a step of one stream on UWaveGestureLibrary's 32 slots 7.9
-        instead of 10.7 ms, and an exported step graph a twentieth of the operations), else each slot
-        (a chunk's tensors of one slot stay in cache: predicting UWave's test split took half as
-        long again with runs)."""
+        and larger operations), else each slot (a chunk's tensors of one slot stay in cache). The
+        timings behind this are in :doc:`/design_notes/classifier_kernel_pooling`."""
         return self._runs if n <= _GROUPED_STEPS else self._slots
 
     def responses(self, window: torch.Tensor, groups: list[tuple[int, slice]]) -> list[torch.Tensor]:
