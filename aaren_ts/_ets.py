@@ -15,12 +15,9 @@ What is fitted once, by :func:`fit_ets` on a series' training values, and then h
 (the seasonal values of a classical decomposition of the first four seasons, and the level and trend
 of a straight line through the first values, seasonally adjusted) and the parameters: those of a grid
 with the lowest in-sample squared error of the forecasts over the horizon the forecaster is trained
-for, all series and grid points advanced at once. (Scored by the one-step errors alone, as a
-likelihood would, the parameters forecast worse: on tourism quarterly's validation cut the mean of
-the Theta method and this model, weighed 0.4 against 0.6 for the forecaster's own network, seeds 0,
-1, 2, scored MAPE 19.23 / 19.09 / 19.27 and MASE 1.838 / 1.827 / 1.835 with the one-step choice,
-19.19 / 19.06 / 19.23 and 1.830 / 1.820 / 1.827 with the eight-step one.) The forecaster combines it
-with the Theta method (:mod:`aaren_ts._theta`) on the values it models.
+for, all series and grid points advanced at once (not the one-step errors a likelihood would score:
+the documentation's design note ``design_notes/forecaster_ets`` gives the comparison). The forecaster
+combines it with the Theta method (:mod:`aaren_ts._theta`) on the values it models.
 
 This module uses NumPy only: the torch-free ONNX streamer runs it as it is.
 """

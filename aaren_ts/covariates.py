@@ -88,7 +88,7 @@ def calendar_covariates(
     --------
     >>> import pandas as pd
     >>> from aaren_ts.covariates import calendar_covariates
-    >>> times = pd.date_range("2024-01-01", periods=3, freq="6h")
+    >>> times = pd.date_range("2024-01", periods=3, freq="6h")
     >>> X = calendar_covariates(times, ["hour_of_day"])
     >>> X.round(3).to_numpy().tolist()
     [[0.0, 1.0], [1.0, 0.0], [0.0, -1.0]]

@@ -162,12 +162,12 @@ FORECASTING_DATASETS: dict[str, ForecastingDataset] = {
                 "Lines end in CRLF. Four header names hold the bytes EF BF BD (the UTF-8 encoding of "
                 "U+FFFD, the replacement character) where the original had `²` or `µ`; the loader "
                 "decodes the header as UTF-8 (falling back to Latin-1) and keeps the names as they are.",
-                "The timestamps are not a regular grid: row 19044 repeats 2020-05-12 06:00 and 100 "
-                "minutes are missing after row 21513 (2020-05-29 09:30). The protocol counts rows, so "
-                "the rows are kept as they are; with `index='regular'` (the default) the loaded frame "
-                "gets a regular 10-minute index from the first timestamp, which is 10 to 80 minutes "
-                "off the file's timestamps after those rows. Use `index='upstream'` for the file's "
-                "own timestamps (no frequency).",
+                "The timestamps are not a regular grid: row 19044 repeats the time 12 May 2020 06:00, "
+                "and 100 minutes are missing after row 21513 (29 May 2020 09:30). The protocol counts "
+                "rows, so the rows are kept as they are; with `index='regular'` (the default) the "
+                "loaded frame gets a regular 10-minute index from the first timestamp, which is 10 to "
+                "80 minutes off the file's timestamps after those rows. Use `index='upstream'` for the "
+                "file's own timestamps (no frequency).",
             ),
             timestamp_quirks=True,
         ),

@@ -253,7 +253,7 @@ load_ecl = _named_loader(
     "load_ecl",
     _loader_doc(
         "Load the ECL (electricity) benchmark (``electricity/electricity.csv``): 26304 rows x 321 columns.",
-        "Hourly from 2016-07-01 02:00. " + _BY_HAND,
+        "Hourly from 1 July 2016, 02:00. " + _BY_HAND,
     ),
 )
 load_ili = _named_loader(

@@ -58,16 +58,16 @@ def from_long_format(
     >>> from aaren_ts.datasets import from_long_format
     >>> long = pd.DataFrame({
     ...     "unique_id": ["b", "b", "a", "a"],
-    ...     "ds": pd.to_datetime(["2024-01-02", "2024-01-01", "2024-01-01", "2024-01-02"]),
+    ...     "ds": pd.PeriodIndex(["2024-02", "2024-01", "2024-01", "2024-02"], freq="M"),
     ...     "y": [2.0, 1.0, 10.0, 20.0],
     ... })
     >>> from_long_format(long)  # doctest: +NORMALIZE_WHITESPACE
-                             y
+                          y
     unique_id ds
-    b         2024-01-01   1.0
-              2024-01-02   2.0
-    a         2024-01-01  10.0
-              2024-01-02  20.0
+    b         2024-01   1.0
+              2024-02   2.0
+    a         2024-01  10.0
+              2024-02  20.0
     """
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"from_long_format: df must be a pandas DataFrame, got {type(df).__name__}")

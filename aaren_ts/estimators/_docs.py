@@ -53,13 +53,10 @@ num_threads : int or None
     keeps torch's setting. These networks are small: ``1`` is often as fast, and much faster on a
     busy machine.
 accelerator : accelerate.Accelerator or None
-    Train data-parallel across the processes that ``accelerate launch`` (or ``torchrun``) started,
-    through Hugging Face Accelerate (skorch's ``AccelerateMixin``): each process trains on its share
-    of every epoch's batches (``batch_size`` per process), gradients are averaged, and every process
-    ends with the same network. Validation runs on the whole hold-out in each process, so early
-    stopping agrees everywhere. Devices are the accelerator's (``device`` is not used for training).
-    Needs the ``distributed`` extra; not saved (a saved model loads and streams in one process). See
-    the user guide's "Scaling out".
+    Train data-parallel through Hugging Face Accelerate, across the processes ``accelerate launch`` (or
+    ``torchrun``) started: each trains on its share of every epoch's batches (``batch_size`` per
+    process) and validates on the whole hold-out; all end with the same network, on the accelerator's
+    devices. Needs the ``distributed`` extra; not saved. See the user guide's "Scaling out".
 """
 
 

@@ -29,16 +29,9 @@ class SegmentDataset(torch.utils.data.Dataset):
     steps, NaN where they are missing, where the series has ended, and where a channel has not been
     observed yet in the segment (nothing to forecast from). Series of fewer than 2 steps give no item.
 
-    (Starts drawn towards each series' recent end instead, with a density rising linearly across the
-    stretch, were tried on the forecaster's validation cuts and not kept: tourism quarterly, seeds 0,
-    1, 2, MAPE 19.03 / 18.96 / 19.06 -> 19.14 / 19.19 / 19.09 though MASE 1.801 / 1.791 / 1.793 ->
-    1.789 / 1.790 / 1.783; M4 Hourly, seeds 0, 1, sMAPE 10.70 / 10.79 -> 10.71 / 10.95, MASE 0.876 /
-    0.868 -> 0.872 / 0.881. A segment's first ``context_length - 1`` steps see windows that begin
-    with the padding before its first value, where the series itself had values; preceding every
-    segment with that many steps of the series whose forecasts are not scored, so that every scored
-    window is the series' own, lost on the long-horizon protocol's validation part, ETTh1 at T = 96:
-    MSE 0.688 / 0.684 -> 0.708 / 0.710 (seeds 0, 1), and 0.714 (seed 0) with the validation segments
-    preceded by the end of the training part too.)
+    Starts are drawn uniformly within a stretch, and a segment's first ``context_length - 1`` steps
+    see windows that begin with the padding before its first value (the alternatives tried are in the
+    documentation's design note ``design_notes/forecaster_segments``).
 
     Parameters
     ----------

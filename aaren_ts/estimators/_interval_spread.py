@@ -16,25 +16,15 @@ Before the factor, the head's spread is capped at the (seasonal) naive method's:
 the standard deviation of the channel's naive errors on its training part (at least ``CAP_PAIRS`` of
 them), growing over the horizon as the naive method's does. A window whose swings are far wider than
 the series' changes from one season to the next (on the log scale, a load whose nightly trough is a
-tenth of its peak) otherwise widens the interval with them: on M4 Hourly's test, one series' upper
-bound was 7e13 times its forecast. A channel that may take the naive method's own intervals (below)
-is left uncapped: capped, the head's intervals won that choice on random walks' tails and lost after
-them (21.51 / 21.48 / 21.97 against the last value's 21.45; uncapped 21.40 / 21.34 / 21.28).
-Measured on validation cut from the training part (seeds 0, 1, 2), 95 % MSIS without and with the cap
-(``NAIVE_CAP`` 1 chosen there): M4 Hourly on the series' own scale 7.86 / 7.85 / 7.92 -> 7.27 / 7.38 /
-7.49, on the log scale (``target_transform="auto"``) 8.16 / 10.18 / 7.58 -> 7.06 / 7.29 / 7.11;
-tourism quarterly 17.5 / 17.1 / 16.4 -> 16.03 / 15.86 / 15.83 and 18.4 / 17.4 / 17.1 -> 17.18 / 16.86 /
-16.50.
+tenth of its peak) would otherwise widen the interval with them. A channel that may take the naive
+method's own intervals (below) is left uncapped.
 
 A channel on the log scale (``target_transform``) is scored in the series' units, where its
 intervals are judged: the exponential stretches the upper offsets and shrinks the lower ones, so the
 factor best in log units is not the best after the map (:func:`best_spread_log`; the choice between
 the head's intervals and the naive method's likewise), and the log-scale channels' factors are
 pooled apart from the others' (a factor on the log of a series' values and one on the values
-themselves are not alike). On validation (seeds 0, 1, 2, with the cap), 95 % MSIS scored in log units,
-then in the series' units, then also pooled apart: M4 Hourly 7.06 / 7.29 / 7.11 -> 6.98 / 7.11 / 6.94
--> 6.98 / 7.12 / 6.95, tourism quarterly 17.18 / 16.86 / 16.50 -> 17.05 / 16.57 / 16.48 -> 16.73 / 16.13 /
-16.00.
+themselves are not alike).
 
 The interval score of ``[loc + s l, loc + s u]`` (``l < 0 < u`` the head's offsets at ``s = 1``: a
 head's quantiles around its location scale with its scale parameters) is convex and piecewise linear
@@ -42,21 +32,8 @@ in ``s``, so its minimum is found exactly: it is where the misses, weighted by t
 reach ``alpha / 2`` of the summed widths (for a Gaussian: the width-weighted share of misses is
 ``alpha``).
 
-Measured on validation cut from the training part (seeds 0, 1, 2), 95 % MSIS and coverage. M4 Hourly
-(tails of 140 to 192 values; seasonal naive 9.41, 95.5 %): the network's spread, rescaled by the naive
-forecast's error ratio only where a series falls back, 10.21 / 9.77 / 9.72 (seed 1: the 245 longest
-series' intervals 1.6 times as wide as the seasonal naive's, the others' 0.7 times); the tail-optimal
-factor alone 8.20 / 8.21 / 8.14 at 91.6 / 90.3 / 92.9 % (fitted on the tail, a little narrow for what
-follows); widened by 1.2 / 1.3 / 1.4 and pooled, 8.09-8.13 at 92.3-94.4 %, 8.10-8.21 at 93.2-95.2 %,
-8.16-8.34 at 94.2-95.9 %. Tourism quarterly (tails of 10 to 25 values; seasonal naive 22.71): the
-network's spread 18.65 / 17.73 / 17.12; widened by 1.3 without pooling 18.31 / 18.41 / 17.91, pooled
-17.46 / 17.08 / 16.45.
-
 A channel whose point forecast is the naive one may take the naive method's own intervals instead
-(:func:`tail_intervals`). Measured the same way, seeds 0, 1, 2: M4 Hourly 8.17 / 8.10 / 8.21 ->
-7.86 / 7.85 / 7.92 (coverage 94.5 / 93.2 / 95.1 %); a panel of 40 random walks (``--dataset
-random_walks``) 21.43 / 21.34 / 21.37 against the last value's 21.45 (the head's intervals alone lost
-to it: 24.6 to 34.6); tourism unchanged (no tail reaches :data:`NAIVE_INTERVAL_TAIL`).
+(:func:`tail_intervals`), where its tail holds at least :data:`NAIVE_INTERVAL_TAIL` observed values.
 
 A channel alone on its scale (a single univariate series, or the one channel of a panel on the log
 scale or off it: no other factor to pool its own with) leans on the naive method instead. Its factor
@@ -65,17 +42,10 @@ intervals on its tail the mean width of the naive method's, which come from the 
 errors rather than a few dozen tail values. Where its point forecast is the naive one, the head's
 intervals are compared with the naive method's with factors fitted on the other half of the tail
 (:func:`cross_fitted_score`): the factor fitted on the whole tail fits the very values it is compared
-on. Measured on validation cut from the training part, each series fitted alone (``--per-series``), 95
-% MSIS before and after: M4 Hourly's first 16, seeds 0, 1, 2, 11.31 / 11.69 / 11.98 -> 11.06 / 11.67 /
-11.88 (the seasonal naive method's 10.98: still behind it; one series, whose head won the comparison
-on its tail and covered 69 % after it, costs 0.23 of the mean); tourism's first 40, seeds 0, 1, 25.14
-/ 25.31 -> 23.79 / 23.96 (seasonal naive 29.59); ten random walks, seeds 0, 1, 2, 21.12 / 20.78 /
-20.78 -> 21.10 / 20.78 / 20.78 (last value 24.45). The share 0.5 was chosen on those runs' intervals
-rescaled afterwards (own factor's share 0.75 / 0.5 / 0.25: M4 Hourly seed 0 10.80 / 10.69 / 10.75,
-seed 1 11.28 / 11.08 / 10.99, tourism seed 0 24.10 / 23.59 / 23.79). The cross-fitted comparison alone
-gave M4 Hourly 11.13 / 11.71 / 11.94 and left tourism's (tails shorter than
-:data:`NAIVE_INTERVAL_TAIL`) and the walks' as they were. Panels with more than one channel on each
-scale are not affected.
+on. Panels with more than one channel on each scale are not affected.
+
+The measurements behind these rules and constants are in the documentation's design note
+``design_notes/forecaster_intervals``.
 """
 
 from __future__ import annotations
@@ -119,10 +89,8 @@ OWN_FACTOR_SHARE = 0.5
 #: How many tail values the panel's common factor counts as: a series' factor is the geometric mean of
 #: its own (weight ``n``, its tail's observed values) and the panel's (weight ``POOLED_VALUES``).
 POOLED_VALUES = 20
-#: The observed tail values a channel needs before its intervals may be the naive method's: on shorter
-#: tails the choice follows chance (tourism quarterly's 10 to 25 values chose the naive method's for 40
-#: % of the fallen-back series and the validation MSIS rose 3 to 4 %; random walks' 240 chose it for 38
-#: to 39 of 40 walks and it fell to the last value's).
+#: The observed tail values a channel needs before its intervals may be the naive method's (on shorter
+#: tails the choice follows chance).
 NAIVE_INTERVAL_TAIL = 40
 #: Bounds on a spread factor (a short or flat tail can make the optimum extreme by chance).
 MIN_SPREAD, MAX_SPREAD = 0.05, 20.0
@@ -248,8 +216,7 @@ def cross_fitted_score(
 
     All arrays ``(n,)``, as :func:`tail_intervals` scores a channel (the bounds as offsets at factor
     1, ``origin`` the index of the origin each forecast was issued from). A factor scored on the tail
-    it was fitted on fits it better than what follows: compared so, the head's intervals beat the
-    naive method's on a single series' tail and lost after it (module docstring)."""
+    it was fitted on fits it better than what follows, so the comparison would favour the head."""
 
     def factor(part: np.ndarray | slice) -> float:
         s = _tail_factor(lower[part], upper[part], error[part], base[part], unit, alpha)

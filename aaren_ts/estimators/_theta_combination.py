@@ -1,12 +1,5 @@
 """The forecaster's combination with the Theta method: its parameters and the network's weight.
 
-(With ``combination="theta_ets"`` the partner is the mean of the Theta method and damped-trend
-exponential smoothing, :mod:`aaren_ts._ets`, chosen and weighted the same way. On M4 Hourly's
-validation cut, seed 0, the 66 series that fall back to the naive forecast gave that partner the
-weight 0.2 with t = -2.96, past even a bar corrected for the eleven weights tried (2.58), and their
-next 48 hours did not bear it out: the tails that sent these series to the naive forecast are the
-ones that judge the partner. On tourism's, seed 0, the two groups took 0.3 with t = -4.25 and -6.04.)
-
 With ``combination="theta"``, :class:`~aaren_ts.AarenForecaster` forecasts every channel with a weighted
 mean of the network's forecast and the Theta method's (:mod:`aaren_ts._theta`, streamed beside the
 network by the engine, :meth:`~aaren_ts.engine.ForecastEngine.use_theta`). :func:`fit_combination`
@@ -15,27 +8,16 @@ the network did not train on. Every forecast issued from a tail's origins, the s
 network's, or the naive one where the series falls back to it) and the Theta method's, is scored by the
 training loss; each series' loss at each weight of a grid is divided by its loss at weight 1, and each
 channel takes the weight with the lowest mean log ratio, one weight for the series that keep the network
-and one for those that fall back. Each series counts alike, as in sMAPE, MASE and MAPE (the pooled loss
-let a few series with large errors choose: on M4 Hourly's validation cut it blended the fallen-back
-series with the Theta method, which their tails favoured and their next 48 hours did not, MASE 0.925 ->
-0.958). The weight is taken only where its gain is at least ``NAIVE_T`` standard errors across the
-series (the naive fallback's own bar): otherwise, and with fewer than two series, the streams' forecasts
-stay as they are (on that M4 cut the fallen-back series' best weight, 0.9, scored t = -1.0 and was not
-taken; on tourism's, 0.7 scored t = -5.6 and -5.0 for the two groups).
+and one for those that fall back. Each series counts alike, as in sMAPE, MASE and MAPE, rather than by
+its pooled loss, which lets a few series with large errors choose. The weight is taken only where its
+gain is at least ``NAIVE_T`` standard errors across the series (the naive fallback's own bar):
+otherwise, and with fewer than two series, the streams' forecasts stay as they are.
 
-Tried on tourism's validation cut, seeds 0, 1, 2, and not kept (MAPE 19.41 / 19.52 / 19.35 as built):
-a grid of 0.05 (19.44 / 19.56 / 19.36); each lead time's errors averaged before the lead times, so
-that a tail's many one-step forecasts count no more than its few eight-step ones (19.48 / 19.52 /
-19.35); one weight per lead time, each by the same test (the tails asked for less of the network at
-longer lead times, 0.8 down to 0.5; 19.50 / 19.61 / 19.43); and the mean of the Theta method and a
-damped-trend Holt-Winters method (grid-fitted on the same scale) as the partner, which scored as the
-Theta method alone (19.32 against 19.30 for the best fixed weights of each, seed 0, all series); and
-the weights chosen for more groups of series, each by the same test, the groups split by whether the
-series is on the log scale (the tails chose 0.6 for the 51 on their own scale, 0.7 and 0.8 for the
-376 others; 19.39 / 19.18 / 19.40) or by whether the Theta method found it seasonal (18 did not;
-19.38 / 19.26 / 19.42). A stronger partner would not add much either: the defaults' forecasts on
-that cut (seed 0, MAPE 19.03) averaged with statsforecast's ``AutoETS`` (20.12 alone) scored 18.95 at
-best (the network's share 0.8), with the mean of ``AutoETS`` and ``AutoTheta`` 18.94.
+With ``combination="theta_ets"`` the partner is the mean of the Theta method and damped-trend
+exponential smoothing, :mod:`aaren_ts._ets`, chosen and weighted the same way.
+
+The measurements behind these choices, and the variants tried and not kept, are in the documentation's
+design notes ``design_notes/forecaster_theta_combination`` and ``design_notes/forecaster_ets``.
 """
 
 from __future__ import annotations
@@ -74,8 +56,7 @@ def fit_combination(
     per channel for the series that keep the network and one for those that fall back, chosen on their
     tails as the module's docstring says (1 where no tail is scored). The Theta method the weights are
     chosen with is fitted on the training parts (``series[k][: n_train[k]]``), the one returned on the
-    whole series: on tourism's validation cut, seeds 0, 1, 2, that moved MAPE from 19.50 / 19.62 /
-    19.46 to 19.41 / 19.52 / 19.35. With ``ets``, the partner is the mean of the Theta method and
+    whole series. With ``ets``, the partner is the mean of the Theta method and
     damped-trend exponential smoothing (:func:`~aaren_ts._ets.fit_ets`, fitted in the same two ways),
     whose streams at the series' first steps (row ``series * C + channel``) come last (``None``
     without ``ets``)."""

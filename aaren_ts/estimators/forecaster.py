@@ -64,171 +64,89 @@ class AarenForecaster(
     series, a panel or a hierarchy, with covariates, missing values and intervals re-calibrated
     online. :meth:`partial_update` advances every series' recurrent state through new observations
     at O(1) memory per series, without refitting. The user guide's "Forecasting" page explains the
-    model, training, panels, covariates, intervals and streaming.
+    model, training, panels, covariates, intervals and streaming; the :doc:`/design_notes/index` hold
+    the measurements behind the defaults.
 
     Parameters
     ----------
     context_length : int or None, default=None
-        Values each step's token embeds (older history reaches the forecast through the encoder's
-        state; shorter series are fine). ``None``: 96, up to 168 where the series' training parts
-        (median) hold four windows or more, and two horizons (at most a third of the median, at least
-        8) where it is shorter than 96; fixed at the first ``fit`` as ``context_length_``. (On tourism
-        quarterly's validation cut, seeds 0, 1, 2, two horizons (16) against a third of the median
-        (25) moved MAPE from 19.03 / 19.02 / 19.06 to 19.02 / 18.93 / 18.98 and MASE from 1.801 /
-        1.791 / 1.793 to 1.784 / 1.776 / 1.775, MSIS from 14.53 / 14.60 / 14.53 to 14.91 / 14.76 /
-        14.86; 20 gave MAPE 19.01 / 18.95 / 19.00, 12 gave 19.25 at seed 0. On M4 Hourly's cut, seed
-        0, two weeks (336) against the default's 168 moved sMAPE from 10.70 to 10.73 and MASE from
-        0.876 to 0.914.)
+        Values each step's token embeds; older history reaches the forecast through the encoder's state.
+        ``None``: a quarter of the median training length, within [96, 168], or two horizons (at most a
+        third of that median, at least 8) where the median is below 96; fixed as ``context_length_``.
+        See :doc:`/design_notes/forecaster_context_length` for the evidence behind the default.
     horizon : int or None, default=None
         Number of steps the network forecasts. ``None``: the largest step of the ``fh`` passed to ``fit``
         (then ``fh`` is required in ``fit``). Predicting further than ``horizon`` raises ``ValueError``;
         refit with a larger ``horizon``.
     sp : int or "auto", default="auto"
-        Seasonal period (24 for hourly data with a daily cycle), at most ``context_length``. The
-        untrained network is the seasonal naive forecast (with ``initial_forecast="naive"``), and a
-        series (channel) whose held-out tail the trained network does not forecast clearly better
-        than it keeps the seasonal naive forecast (weighed with the network's by their tail errors
-        where the panel's tails show that the network learns: see the forecasting guide).
-        ``"auto"`` detects the period from the autocorrelation of the training series' changes (1
-        when they show no cycle); fixed at the first ``fit`` as ``sp_``.
+        Seasonal period (24 for hourly data with a daily cycle), at most ``context_length``: that of the
+        seasonal naive forecast the network starts from and falls back to (see Notes). ``"auto"``
+        detects it from the autocorrelation of the training series' changes (1 when they show no
+        cycle); fixed at the first ``fit`` as ``sp_``.
     initial_forecast : {"naive", "level", "auto"}, default="auto"
-        The forecast of the untrained network, which training corrects: ``"naive"`` the seasonal
-        naive forecast of period ``sp_``, ``"level"`` each window's local level (its mean under
-        ``local_norm="standard"``; the direct linear forecast starts at zero, as a linear model on
-        instance-normalised windows does). The naive fallback is the seasonal naive forecast either
-        way. ``"auto"``: where the untrained network's seasonal naive forecast already has at most
-        half the level's error on the validation tails (the typical series', significantly across the
-        series), or there is one tail only (a single univariate series), as ``"naive"``, network for
-        network; otherwise the first network trains from the
-        naive forecast and the next on the same loss (an extra one when there is none) from the level,
-        every network takes the start whose network forecasts the tails clearly better (as
-        ``loss="auto"`` judges: the typical series' error at least 2 % lower, and significantly), and
-        the other start's network trains again; where neither is, both stay and the rest start from
-        the naive forecast. The networks'
-        starts are ``member_initial_forecasts_``. On validation data, ``"level"`` forecast ETTh1 and
-        ETTh2 4 to 7 % better at T = 96 (MSE), tourism quarterly as well (MAPE and MASE level, MSIS
-        2 % higher) and M4 Hourly worse (sMAPE 10.70 -> 11.06, MASE 0.876 -> 0.920, seed 0);
-        ``"auto"`` settled on ``"naive"`` before training on M4 Hourly, tourism quarterly, random walks
-        and ILI, and on the level after the trial on ETTh1 (seeds 0, 1, 2: MSE 0.718 / 0.720 / 0.719
-        -> 0.688 / 0.684 / 0.688), ETTh2 (seeds 1, 2; both starts kept in seed 0) and ETTm1: the
-        forecasting guide has the table.
+        The untrained network's forecast, which training corrects: ``"naive"`` the seasonal naive
+        forecast of period ``sp_``, ``"level"`` each window's local level; ``"auto"`` chooses per fit on
+        the validation tails (``member_initial_forecasts_``; the rule is in the forecasting guide).
+        See :doc:`/design_notes/forecaster_initial_forecast` for the evidence behind the default.
     {backbone d_model n_heads n_layers d_ff}
     dropout : float, default=0.1
-        Dropout in the encoder. (On tourism quarterly's validation cut from the training parts,
-        seeds 0, 1, 2, 0.2 and 0 lost to it: MAPE 19.33 / 19.21 / 19.38 -> 19.39 / 19.27 / 19.38
-        and 19.37 / 19.51 / 19.32. On the long-horizon protocol's validation part, ETTh1 at T = 96,
-        0.3 gave MSE 0.686 / 0.683 against 0.688 / 0.684, seeds 0, 1: within the seeds' spread.)
+        Dropout in the encoder, in [0, 1); larger regularises more.
+        See :doc:`/design_notes/forecaster_dropout` for the evidence behind the default.
     channel_independent : bool, default=True
-        Model every channel as a separate univariate series through shared weights (best on the
-        ETT/Weather benchmarks); ``False`` embeds all channels of a window into one token.
+        Model every channel as a separate univariate series through shared weights (as on the
+        long-horizon benchmarks); ``False`` embeds all channels of a window into one token.
     channel_embedding : bool, default=True
         With ``channel_independent=True``, add a learned vector per channel (zero at the start) to
         that channel's tokens, so the shared weights can treat the channels differently; the
         streaming state is unchanged. Has no effect when ``channel_independent=False``.
     local_norm : {"last", "mean", "standard", None}, default="standard"
-        Level subtracted from each token's window and added back to its forecast; ``"standard"`` also
-        divides by the window's standard deviation (RevIN-style, per token: causal and streamable).
-        (``"mean"`` on tourism quarterly's validation cut, seed 0: MAPE 19.03 -> 19.75, MASE 1.801
-        -> 1.836.)
+        Level subtracted from each token's window and added back to its forecast: its last value or
+        mean; ``"standard"`` (RevIN-style, per token: causal and streamable) also divides by the
+        window's standard deviation; ``None``: none.
+        See :doc:`/design_notes/forecaster_local_norm` for the evidence behind the default.
     normalization : {"standard", None}, default="standard"
         ``"standard"`` standardises each channel with the mean and standard deviation of the training
         part of the series (stored at fit, so streaming uses the same statistics); ``None`` feeds raw
         values.
     target_transform : {"auto", "log", None}, default="auto"
-        The scale the network forecasts on. ``"auto"``: the logarithm of every channel (of every
-        series, decided on its values in ``fit``, or when a new series joins in ``update``) whose
-        observed values are all positive and whose changes over a season grow with its level (Box and
-        Cox's choice on the seasonal naive forecast's errors, see the forecasting guide), the series'
-        own scale for the others (where the network trained so beats the naive forecast on no
-        series' validation tail, it is trained again on the series' own scale before the naive
-        forecast is settled for); ``"log"``: every channel (a value at or below zero is refused);
-        ``None``: every series on its own scale. Forecasts and quantiles are mapped back exactly (the
-        point forecast of a log-scale channel is then the median of its forecast distribution);
-        ``predict_var`` is the squared half-width of the mapped interval of one standard deviation.
-        A later value at or below zero in a channel ``"auto"`` put on the log scale (``update``,
-        ``partial_update``) is taken as missing, with a :class:`~aaren_ts.NonPositiveValueWarning`;
-        under ``"log"`` it is refused, leaving the forecaster as it was (the ONNX streamer, which takes
-        observed values only, refuses it under both). On M4 Hourly's test (seeds 0 1 2) ``"auto"``
-        scores OWA 0.466-0.470 against the own scale's 0.517-0.522. On its validation cut (seed 0)
-        ``"log"`` (every series: all are positive, where ``"auto"`` takes 234 of the 414) lost: sMAPE
-        10.70 -> 10.87, MASE 0.876 -> 0.889.
+        The scale the network forecasts on: ``"log"`` the logarithm of every channel (a value at or below
+        zero is refused), ``None`` each series' own, ``"auto"`` the logarithm of the positive channels
+        whose seasonal changes grow with their level (``log_target_``; see Notes).
+        See :doc:`/design_notes/forecaster_target_transform` for the evidence behind the default.
     segment_length : int or None, default=None
-        Steps per training segment; ``None`` means ``2 * context_length``. (Whole series as segments,
-        200 steps, on tourism quarterly's validation cut, seeds 0, 1, 2: MAPE 19.33 / 19.21 / 19.38
-        -> 19.32 / 19.34 / 19.25, MASE 1.837 / 1.826 / 1.831 -> 1.834 / 1.836 / 1.830: no gain. On the
-        long-horizon protocol's validation part, ETTh1 at T = 96, seed 0, ``context_length`` steps
-        gave MSE 0.692 against 0.688.)
+        Steps per training segment; ``None`` means ``2 * context_length``.
+        See :doc:`/design_notes/forecaster_segments` for the evidence behind the default.
     {optimizer}
     lr : float, default=3e-3
-        Learning rate of the first epoch. (On tourism quarterly's validation cut from the training
-        parts, seeds 0, 1, 2: 2e-3 lost, MAPE 19.33 / 19.21 / 19.38 -> 19.41 / 19.26 / 19.46; 5e-3
-        gained 0.04 on average, 19.26 / 19.22 / 19.34, with MASE unchanged, 1.831 -> 1.832: within
-        the seeds' spread, and not measured on M4 Hourly's cut, so not adopted. The rate's decay per
-        epoch, ``lr_decay``, on the same cut: 0.9 gave 19.35 / 19.22 / 19.29, MASE 1.838 / 1.820 /
-        1.825, within the seeds' spread again; 0.7 lost, 19.46 / 19.33 / 19.34. Measured later on M4
-        Hourly's cut, seeds 0, 1, 5e-3 moved sMAPE from 10.70 / 10.79 to 10.47 / 10.97 and MASE from
-        0.876 / 0.868 to 0.891 / 0.880: not adopted. ``weight_decay=1e-4`` on tourism's cut, seeds
-        0, 1, 2: MAPE 19.03 / 19.02 / 19.06 -> 19.17 / 19.14 / 19.13, MASE 1.801 / 1.791 / 1.793 ->
-        1.804 / 1.804 / 1.797.)
+        Learning rate of the first epoch, > 0 (then changed by ``lr_schedule``).
+        See :doc:`/design_notes/forecaster_learning_rate` for the evidence behind the default.
     {weight_decay lr_schedule lr_decay}
     batch_size : int, default=4
-        Segments per gradient step (each gives ``segment_length`` forecasts per channel). (On tourism
-        quarterly's validation cut, seeds 0, 1, 2, 8 lost: MAPE 19.33 / 19.21 / 19.38 -> 19.42 / 19.33
-        / 19.51; 2 gave 19.33 for seed 0 in 1.5 times the fitting time.)
+        Segments per gradient step (each gives ``segment_length`` forecasts per channel).
+        See :doc:`/design_notes/forecaster_batch_size` for the evidence behind the default.
     max_epochs : int, default=20
-        Upper bound on training epochs (an epoch crops each stretch of the series once). (On tourism
-        quarterly's validation cut, seeds 0, 1, 2, 30 and 40 gave exactly the forecasts of 20: early
-        stopping ends every network's training before its 20th epoch.)
+        Upper bound on training epochs (an epoch crops each stretch of the series once).
+        See :doc:`/design_notes/forecaster_early_stopping` for the evidence behind the default.
     early_stopping : bool, default=True
         Stop when the validation loss has not improved for ``patience`` epochs and restore the best
         epoch's weights. Needs a validation tail; without one, all ``max_epochs`` run.
     patience : int, default=5
-        Epochs without improvement of the validation loss before early stopping. On the validation
-        cuts of the training parts (seeds 0, 1, 2), 5 against 3 moved tourism quarterly's MAPE from
-        19.46 / 19.45 / 19.45 to 19.33 / 19.21 / 19.38, its MASE from 1.835 / 1.834 / 1.840 to 1.837 /
-        1.826 / 1.831 and its MSIS from 14.93 / 15.09 / 15.00 to 14.84 / 14.93 / 14.92 (fit 25 to 45
-        CPU seconds; 8 gave 19.42 / 19.44 / 19.33, so the gain is not a trend to follow further); M4
-        Hourly stayed where it was (sMAPE 10.68 / 10.76 / 10.84 against 10.68 / 10.85 / 10.82, MASE
-        0.882 / 0.872 / 0.877 against 0.882 / 0.876 / 0.874) and random walks at the last value.
+        Epochs without improvement of the validation loss before early stopping.
+        See :doc:`/design_notes/forecaster_early_stopping` for the evidence behind the default.
     average_best_epochs : int, default=3
-        Training ends with the mean of the weights of this many epochs with the lowest validation
-        loss (with early stopping, in place of the best epoch's alone; ``1``: the best epoch's).
-        Epochs close to the best lie close to it and to each other, and their mean forecasts better
-        than any of them (as stochastic weight averaging does), at no cost to prediction: on
-        validation cut from the training parts, seeds 0, 1, 2, tourism's MAPE went from 20.09 /
-        20.34 / 20.07 to 20.02 / 20.23 / 19.87 and M4 Hourly's sMAPE from 10.93 / 11.00 / 10.97 to
-        10.90 / 10.94 / 10.94, and on random walks the forecaster still falls back to the last
-        value (5, on tourism's cut: MAPE 19.34 / 19.26 / 19.32, MASE 1.834 / 1.831 / 1.830 against
-        19.33 / 19.21 / 19.38 and 1.837 / 1.826 / 1.831 with 3: no gain). Needs a validation tail
-        (``validation_fraction``); fine-tuning keeps its last weights.
+        Training ends with the mean of the weights of this many epochs with the lowest validation loss
+        (``1``: the best epoch's alone), as stochastic weight averaging does; needs a validation tail.
+        Fine-tuning keeps its last weights.
+        See :doc:`/design_notes/forecaster_weight_averaging` for the evidence behind the default.
     n_estimators : int, default=3
-        Networks in the forecaster's ensemble (a deep ensemble): each is trained as a lone network
-        would be (its own initialisation, segment crops, shuffling, dropout and early stopping), one
-        after the other, and the forecast is their mean (of the means, and of the distributions'
-        spreads or quantile offsets: the members' quantile functions averaged). Each streams with its
-        own state, so a stream keeps ``n_estimators`` states and every observation costs that many
-        networks' steps, still O(1); fit costs that many trainings; the export holds every member.
-        On the validation cuts of the training parts (seeds 0, 1, 2), three networks against one
-        moved M4 Hourly's sMAPE from 10.90 / 10.94 / 10.94 to 10.83 / 10.74 / 10.94 and MASE from
-        0.925 / 0.911 / 0.910 to 0.908 / 0.902 / 0.905, and tourism quarterly's MASE from 1.852 /
-        1.834 / 1.846 to 1.829 / 1.833 / 1.834 and MSIS from 15.26 / 15.20 / 14.96 to 14.79 / 15.03
-        / 14.98 (its MAPE, seeds 0 to 5, 19.44 on average either way); random walks still fall back
-        to the last value. Five networks against three, on tourism's cut with today's other defaults,
-        seeds 0, 1, 2: MAPE 19.33 / 19.21 / 19.38 -> 19.27 / 19.29 / 19.32, MASE 1.837 / 1.826 / 1.831
-        -> 1.830 / 1.826 / 1.829, MSIS unchanged (14.84 / 14.93 / 14.92 -> 14.85 / 14.92 / 14.91), for
-        1.6 times the fitting time; on M4 Hourly's cut, seed 0, worse (sMAPE 10.68 -> 10.78, MASE 0.897
-        where three networks average 0.877 over seeds 0, 1, 2) in 735 CPU seconds: not worth it.
+        Networks of the deep ensemble, each trained as a lone network would be; the forecast is their
+        mean (their quantile functions averaged). Fitting, every streamed observation (still O(1)) and
+        the export cost that many networks.
+        See :doc:`/design_notes/forecaster_ensemble_size` for the evidence behind the default.
     validation_fraction : float or None, default=0.2
-        Fraction of the series' end held out for early stopping. ``None`` or ``0`` disables it; it is
-        also skipped when the tail would be shorter than ``horizon + 2`` steps. On tourism's
-        validation cut, seeds 0, 1, 2 (MAPE 19.33 / 19.21 / 19.38, MASE 1.837 / 1.826 / 1.831 with
-        0.2), 0.3 gave 19.25 / 19.32 / 19.43 and 1.856 / 1.837 / 1.848, 0.15 gave 19.40 / 19.45 / 19.44
-        and 1.860 / 1.861 / 1.868. Fine-tuning the trained networks on the whole series, tails
-        included, once the fallback and the Theta weights were chosen on the tails, did not help
-        there: 2 epochs at a tenth of ``lr`` gave 19.40 / 19.36 / 19.33, 4 epochs at 3 % of it 19.29 /
-        19.22 / 19.37. On M4 Hourly's cut, seed 0, 0.1 lost: sMAPE 10.70 -> 10.99, MASE 0.876 ->
-        0.889 (its tails, 3 to 4 horizons long at 0.2, leave early stopping, the fallback and the
-        Theta weights fewer forecasts to judge by).
+        Fraction of each series' end held out, in [0, 1), for early stopping and the choices made on
+        the tails; ``None`` or ``0`` disables it, and a tail shorter than ``horizon + 2`` is not taken.
+        See :doc:`/design_notes/forecaster_validation_fraction` for the evidence behind the default.
     update_epochs : int, default=1
         Epochs of fine-tuning in ``update(y, update_params=True)`` and in a repeated ``pretrain``.
     fine_tune_epochs : int, default=0
@@ -236,102 +154,39 @@ class AarenForecaster(
         only conditions the streams on them, with the pretrained weights).
     interval_calibration : {"aci", None}, default="aci"
         ``"aci"``: every stream re-calibrates its intervals online from the errors it sees (adaptive
-        conformal inference), in ``fit`` through the validation tails, then through every update;
-        it keeps each stream's last ``horizon`` forecasts. ``None``: the head's intervals as they are.
+        conformal inference), in ``fit`` through the validation tails, then through every update,
+        keeping its last ``horizon`` forecasts. ``None``: the head's intervals as they are.
+        See :doc:`/design_notes/forecaster_calibration` for the evidence behind the default.
     calibration_rate : float, default=0.005
-        Step of the adaptive conformal update (``gamma`` in Gibbs and Candes): larger adapts faster to
-        a change and fluctuates more.
+        Step of the adaptive conformal update (``gamma`` in Gibbs and Candes), in (0, 1): larger adapts
+        faster to a change and fluctuates more.
     distribution : str, default="normal"
         Forecast-distribution head, by its registered name (:mod:`aaren_ts.nn.heads`): ``"normal"``
-        (a Gaussian), or ``"quantile"`` (1-99 % quantiles learnt with the pinball loss, for skewed or
-        heavy-tailed errors). The point forecast is the same either way.
+        (a Gaussian), or ``"quantile"`` (1-99 % quantiles learnt with the pinball loss,
+        for skewed or heavy-tailed errors). The point forecast is the same either way.
     loss : {"auto", "mse", "mae", "smape"} or sequence of them, default="auto"
-        The point forecast's training loss: on each series' standardised values, the squared error
-        (the forecast aims at the mean) or the absolute error (at the median, what sMAPE, MASE and
-        MAPE reward); or ``"smape"``, the symmetric absolute percentage error of the forecasts mapped
-        back to each series' own scale (for positive series: each error relative to the level it is
-        made at, as M4 scores them). A sequence gives the ensemble's networks their losses in turn
-        (network ``k`` trains on entry ``k`` modulo its length, so one network trains on the first),
-        as N-BEATS ensembles networks trained on different losses: their errors differ more than
-        those of networks that differ by initialisation alone. ``"auto"`` trains them on ``"mse"``,
-        ``"mse"``, ``"mae"`` in turn (``"mse"``, ``"smape"``, ``"smape"`` where every target value is
-        positive) and keeps the networks on the other losses than the first only where they make the
-        ensemble forecast the validation tails clearly better (the typical series' error at least 2 %
-        lower, and significantly across the series); elsewhere they train again on the squared
-        error (a single univariate series, or a fit without validation tails, has fewer than the
-        two tails the test needs: every network trains on the squared error from the start). The
-        networks' losses are ``member_losses_``. The naive-forecast check after training
-        and the Theta weights use the first loss (an sMAPE network's tails are judged by their
-        absolute errors). On M4 Hourly's validation cut (all 414 series positive), seeds 0, 1, one
-        sMAPE network in place of the absolute-error one moved sMAPE from 10.70 / 10.79 to 10.40 /
-        10.46 and MASE from 0.876 / 0.868 to 0.876 / 0.871; two sMAPE networks of three (today's
-        ``"auto"``) gave 10.25 / 10.27 and 0.867 / 0.864 (MSIS 6.47 / 6.55 -> 6.56 / 6.60), three of
-        three 10.21 / 10.28 and 0.862 / 0.871 (MSIS 6.59 / 6.87). On tourism quarterly's the tails
-        sent the sMAPE networks back to the squared error, as they did the absolute-error network,
-        and the forecasts stayed the same (MAPE 19.03 / 19.02 / 19.06, seeds 0, 1, 2; one sMAPE
-        network kept would have given 19.15 / 19.18 / 19.12). Before the sMAPE network: on the
-        validation cuts (seeds 0, 1, 2), ``"auto"`` kept the absolute-error network on M4 Hourly
-        (tails: -11.2 / -9.1 / -10.5 %) and moved its MASE from 0.908 / 0.902 / 0.905 (``"mse"``)
-        to 0.882 / 0.872 / 0.877, its sMAPE from 10.83 / 10.74 / 10.94 to 10.68 / 10.76 / 10.84
-        and its MSIS from 6.61 / 6.74 / 6.65 to 6.52 / 6.60 / 6.50; on tourism quarterly (tails:
-        +0.3 / -0.6 / +0.2 %) and random walks it trained that network again (tourism's MAPE 19.46
-        / 19.45 / 19.45 against 19.34 / 19.41 / 19.41, a different draw of the third network; with
-        the absolute-error network kept it was 19.50 / 19.53 / 19.55).
+        The point forecast's training loss: squared or absolute error of the standardised values, or
+        the sMAPE on each series' own scale; a sequence gives the ensemble's networks theirs in turn.
+        ``"auto"``: see Notes (``member_losses_`` holds what was settled).
+        See :doc:`/design_notes/forecaster_loss` for the evidence behind the default.
     combination : {"auto", "theta", "theta_ets", None}, default="auto"
-        ``"theta"``: every forecast is a weighted mean of the streams' own (the network's, or the naive
-        forecast where a series falls back to it) and the Theta method's (simple exponential smoothing
-        with half the trend's slope as drift, on the seasonally adjusted values the network models),
-        streamed beside the network in O(1) per observation. The Theta method is fitted to each series;
-        the weights (0, 0.1, ..., 1, per channel, one for the series that keep the network and one for
-        those that fall back) are chosen on the validation tails and taken only where their gain there
-        is significant across the series, so a panel the Theta method does not help, and a single
-        series, keep their own forecasts. The whole forecast distribution moves with the point
-        forecast. Series that join after ``fit`` forecast without it. ``"auto"``: ``"theta"`` for
-        series without covariates, ``None`` with them (``"theta"`` refuses covariates); ``None``: the
-        streams' own forecasts. On the validation cuts of the training parts (seeds 0, 1, 2) it moved
-        tourism quarterly's MAPE from 20.02 / 20.23 / 19.87 to 19.41 / 19.52 / 19.35 and MASE from
-        1.911 / 1.888 / 1.894 to 1.852 / 1.834 / 1.846, and left M4 Hourly and random walks as they were
-        (no significant gain on their tails). ``"theta_ets"``: as ``"theta"``, with the mean of the
-        Theta method and damped-trend exponential smoothing (ETS(A,Ad,A) on the same values, its
-        parameters chosen on a grid by the in-sample error over the horizon, streamed alike) in the
-        Theta method's place. On the validation cuts it moved tourism quarterly's MAPE from 19.33 /
-        19.21 / 19.38 to 19.30 / 19.09 / 19.28 and MSIS from 14.84 / 14.93 / 14.92 to 14.87 / 14.83 /
-        14.85, its sMAPE (18.15 / 18.03 / 18.16 -> 18.21 / 18.00 / 18.12) and MASE (1.837 / 1.826 /
-        1.831 -> 1.841 / 1.823 / 1.831) level, but M4 Hourly's sMAPE from 10.68 to 10.78 and MASE
-        from 0.882 to 0.896 (seed 0; the tails gave the partner a share of the 66 series that fall
-        back to the naive forecast, which their next 48 hours did not bear out): not the default.
-        Measured again on tourism's cut with the per-series fallback weighed (seeds 0, 1, 2): MAPE
-        19.03 / 18.96 / 19.06 -> 18.99 / 18.89 / 19.02, but MASE 1.801 / 1.791 / 1.793 -> 1.806 /
-        1.793 / 1.798 and sMAPE 17.62 / 17.47 / 17.58 -> 17.64 / 17.49 / 17.61: still not the default.
+        ``"theta"``: a weighted mean of each forecast and the Theta method's (streamed in O(1)), with
+        weights the validation tails favour significantly; ``"theta_ets"``: the Theta method averaged
+        with damped-trend exponential smoothing instead; ``"auto"``: ``"theta"`` without covariates,
+        else ``None``. See :doc:`/design_notes/forecaster_theta_combination` for the evidence.
     linear_share : "auto", float in [0, 1] or None, default="auto"
-        The share of a linear model of each window in every point forecast: the window's values, after
-        the local level and scale of ``local_norm``, mapped to the horizon by one matrix shared by the
-        series and channels (RLinear, Li et al., 2023, under ``local_norm="standard"``), with the
-        future-known covariates' effects where ``X`` has such columns, fitted by least squares on
-        every full window of the training parts (:mod:`aaren_ts.nn.linear_blend`) and then blended
-        into the networks' own linear map, so the forecaster streams, exports and saves as before,
-        at the same cost per observation. ``"auto"``: the share (0, 0.1, ..., 1)
-        whose forecasts of the validation tails have the lowest error (each series' and channel's
-        tail error relative to the networks' alone, averaged as a log ratio), taken only where it is
-        significantly lower (by ``NAIVE_T`` standard errors across the series and channels), with
-        the map then fitted again on the whole series; a float: that share, the map fitted on the
-        whole series; ``None`` (or 0): the networks alone. The share taken is ``linear_share_``. On
-        the long-horizon protocol's validation parts (seed 0) the tails took 0.7 / 0.7 / 0.7 / 0.9 on
-        ETTh1 at T = 96 / 192 / 336 / 720 (MSE 0.6877 -> 0.6924, 0.9922 -> 0.9914, 1.2990 -> 1.2887,
-        1.5763 -> 1.559) and 1 / 0 / 0 / 1 on ETTh2 (0.2241 -> 0.2077, 0.6654 -> 0.5932 at 96 and
-        720); on M4 Hourly's and tourism quarterly's validation cuts none. On the test parts (fitted
-        with the validation part as the tails) ETTh1's MSE went from 0.4991 / 0.5092 to 0.4919 /
-        0.4929 at T = 336 / 720 (none taken at 96 and 192).
+        Share in every point forecast of a linear map of each normalised window (RLinear), fitted by
+        least squares and folded into the networks (same cost per step). ``"auto"``: the share of 0,
+        0.1, ..., 1 that the validation tails favour significantly; ``None``: 0 (``linear_share_``).
+        See :doc:`/design_notes/forecaster_linear_share` for the evidence behind the default.
     past_covariates : list of column names or None, default=None
         Columns of ``X`` known only up to the present: they enter each step's token. Every other column
         is known for the future too (calendars, plans): its values at the forecast steps enter the
         forecast, so ``predict`` needs them in ``X``.
     static_covariates : list of column names or None, default=None
-        Columns of ``X`` that are constant within each series (a store's size, a region's code as a
-        number): per-series features, like neuralforecast's static covariates. They enter every token
-        as past covariates do, but standardised over the whole panel rather than per series, so they
-        tell the series apart; ``predict`` does not need them. A column that varies within a series is
-        refused, the series named.
+        Columns of ``X`` constant within each series (a store's size): per-series features that enter
+        every token, standardised over the whole panel so they tell the series apart; ``predict`` does
+        not need them. A column that varies within a series is refused, the series named.
     skip_steps : list of str or None, default=None
         Decision steps of ``fit`` not to take; each keeps its neutral choice (``"naive_fallback"``: the
         network everywhere; ``"theta_combination"``: the network alone; ...). The steps, in order, are
@@ -385,6 +240,62 @@ class AarenForecaster(
         the whole panel seen in ``fit``.
     n_future_ : int
         How many of them are known for the future (the first ones).
+
+    See Also
+    --------
+    aaren_ts.AarenClassifier : The classifier on the same encoder.
+    aaren_ts.onnx.OnnxStreamer : Streams an exported forecaster with ONNX Runtime alone.
+    aaren_ts.model_selection.cross_validation : Backtests a forecaster over the last windows of a panel.
+
+    Notes
+    -----
+    **Naive fallback.** After training, every series (channel) is streamed through its validation
+    tail; one whose tail the network does not forecast clearly better than the seasonal naive forecast
+    of period ``sp_`` keeps that forecast, alone where the tails pooled show no gain from the network,
+    else weighed with the network's by their tail errors (:doc:`/design_notes/forecaster_naive_fallback`).
+
+    **Intervals.** Each series' spread is capped at the seasonal naive method's and multiplied by a
+    factor chosen on its tail by the interval score, then re-calibrated online
+    (:doc:`/design_notes/forecaster_intervals`).
+
+    **Log scale.** Under ``target_transform="auto"``, a network trained on the log scale that beats the
+    naive forecast on no tail is trained again on the series' own scale. Forecasts and quantiles are
+    mapped back exactly (the point forecast of a log-scale channel is the median of its distribution);
+    ``predict_var`` is the squared half-width of the mapped interval of one standard deviation. A later
+    value at or below zero in such a channel (``update``, ``partial_update``) is taken as missing under
+    ``"auto"``, with a :class:`~aaren_ts.NonPositiveValueWarning`, and refused under ``"log"``, leaving
+    the forecaster as it was (the ONNX streamer refuses it under both).
+
+    **Loss "auto".** The networks train on ``"mse"``, ``"mse"``, ``"mae"`` in turn (``"mse"``,
+    ``"smape"``, ``"smape"`` where every target value is positive); those on another loss than the
+    first are kept only where they make the ensemble forecast the validation tails clearly better (the
+    typical series' error at least 2 % lower, significantly across the series), and train again
+    on ``"mse"`` elsewhere. The fallback and the Theta weights judge the tails by the first loss.
+
+    References
+    ----------
+    * Feng et al. (2024). Attention as an RNN. arXiv:2405.13956 (the Aaren encoder).
+    * Kim et al. (2022). Reversible instance normalization for accurate time-series forecasting against
+      distribution shift. ICLR (``local_norm="standard"``).
+    * Li, Qi, Li and Xu (2023). Revisiting long-term time series forecasting: an investigation on linear
+      mapping. arXiv:2305.10721 (RLinear, ``linear_share``).
+    * Oreshkin, Carpov, Chapados and Bengio (2020). N-BEATS: neural basis expansion analysis for
+      interpretable time series forecasting. ICLR (ensembles over losses, ``loss``).
+    * Lakshminarayanan, Pritzel and Blundell (2017). Simple and scalable predictive uncertainty
+      estimation using deep ensembles. NeurIPS (``n_estimators``).
+    * Izmailov et al. (2018). Averaging weights leads to wider optima and better generalization. UAI
+      (``average_best_epochs``).
+    * Gibbs and Candes (2021). Adaptive conformal inference under distribution shift. NeurIPS
+      (``interval_calibration``).
+    * Assimakopoulos and Nikolopoulos (2000). The theta model: a decomposition approach to forecasting;
+      Hyndman and Billah (2003). Unmasking the Theta method. International Journal of Forecasting
+      (``combination``).
+    * Hyndman, Koehler, Ord and Snyder (2008). Forecasting with Exponential Smoothing: The State Space
+      Approach. Springer (``combination="theta_ets"``).
+    * Bates and Granger (1969). The combination of forecasts. Operational Research Quarterly (the
+      weighed naive fallback).
+    * Box and Cox (1964). An analysis of transformations. Journal of the Royal Statistical Society B
+      (``target_transform="auto"``).
 
     Examples
     --------
