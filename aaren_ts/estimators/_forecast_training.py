@@ -64,22 +64,12 @@ class NaiveVerdict(NamedTuple):
     network_is_naive: bool = False
 
 
-#: The losses ``loss="auto"`` gives the ensemble's networks in turn. The absolute-error networks stay
-#: only where the validation tails show that they help (:meth:`ForecasterTrainingMixin._mixed_losses_help`):
-#: on M4 Hourly's validation cut they lowered the typical series' tail error by 11 % (t = -14, seed 0),
-#: on tourism quarterly's they changed it by -0.6 to +0.3 % (seeds 0, 1, 2). (Two absolute-error networks
-#: of three, ``("mse", "mae", "mae")``, on M4 Hourly's validation cut, seeds 0, 1, 2: MASE 0.882 / 0.876 /
-#: 0.874 -> 0.864 / 0.860 / 0.863 but sMAPE 10.68 / 10.85 / 10.82 -> 10.77 / 10.83 / 10.80, in 334 to
-#: 412 CPU seconds a fit; on tourism's and on random walks the tails sent them back to the squared error,
-#: a fifth training. Mixed, and dearer: not kept. On the test parts, 2026-11-28, M4 Hourly's OWA was
-#: 0.450 / 0.446 / 0.451 against 0.449 / 0.450 / 0.448, MASE lower and sMAPE higher again.)
+#: The losses ``loss="auto"`` gives the ensemble's networks in turn. The networks on the other losses
+#: stay only where the validation tails show that they help (:meth:`ForecasterTrainingMixin.
+#: _mixed_losses_help`). See :doc:`/design_notes/forecaster_loss`.
 MIXED_LOSSES = ("mse", "mse", "mae")
 #: ... for series whose target values are all positive (on their own scale), where the sMAPE is
-#: defined: the second and third networks train on it instead, kept by the same test. On M4 Hourly's
-#: validation cut, seeds 0, 1: the third network on the sMAPE, ``("mse", "mse", "smape")``, moved sMAPE
-#: from 10.70 / 10.79 (the absolute-error network) to 10.40 / 10.46 and MASE from 0.876 / 0.868 to 0.876
-#: / 0.871; the second too gave sMAPE 10.25 / 10.27 and MASE 0.867 / 0.864 (MSIS 6.47 / 6.55 -> 6.56 /
-#: 6.60); all three on it, 10.21 / 10.28, MASE 0.862 / 0.871, MSIS 6.59 / 6.87.
+#: defined: the second and third networks train on it instead, kept by the same test.
 POSITIVE_MIXED_LOSSES = ("mse", "smape", "smape")
 #: ... by at least this much, as a mean log ratio of the tail errors (about 2 %).
 MIXED_LOSS_GAIN = 0.02
@@ -88,27 +78,14 @@ MIN_TAILS = 2
 
 #: ``initial_forecast="auto"`` does not try the level's start where the untrained network's seasonal
 #: naive forecast already has at most half the level's error on the tails (as a mean log ratio, and
-#: significantly): M4 Hourly's validation cut (where the level's start lost, sMAPE 10.70 -> 11.06)
-#: gave -94 %, tourism quarterly's -66 %, random walks' -75 %, ILI's -82 %; the ETT sets, whose
-#: validation parts the level's start forecast better, from -23 % (ETTh1 fitted with its validation
-#: part as the tail, T = 96) to +50 %.
+#: significantly). See :doc:`/design_notes/forecaster_initial_forecast`.
 UNTRAINED_NAIVE_GAIN = float(np.log(2.0))
 
-# the default context length: 96 (the long-horizon protocol's input), longer where the series' training
-# parts hold four windows or more, up to a week of hourly data (M4 Hourly: 168, OWA 0.563 against 0.631 at
-# 96; airline stays at 96: MSE 375-464 over seeds 0-2, against 503-606 with a quarter of its length). Where
-# the median training part is shorter than 96, a window that long would be mostly padding: two horizons
-# (N-BEATS's shortest lookback; older values still reach the forecast through the state), at most a third of
-# the median and at least 8. Tourism quarterly (h = 8), validation cut from the training part, seeds 0, 1,
-# 2, where a third of the median gave 25: 16 moved MAPE from 19.03 / 19.02 / 19.06 to 19.02 / 18.93 / 18.98,
-# sMAPE from 17.62 / 17.51 / 17.58 to 17.44 / 17.37 / 17.37 and MASE from 1.801 / 1.791 / 1.793 to 1.784 /
-# 1.776 / 1.775, MSIS from 14.53 / 14.60 / 14.53 to 14.91 / 14.76 / 14.86 (coverage 92.5-93.1 -> 93.8-94.1
-# %); cut one horizon earlier (23 by a third; the benchmark's --origin 2), MAPE 25.23 / 24.93 / 25.13 ->
-# 24.49 / 24.60 / 24.36, MASE 2.186 / 2.170 / 2.184 -> 2.152 / 2.156 / 2.138, MSIS 17.94 / 18.02 / 17.66 ->
-# 17.71 / 18.08 / 17.85 (the seasonal naive: MAPE 22.61, MASE 2.174). Twelve gave 19.25 (seed 0), 20 gave
-# 19.01 / 18.95 / 19.00 (MASE 1.794 / 1.795 / 1.785). (Before the weighed fallback and the linear share: a
-# third of the median 19.33 / 19.21 / 19.38, 16 gave 19.42 / 19.31 / 19.41 and 40 gave 19.68 / 19.75 /
-# 19.68; the first trials, one network: MAPE 22.0 at 96, 20.4-20.5 at 8 and 32, seasonal naive 21.2.)
+# the default context length: a quarter of the median training part, within 96 (the long-horizon
+# protocol's input) and 168 (a week of hourly data); where the median is shorter than 96, a window that
+# long would be mostly padding: two horizons (N-BEATS's shortest lookback; older values still reach the
+# forecast through the state), at most a third of the median and at least 8.
+# See docs/design_notes/forecaster_context_length.rst.
 _SHORT_CONTEXT_HORIZONS = 2
 _MIN_DEFAULT_CONTEXT, _MAX_DEFAULT_CONTEXT, _MIN_SHORT_CONTEXT = 96, 168, 8
 
@@ -235,10 +212,8 @@ class ForecasterTrainingMixin:
         one would be (its own initialisation, segment crops, shuffling, dropout, early stopping and
         best epochs' average), then joined into one :class:`~aaren_ts.nn.ensemble.ForecastEnsemble`
         whose net fine-tunes them together, from the learning rate the first member ended at; its
-        ``history`` holds every member's epochs in turn (the ``"member"`` of each row). (Trained
-        together instead, on the same segments with one early stop watching the mean's validation
-        loss, the members were no better on M4 Hourly's validation cut than one network: sMAPE
-        10.84 / 10.93 / 11.18 against 10.90 / 10.94 / 10.94, seeds 0, 1, 2.)
+        ``history`` holds every member's epochs in turn (the ``"member"`` of each row). See
+        :doc:`/design_notes/forecaster_ensemble_size`.
         """
 
         members, n_members, trained = [], int(self.n_estimators), trained or {}
@@ -340,15 +315,11 @@ class ForecasterTrainingMixin:
         without trying the level's start: where, before any training, the naive forecast forecasts
         the series' validation tails far better than each window's level (:func:`clear_gain` of the
         two untrained networks' tail errors in ``loss``, by at least ``UNTRAINED_NAIVE_GAIN``), so that
-        a network started from the level has a cycle to learn that the naive start is given (on M4
-        Hourly's validation cut, trained from the level, it stayed 13 % behind on the tails and lost
-        sMAPE 10.70 -> 11.06); and where fewer than ``MIN_TAILS`` series' channels have a tail, so
-        that no trial could tell the starts apart. (A single series then trained both starts and kept
-        both networks untested: on sktime's airline series, seeds 0, 1, 2, the level's network,
-        which has the yearly cycle to learn from 120 months, left the ensemble behind the seasonal
-        naive forecast on the tail and the forecaster fell back to it, test MSE 2571; from the naive
-        start, the network is kept.) The untrained networks are built aside from the random stream,
-        so the networks trained next are drawn as under ``initial_forecast="naive"``."""
+        a network started from the level has a cycle to learn that the naive start is given; and where
+        fewer than ``MIN_TAILS`` series' channels have a tail, so that no trial could tell the starts
+        apart (:doc:`/design_notes/forecaster_initial_forecast`). The untrained networks are built
+        aside from the random stream, so the networks trained next are drawn as under
+        ``initial_forecast="naive"``."""
         untrained = []
         for start in ("naive", "level"):
             with torch.random.fork_rng(devices=[]):
@@ -447,9 +418,7 @@ class ForecasterTrainingMixin:
                 return 0.0
             log_ratio = np.log(errors[:, scored] / errors[0, scored]).mean(axis=1)
             best = int(np.argmin(log_ratio))
-            # (significance alone: the blend costs nothing to stream, and on ETTh1's validation cut at
-            # T = 336 the tails' best share, 0.7, lowered their typical error by 1.4 % at t = -2.3, short
-            # of the 2 % asked of an extra network, and the validation part's MSE by 0.8 %)
+            # (significance alone, no minimum gain: the blend costs nothing to stream)
             helps, mean, t = clear_gain(errors[best, scored], errors[0, scored], min_gain=0.0)
             share = float(LINEAR_SHARES[best]) if helps else 0.0
             report.panel(
@@ -471,17 +440,8 @@ class ForecasterTrainingMixin:
         return share
 
     def _standardize(self, parts: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-        """Per-series ``(mean, scale)`` of shape ``(n_series, C)`` from each series' observed values.
-
-        (One scale per channel for the whole panel, the median of the series' own, so that the loss
-        weighs each series' errors on the log scale alike, as MAPE does, lost on tourism's validation
-        cut, seeds 0, 1, 2: MAPE 19.33 / 19.21 / 19.38 -> 20.00 / 19.83 / 19.89, MASE 1.837 / 1.826
-        / 1.831 -> 1.940 / 1.921 / 1.927. The other way, each series' targets divided by their mean
-        in-sample seasonal-naive error instead of their standard deviation, so that the loss weighs
-        errors as MASE does, lost too: MAPE 19.33 / 19.21 / 19.38 -> 19.68 / 19.78 / 19.78, MASE 1.837
-        / 1.826 / 1.831 -> 1.855 / 1.864 / 1.866; the geometric mean of the two scales gave 19.49 /
-        19.45 / 19.45 and 1.841 / 1.843 / 1.842.)
-        """
+        """Per-series ``(mean, scale)`` of shape ``(n_series, C)`` from each series' observed values
+        (:doc:`/design_notes/forecaster_scaling`)."""
         stats = [standardization(v, self.normalization == "standard") for v in parts]
         mean, scale = np.stack([m for m, _ in stats]), np.stack([s for _, s in stats])
         positions = self._static_positions()
@@ -709,9 +669,7 @@ class ForecasterTrainingMixin:
         Each channel of a series is judged on its own. Then every channel's spread factor is chosen on
         its tail, around the point forecast it will use, by the interval score
         (:func:`~aaren_ts.estimators._interval_spread.tail_intervals`): the head's spread is shared by
-        all series and fits none exactly (on M4 Hourly's test, seed 1, the longest series' intervals were
-        twice as wide as the seasonal naive's, and the fallen-back ones among them, rescaled by the naive
-        forecast's error relative to the network's, still three to six times). A log-scale channel
+        all series and fits none exactly (:doc:`/design_notes/forecaster_intervals`). A log-scale channel
         (``log_scale``, as :func:`~aaren_ts.estimators._interval_spread.tail_intervals` takes it) has
         its intervals scored in the series' units, where they are judged. A channel whose point
         forecast is the naive one takes the naive method's own intervals where they score better on its

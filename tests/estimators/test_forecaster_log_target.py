@@ -239,9 +239,9 @@ def test_auto_tries_the_own_scale_where_the_log_scale_beats_the_naive_forecast_n
     scales = []
     judge = _forecast_training.ForecasterTrainingMixin._judge_against_naive
 
-    def spy(self, series, n_train, log_scale=None):
+    def spy(self, series, n_train, log_scale=None, labels=None):
         scales.append(log_scale.copy())
-        return judge(self, series, n_train, log_scale)
+        return judge(self, series, n_train, log_scale, labels)
 
     monkeypatch.setattr(_forecast_training.ForecasterTrainingMixin, "_judge_against_naive", spy)
     # the network loses everywhere (so it becomes the naive forecast), whatever the scale
