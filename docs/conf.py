@@ -56,7 +56,9 @@ html_theme_options = {
     "footer_end": ["sphinx-version", "theme-version"],
 }
 # Pages without sub-pages get no (empty) left sidebar, so wide tables have the room.
-html_sidebars = {page: [] for page in ("index", "getting_started", "how_aaren_works", "results", "examples")}
+html_sidebars = {
+    page: [] for page in ("index", "getting_started", "how_aaren_works", "results", "measured", "examples")
+}
 html_title = f"aaren_ts {release}"
 html_show_sourcelink = False
 
