@@ -16,6 +16,9 @@ Usage::
 ``horizon`` values, and the forecaster sees only what comes before them): a second look at a choice,
 on data the first cut's fit was scored on.
 
+Each fit's decisions (``fit_report_``, a line per step) follow the table; ``--variant
+'skip_steps=["naive_fallback"]'`` measures what one step adds, the others as they are.
+
 ``--dataset random_walks`` is a simulated panel (``WALKS`` random walks) on which nothing beats the last
 value: the defaults must tie it (fall back), not lose to it; with ``--per-series 10`` each of the
 first ten walks is fitted alone (``fit CPU s`` then sums the fits and forecasts).
@@ -39,6 +42,7 @@ from _common import cpu_seconds, markdown_table, parse_variant, results_dir, tra
 
 from aaren_ts import AarenForecaster
 from aaren_ts.datasets import load_m4, load_tourism
+from aaren_ts.estimators import format_fit_report
 from aaren_ts.metrics import coverage, mape, mase, msis, smape
 
 #: The simulated panel: random walks, where no forecaster beats the last value (in expectation).
@@ -138,7 +142,7 @@ def main() -> None:
         parser.error(f"--origin must be at least 1, got {args.origin}")
     train, valid = _cut(y, data.horizon, args.origin)
     fh = list(range(1, data.horizon + 1))
-    rows = []
+    rows, reports = [], []
     naives = [("last value", 1)] + ([(f"seasonal naive (m = {data.sp})", data.sp)] if data.sp > 1 else [])
     for name, season in naives:
         point, lower, upper = _naive(train, valid, season)
@@ -152,6 +156,8 @@ def main() -> None:
             for part in parts:
                 forecaster = AarenForecaster(**params).fit(part)
                 networks.add(trained_networks(forecaster))
+                if not args.per_series:
+                    reports.append((text or "defaults", seed, format_fit_report(forecaster.fit_report_)))
                 pred.append(forecaster.predict(fh=fh))
                 interval = forecaster.predict_interval(fh=fh, coverage=0.95)
                 lower.append(interval.iloc[:, [0]])
@@ -187,6 +193,8 @@ def main() -> None:
         "",
         markdown_table(header, table),
     ]
+    for variant, seed, report in reports:
+        text += ["", f"## What the fit decided: {variant}, seed {seed}", "", "```text", report, "```"]
     suffix = f"_{args.per_series}_alone" if args.per_series else ""
     suffix += f"_origin{args.origin}" if args.origin > 1 else ""
     path = results_dir(args.output) / f"forecast_validation_{args.dataset}{suffix}.md"
