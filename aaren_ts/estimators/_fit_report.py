@@ -27,6 +27,7 @@ __all__ = [
     "FitReport",
     "FitStep",
     "format_fit_report",
+    "notable_decisions",
     "report_from_plain",
     "report_to_plain",
     "summarize_fit_report",
@@ -286,6 +287,53 @@ def format_fit_report(report: pd.DataFrame) -> str:
         cells += [cell.rjust(width) for cell, width in zip(line[2:], widths[2:], strict=True)]
         text.append("  ".join(cells).rstrip())
     return "\n".join(text)
+
+
+def notable_decisions(report: pd.DataFrame) -> list[str]:
+    """The decisions of ``report`` a user should hear of without asking, one readable sentence each:
+    series that forecast with the seasonal naive method instead of the network, a network trained
+    again on the series' own scale, and a combination with Theta.
+
+    Parameters
+    ----------
+    report : pandas.DataFrame
+        A table in the layout of ``AarenForecaster.fit_report_``.
+
+    Returns
+    -------
+    list of str
+        Empty where the fit kept the network for every series alone.
+    """
+    notes = []
+    steps = report.groupby("step", sort=False)
+    groups = {name: group for name, group in steps}
+    fallback = groups.get("naive_fallback")
+    if fallback is not None and len(fallback):
+        kind = fallback["decision"].str.split(" ").str[0]
+        naive, blend, total = int((kind == "naive").sum()), int((kind == "blend").sum()), len(fallback)
+        if naive == total:
+            notes.append(
+                "the network did not clearly beat the seasonal naive forecast on the validation tail of "
+                "any series, so every series forecasts with the seasonal naive method"
+            )
+        elif naive or blend:
+            notes.append(
+                f"{naive} of {total} series' channels forecast with the seasonal naive method and "
+                f"{blend} blend it with the network, where the network did not clearly beat it on their "
+                "validation tails"
+            )
+    retry = groups.get("own_scale_retry")
+    if retry is not None and retry["decision"].iloc[0].startswith("trained again"):
+        notes.append(
+            "the network was trained again on the series' own scale after the log scale kept no network"
+        )
+    theta = groups.get("theta_combination")
+    combined = theta["decision"].str.startswith("combined") if theta is not None else None
+    if combined is not None and combined.any():
+        partner = theta["decision"][combined].iloc[0].removeprefix("combined with ")
+        count = int(combined.sum())
+        notes.append(f"{count} of {len(theta)} series' channels combine the network with {partner}")
+    return notes
 
 
 _NUMBERS = list(REPORT_COLUMNS[4:])

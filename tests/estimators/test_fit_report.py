@@ -179,3 +179,28 @@ def test_tuple_series_ids_stay_one_label_each():
     assert list(frame["series"]) == [None, *[i for i in ids for _ in range(2)]]
     restored = report_from_plain(report_to_plain(frame, ids, ["x", "y"]), ids, ["x", "y"])
     pd.testing.assert_frame_equal(restored, frame)
+
+
+def test_notable_decisions_name_fallback_retry_and_combination():
+    from aaren_ts.estimators._fit_report import notable_decisions
+
+    ids, columns = ["a", "b", "c"], ["y"]
+    report = FitReport()
+    report.per_channel("naive_fallback", ids, columns, np.array([["network"], ["blend"], ["naive"]]))
+    report.panel("own_scale_retry", "not needed")
+    report.per_channel("theta_combination", ids, columns, np.array([["network alone"]] * 3))
+    assert notable_decisions(report.frame()) == [
+        "1 of 3 series' channels forecast with the seasonal naive method and 1 blend it with the network, "
+        "where the network did not clearly beat it on their validation tails"
+    ]
+    report.per_channel("naive_fallback", ids, columns, np.array([["naive"]] * 3))
+    report.panel("own_scale_retry", "trained again on the own scale")
+    combined = np.array([["combined with Theta"], ["network alone"], ["combined with Theta"]])
+    report.per_channel("theta_combination", ids, columns, combined)
+    notes = notable_decisions(report.frame())
+    assert len(notes) == 3 and "every series forecasts with the seasonal naive method" in notes[0]
+    assert "own scale" in notes[1]
+    assert notes[2].startswith("2 of 3 series' channels combine the network with Theta")
+    quiet = FitReport()
+    quiet.per_channel("naive_fallback", ids, columns, np.array([["network"]] * 3))
+    assert notable_decisions(quiet.frame()) == []
