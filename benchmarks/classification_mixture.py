@@ -49,7 +49,7 @@ from _common import markdown_table, parse_param, results_dir
 from classification import _load, _one_part, no_whole_series_floor
 from classification_validation import DATASETS, fold_splits, training_part
 
-from aaren_ts.estimators._classifier_kernels import WHOLE_SERIES_MIN_WEIGHT
+from aaren_ts.estimators.classification._kernels import WHOLE_SERIES_MIN_WEIGHT
 
 FLOORS = (0.0, 0.3, 0.5)
 WEIGHTS = (0.0, 0.3, 0.5, 1.0)

@@ -22,16 +22,6 @@ from aaren_ts._limits import MAX_STANDARDISED, first_beyond
 from aaren_ts.engine.classify import ClassifierStreams
 from aaren_ts.engine.early import best_threshold
 from aaren_ts.estimators._base import AarenEstimatorMixin, standardization
-from aaren_ts.estimators._classifier_early import AUTO_THRESHOLD_FLOOR, EarlyClassifierMixin
-from aaren_ts.estimators._classifier_fitted import FittedClassifierMixin
-from aaren_ts.estimators._classifier_kernels import (
-    fit_kernel_head,
-    fit_network_share,
-    held_out_staged_proba,
-    kernel_config,
-    mixture_split,
-)
-from aaren_ts.estimators._classifier_streaming import StreamingClassifierMixin
 from aaren_ts.estimators._docs import document_shared_parameters
 from aaren_ts.estimators._inputs import SKLEARN_EXPECTED_FAILED_CHECKS, Panel, coerce_labels, to_panel
 from aaren_ts.estimators._params import (
@@ -45,6 +35,16 @@ from aaren_ts.estimators._params import (
 )
 from aaren_ts.estimators._skorch import make_train_split, print_epoch_line, torch_seed
 from aaren_ts.estimators._weight_averaging import join_members, unwrapped_network
+from aaren_ts.estimators.classification._early import AUTO_THRESHOLD_FLOOR, EarlyClassifierMixin
+from aaren_ts.estimators.classification._fitted import FittedClassifierMixin
+from aaren_ts.estimators.classification._kernels import (
+    fit_kernel_head,
+    fit_network_share,
+    held_out_staged_proba,
+    kernel_config,
+    mixture_split,
+)
+from aaren_ts.estimators.classification._streaming import StreamingClassifierMixin
 from aaren_ts.nn.classify import READOUTS, ClassificationLoss, ClassifierModule, position_periods
 from aaren_ts.nn.ensemble import ClassifierEnsemble, member_kernels, member_seed
 
@@ -507,10 +507,10 @@ class AarenClassifier(
         classifier seeded with :func:`~aaren_ts.nn.ensemble.member_seed` would train them (``k = 0``:
         this classifier's own seed), its mixture with the kernels chosen on the series ``mixture``
         against ``half_network()``, the network on half of them that every member shares
-        (:func:`~aaren_ts.estimators._classifier_kernels.fit_network_share`); with ``held_out``, also
+        (:func:`~aaren_ts.estimators.classification._kernels.fit_network_share`); with ``held_out``, also
         the class probabilities after every step of the series ``mixture[1]`` from the member as it
         would be trained on the series ``mixture[0]``
-        (:func:`~aaren_ts.estimators._classifier_kernels.held_out_staged_proba`), else ``None``."""
+        (:func:`~aaren_ts.estimators.classification._kernels.held_out_staged_proba`), else ``None``."""
         seed = member_seed(torch_seed(self.random_state), k)
         if self.verbose and int(self.n_estimators) > 1:
             print_epoch_line(f"Training network {k + 1} of {self.n_estimators}")

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from aaren_ts import AarenClassifier
-from aaren_ts.estimators._classifier_kernels import (
+from aaren_ts.estimators.classification._kernels import (
     WHOLE_SERIES_MIN_WEIGHT,
     KernelHalf,
     _fitting,

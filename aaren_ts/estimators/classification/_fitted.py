@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from aaren_ts.engine.classify import ClassifierStreams
-from aaren_ts.estimators._classifier_early import AUTO_THRESHOLD_FLOOR
+from aaren_ts.estimators.classification._early import AUTO_THRESHOLD_FLOOR
 
 __all__ = ["FittedClassifierMixin"]
 
