@@ -45,7 +45,8 @@ from aaren_ts.estimators.classification._kernels import (
     mixture_split,
 )
 from aaren_ts.estimators.classification._streaming import StreamingClassifierMixin
-from aaren_ts.nn.classify import READOUTS, ClassificationLoss, ClassifierModule, position_periods
+from aaren_ts.nn.classify import READOUTS, ClassifierModule, position_periods
+from aaren_ts.nn.classify_loss import ClassificationLoss
 from aaren_ts.nn.ensemble import ClassifierEnsemble, member_kernels, member_seed
 
 __all__ = ["SKLEARN_EXPECTED_FAILED_CHECKS", "AarenClassifier"]
