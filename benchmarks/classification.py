@@ -180,8 +180,8 @@ def whole_series_floors(
     """Accuracy % of ``clf``, fitted with no floor on the network's weight after the whole series
     (``WHOLE_SERIES_MIN_WEIGHT`` 0, see :func:`no_whole_series_floor`), had it been fitted with each of
     ``floors``: every member's weights raised to the floor as ``fit`` raises them
-    (:func:`~aaren_ts.estimators._classifier_kernels.raise_to_floor`), and restored after."""
-    from aaren_ts.estimators._classifier_kernels import raise_to_floor
+    (:func:`~aaren_ts.estimators.classification._kernels.raise_to_floor`), and restored after."""
+    from aaren_ts.estimators.classification._kernels import raise_to_floor
 
     scores = []
     with _mixture_restored(clf) as saved:
@@ -199,9 +199,9 @@ def no_whole_series_floor() -> Any:
     after the whole series, for :func:`whole_series_floors`."""
     from unittest import mock
 
-    from aaren_ts.estimators import _classifier_kernels
+    from aaren_ts.estimators.classification import _kernels
 
-    return mock.patch.object(_classifier_kernels, "WHOLE_SERIES_MIN_WEIGHT", 0.0)
+    return mock.patch.object(_kernels, "WHOLE_SERIES_MIN_WEIGHT", 0.0)
 
 
 def run_aaren(

@@ -49,7 +49,8 @@ from _common import markdown_table, parse_param, results_dir
 from classification import _load, _one_part, no_whole_series_floor
 from classification_validation import DATASETS, fold_splits, training_part
 
-from aaren_ts.estimators._classifier_kernels import WHOLE_SERIES_MIN_WEIGHT
+from aaren_ts.estimators.classification._inference import inference_batches
+from aaren_ts.estimators.classification._kernels import WHOLE_SERIES_MIN_WEIGHT
 
 FLOORS = (0.0, 0.3, 0.5)
 WEIGHTS = (0.0, 0.3, 0.5, 1.0)
@@ -84,7 +85,7 @@ def member_parts(clf: Any, X: list[np.ndarray]) -> dict[str, np.ndarray]:
         with _one_part(clf, network_weight):
             for member in members:
                 out = []
-                for _, x, mask in clf._batches(values, lengths):
+                for _, x, mask in inference_batches(values, lengths, clf.batch_size, clf._device()):
                     _, state = member.encode(x, mask, every_step=False)
                     if whole_map:
                         features = _whole_map_features(member, state)

@@ -259,17 +259,17 @@ def test_whole_series_floors_score_what_fit_would_have_set() -> None:
     """Fitted without the floor, each floor's accuracy is that of the weights ``fit`` sets with it: the
     floor 0 is the fit as it is, the floor 1 the network alone after the whole series."""
     from aaren_ts import AarenClassifier
-    from aaren_ts.estimators import _classifier_kernels
+    from aaren_ts.estimators.classification import _kernels
 
     rng = np.random.default_rng(3)
     X = rng.normal(size=(48, 2, 24)).astype("float32")
     y = np.where(X[:, 0, :8].mean(axis=1) > 0, "up", "down")
     small = {"d_model": 8, "n_heads": 2, "n_layers": 1, "d_ff": 16, "max_epochs": 2, "random_state": 0}
-    floor = _classifier_kernels.WHOLE_SERIES_MIN_WEIGHT
+    floor = _kernels.WHOLE_SERIES_MIN_WEIGHT
     with classification.no_whole_series_floor():
-        assert _classifier_kernels.WHOLE_SERIES_MIN_WEIGHT == 0.0
+        assert _kernels.WHOLE_SERIES_MIN_WEIGHT == 0.0
         clf = AarenClassifier(n_random_features=500, **small).fit(X, y)
-    assert _classifier_kernels.WHOLE_SERIES_MIN_WEIGHT == floor > 0.0  # (restored)
+    assert _kernels.WHOLE_SERIES_MIN_WEIGHT == floor > 0.0  # (restored)
     members = clf.net_.module_.members
     chosen = [float(m.head_weight[-1]) for m in members]
     before = clf.predict_proba(X)
@@ -420,7 +420,7 @@ def test_mixture_rules_reproduce_the_classifier() -> None:
     import classification_mixture
 
     from aaren_ts import AarenClassifier
-    from aaren_ts.estimators._classifier_kernels import _running_means
+    from aaren_ts.estimators.classification._kernels import _running_means
     from aaren_ts.nn.ensemble import member_networks
 
     rng = np.random.default_rng(1)

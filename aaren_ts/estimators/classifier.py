@@ -1,15 +1,14 @@
 """``AarenClassifier``: time-series classification with Aaren, an sktime and sklearn classifier.
 
-See :class:`AarenClassifier`.
+See :class:`AarenClassifier`. The parts it is built from (training, the skorch nets, inference, the
+random kernels, streams, early classification, persistence) are in
+:mod:`aaren_ts.estimators.classification`.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 import os
-import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -18,20 +17,8 @@ import pandas as pd
 import torch
 from sktime.classification.base import BaseClassifier
 
-from aaren_ts._limits import MAX_STANDARDISED, first_beyond
 from aaren_ts.engine.classify import ClassifierStreams
-from aaren_ts.engine.early import best_threshold
 from aaren_ts.estimators._base import AarenEstimatorMixin, standardization
-from aaren_ts.estimators._classifier_early import AUTO_THRESHOLD_FLOOR, EarlyClassifierMixin
-from aaren_ts.estimators._classifier_fitted import FittedClassifierMixin
-from aaren_ts.estimators._classifier_kernels import (
-    fit_kernel_head,
-    fit_network_share,
-    held_out_staged_proba,
-    kernel_config,
-    mixture_split,
-)
-from aaren_ts.estimators._classifier_streaming import StreamingClassifierMixin
 from aaren_ts.estimators._docs import document_shared_parameters
 from aaren_ts.estimators._inputs import SKLEARN_EXPECTED_FAILED_CHECKS, Panel, coerce_labels, to_panel
 from aaren_ts.estimators._params import (
@@ -43,23 +30,22 @@ from aaren_ts.estimators._params import (
     Options,
     PositiveInt,
 )
-from aaren_ts.estimators._skorch import make_train_split, print_epoch_line, torch_seed
-from aaren_ts.estimators._weight_averaging import join_members, unwrapped_network
-from aaren_ts.nn.classify import READOUTS, ClassificationLoss, ClassifierModule, position_periods
-from aaren_ts.nn.ensemble import ClassifierEnsemble, member_kernels, member_seed
+from aaren_ts.estimators._skorch import torch_seed
+from aaren_ts.estimators.classification._early import EarlyClassifierMixin
+from aaren_ts.estimators.classification._fitted import FittedClassifierMixin
+from aaren_ts.estimators.classification._inference import final_proba, scaled_values, staged_proba
+from aaren_ts.estimators.classification._kernels import kernel_config, mixture_split
+from aaren_ts.estimators.classification._net import ClassifierNets
+from aaren_ts.estimators.classification._streaming import StreamingClassifierMixin
+from aaren_ts.estimators.classification._training import (
+    ClassifierTraining,
+    position_frequencies,
+    validation_fraction,
+)
+from aaren_ts.nn.classify import READOUTS, ClassifierModule, position_periods
+from aaren_ts.nn.ensemble import ClassifierEnsemble
 
 __all__ = ["SKLEARN_EXPECTED_FAILED_CHECKS", "AarenClassifier"]
-
-
-#: The part of the training data held out for early stopping when ``validation_fraction`` is ``None``
-#: (sklearn's ``MLPClassifier`` default).
-EARLY_STOPPING_FRACTION = 0.1
-#: The half-data network the kernel mixture is weighed against trains this fraction of ``max_epochs``
-#: (at least one; its learning-rate schedule as long). See :doc:`/design_notes/classifier_half_network`
-#: for the evidence behind the fraction.
-HALF_NETWORK_EPOCH_FRACTION = 0.5
-#: ``position_frequencies="auto"``'s count for the network alone (``n_random_features=0``).
-AUTO_POSITION_FREQUENCIES = 8
 
 
 @document_shared_parameters
@@ -375,27 +361,8 @@ class AarenClassifier(
         return [pd.DataFrame(panel.values[i, : panel.lengths[i]]) for i in range(panel.n_instances)]
 
     def _scaled(self, panel: Panel, name: str = "X") -> tuple[np.ndarray, np.ndarray]:
-        """Scaled, zero-padded values ``(n, T, C)`` float32 and lengths.
-
-        Raises
-        ------
-        ValueError
-            If a value lies more than :data:`~aaren_ts._limits.MAX_STANDARDISED` standard deviations
-            from its channel's training mean: the network computes in float32, where such a value
-            overflows and gives NaN probabilities (and a stream that took it NaN for good).
-        """
-        standardised = (panel.values - self.channel_mean_) / self.channel_scale_
-        standardised = np.where(panel.mask()[..., None], standardised, 0.0)
-        index = first_beyond(standardised)
-        if index is not None:
-            series, t, channel = index
-            raise ValueError(
-                f"{name}: the value {panel.values[index]:.6g} (series {series}, channel {channel}, time "
-                f"point {t}) lies {abs(standardised[index]):.3g} standard deviations from the channel's "
-                f"training mean; the network computes in float32 and takes at most {MAX_STANDARDISED:.0e}, "
-                "as larger values would overflow into NaN probabilities: check the value and its units"
-            )
-        return standardised.astype(np.float32), panel.lengths
+        """Scaled, zero-padded values ``(n, T, C)`` float32 and lengths (:func:`.scaled_values`)."""
+        return scaled_values(panel, self.channel_mean_, self.channel_scale_, name)
 
     # ================================================================== fit
     def fit(self, X: Any, y: Any) -> AarenClassifier:
@@ -443,176 +410,24 @@ class AarenClassifier(
         self.channel_scale_ = scale.astype(np.float32)
         values, lengths = self._scaled(panel)
         codes = np.searchsorted(self.classes_, y).astype(np.int64)
-        fraction = self.validation_fraction
-        if self.early_stopping and fraction is None:
-            fraction = EARLY_STOPPING_FRACTION
-        split = make_train_split(codes, fraction, torch_seed(self.random_state))
-        if self.early_stopping and split is None:
-            warnings.warn(
-                f"early_stopping=True, but {len(codes)} training series are too few to hold out "
-                f"validation_fraction={fraction} of them with every class on both sides; training runs "
-                f"all max_epochs={self.max_epochs} epochs",
-                UserWarning,
-                stacklevel=4,  # the caller of fit (through sktime's fit)
-            )
         seed = torch_seed(self.random_state)
+        fraction = validation_fraction(
+            self.validation_fraction, bool(self.early_stopping), codes, seed, self.max_epochs
+        )
         self.random_kernels_ = kernel_config(lengths, int(self.n_random_features), seed)
-        self.position_periods_ = position_periods(float(np.median(lengths)), self._position_frequencies())
+        frequencies = position_frequencies(self.position_frequencies, self.n_random_features)
+        self.position_periods_ = position_periods(float(np.median(lengths)), frequencies)
         mixture = mixture_split(codes, seed) if self.random_kernels_ is not None else None
-        # one network on half of the series, trained (by member 0) the first time a member asks
-        half_network = functools.cache(
-            functools.partial(
-                self._fit_part,
-                values,
-                lengths,
-                codes,
-                fraction,
-                seed,
-                None if mixture is None else mixture[0],
-            )
-        )
-        auto = self.probability_threshold == "auto" and mixture is not None
-        fitted = [
-            self._fit_member(values, lengths, codes, fraction, mixture, half_network, k, auto)
-            for k in range(int(self.n_estimators))
-        ]
-        members = [net for net, _ in fitted]
-        self.probability_threshold_ = self._choose_threshold(
-            [held_out for _, held_out in fitted], lengths, codes, mixture
-        )
-        self.net_ = members[0] if len(members) == 1 else self._join_members(members)
+        training = ClassifierTraining(
+            ClassifierNets.of(self), self._torch_context, values, lengths, codes, fraction, seed, mixture,
+            int(self.max_epochs), int(self.n_estimators), int(self.verbose),
+        )  # fmt: skip
+        trained = training.train(self.probability_threshold, int(self.consecutive_predictions))
+        self.probability_threshold_ = trained.probability_threshold
+        self.net_ = trained.net
         self.net_.module_.eval()
         self.streams_ = ClassifierStreams(self.net_.module_, self._device())
         return self
-
-    def _position_frequencies(self) -> int:
-        """``position_frequencies``, ``"auto"`` resolved: 8 for the network alone, 0 beside the random
-        kernels (:doc:`/design_notes/classifier_position` says why)."""
-        if self.position_frequencies == "auto":
-            return AUTO_POSITION_FREQUENCIES if int(self.n_random_features) == 0 else 0
-        return int(self.position_frequencies)
-
-    def _fit_member(
-        self,
-        values: np.ndarray,
-        lengths: np.ndarray,
-        codes: np.ndarray,
-        fraction: float | None,
-        mixture: tuple[np.ndarray, np.ndarray] | None,
-        half_network: Callable[[], ClassifierModule],
-        k: int,
-        held_out: bool = False,
-    ) -> tuple[Any, np.ndarray | None]:
-        """The skorch net of the ensemble's member ``k``: its network and random kernels trained as a
-        classifier seeded with :func:`~aaren_ts.nn.ensemble.member_seed` would train them (``k = 0``:
-        this classifier's own seed), its mixture with the kernels chosen on the series ``mixture``
-        against ``half_network()``, the network on half of them that every member shares
-        (:func:`~aaren_ts.estimators._classifier_kernels.fit_network_share`); with ``held_out``, also
-        the class probabilities after every step of the series ``mixture[1]`` from the member as it
-        would be trained on the series ``mixture[0]``
-        (:func:`~aaren_ts.estimators._classifier_kernels.held_out_staged_proba`), else ``None``."""
-        seed = member_seed(torch_seed(self.random_state), k)
-        if self.verbose and int(self.n_estimators) > 1:
-            print_epoch_line(f"Training network {k + 1} of {self.n_estimators}")
-        train_split = make_train_split(codes, fraction, seed)
-        kernels = member_kernels(self.random_kernels_, k)
-        net = self._build_classifier_net(
-            train_split, batch_size=min(int(self.batch_size), len(codes)), random_kernels=kernels
-        )
-        with self._torch_context(seed=True, member=k):
-            net.initialize()
-            if kernels is not None:
-                # (data-parallel training has wrapped the network already: the kernels are its own)
-                network = unwrapped_network(net)
-                kernel_half = fit_kernel_head(network, values, lengths, codes, seed, mixture)
-            net.partial_fit({"x": values, "lengths": lengths}, codes)
-            staged = None
-            if kernels is not None:
-                fit_network_share(network, half_network, values, lengths, codes, mixture, kernel_half)
-                if held_out and mixture is not None and kernel_half is not None:
-                    rows = mixture[1]
-                    staged = held_out_staged_proba(
-                        network, half_network(), kernel_half, values[rows], lengths[rows]
-                    )
-        return net, staged
-
-    def _choose_threshold(
-        self, staged: list[np.ndarray | None], lengths: np.ndarray, codes: np.ndarray, mixture: Any
-    ) -> float:
-        """``probability_threshold``, ``"auto"`` resolved (:doc:`/design_notes/classifier_early`): the
-        threshold of :data:`~aaren_ts.engine.early.THRESHOLD_GRID` whose rule best classifies the
-        held-out half's series early with the members' mean probabilities ``staged``, at least
-        ``AUTO_THRESHOLD_FLOOR``, which it is without them."""
-        if self.probability_threshold != "auto":
-            return float(self.probability_threshold)
-        if any(part is None for part in staged) or mixture is None:
-            return AUTO_THRESHOLD_FLOOR
-        rows = mixture[1]
-        threshold, _ = best_threshold(
-            torch.as_tensor(np.mean(staged, axis=0)),
-            torch.as_tensor(lengths[rows], dtype=torch.int64),
-            torch.as_tensor(codes[rows]),
-            int(self.consecutive_predictions),
-        )
-        return max(threshold, AUTO_THRESHOLD_FLOOR)
-
-    def _join_members(self, members: list[Any]) -> Any:
-        """One skorch net of a :class:`~aaren_ts.nn.ensemble.ClassifierEnsemble` holding the trained
-        ``members``' networks; its ``history`` holds every member's epochs in turn (the ``"member"``
-        of each row)."""
-        return join_members(self._build_classifier_net(with_callbacks=False).initialize(), members)
-
-    def _fit_part(
-        self, values: Any, lengths: Any, codes: Any, fraction: Any, seed: int | None, rows: Any
-    ) -> ClassifierModule:
-        """A network (without the kernels) trained as the classifier's own on the training ``rows``."""
-        if self.verbose:
-            print_epoch_line(f"Training a network on {len(rows)} series to weigh it against the kernels")
-        split = make_train_split(codes[rows], fraction, seed)
-        epochs = max(1, round(int(self.max_epochs) * HALF_NETWORK_EPOCH_FRACTION))
-        net = self._build_classifier_net(
-            split,
-            batch_size=min(int(self.batch_size), len(rows)),
-            random_kernels=None,
-            own_use=True,
-            max_epochs=epochs,
-        ).initialize()
-        net.partial_fit({"x": values[rows], "lengths": lengths[rows]}, codes[rows])
-        return unwrapped_network(net)
-
-    def _build_classifier_net(
-        self, train_split: Any = None, with_callbacks: bool = True, batch_size: int | None = None,
-        random_kernels: Any = "fitted", own_use: bool = False, max_epochs: int | None = None,
-    ) -> Any:  # fmt: skip
-        """The skorch net of this classifier: one network with ``random_kernels`` (a member's, or
-        ``None``), or with ``"fitted"`` (default) the classifier's own, a
-        :class:`~aaren_ts.nn.ensemble.ClassifierEnsemble` when ``n_estimators > 1``."""
-        from skorch import NeuralNetClassifier
-
-        module: type[torch.nn.Module] = ClassifierModule
-        module_params: dict[str, Any] = {
-            "n_channels": int(self.n_channels_),
-            "n_classes": int(self.n_classes_),
-            "encoder": dataclasses.replace(self._encoder_config(), fast_dropout=True),
-            "readout": self.readout,
-            "kernel_size": int(self.kernel_size),
-            "dilations": None if self.dilations is None else tuple(int(d) for d in self.dilations),
-            "step_outputs": float(self.prefix_weight) > 0.0,
-            "random_kernels": self.random_kernels_ if random_kernels == "fitted" else random_kernels,
-            "position_periods": self.position_periods_,
-        }
-        if random_kernels == "fitted" and int(self.n_estimators) > 1:
-            module, module_params = ClassifierEnsemble, {"n_members": int(self.n_estimators), **module_params}
-        loss = functools.partial(
-            ClassificationLoss,
-            label_smoothing=float(self.label_smoothing),
-            prefix_weight=float(self.prefix_weight),
-        )
-        batches = {"batch_size": int(batch_size or self.batch_size), "classes": np.arange(self.n_classes_)}
-        return self._build_net(
-            NeuralNetClassifier, module, module_params, loss, train_split, with_callbacks,
-            own_use, max_epochs=max_epochs, **batches,
-        )  # fmt: skip
 
     # ================================================================== prediction
     def _require_network(self, what: str) -> None:
@@ -636,31 +451,12 @@ class AarenClassifier(
     def _device(self) -> torch.device:
         return next(self.net_.module_.parameters()).device
 
-    def _batches(
-        self, values: np.ndarray, lengths: np.ndarray
-    ) -> Iterator[tuple[slice, torch.Tensor, torch.Tensor]]:
-        step = max(256, int(self.batch_size))
-        device = self._device()
-        for start in range(0, len(lengths), step):
-            sl = slice(start, start + step)
-            t_max = max(int(lengths[sl].max()), 1)
-            x = torch.as_tensor(values[sl, :t_max], device=device)
-            mask = torch.arange(t_max, device=device).unsqueeze(0) < torch.as_tensor(
-                lengths[sl], device=device
-            ).unsqueeze(1)
-            yield sl, x, mask
-
     @torch.no_grad()
     def _proba_from_panel(self, panel: Panel) -> np.ndarray:
         module = self.net_.module_.eval()
         values, lengths = self._scaled(panel)
-        out = np.empty((panel.n_instances, self.n_classes_))
         with self._torch_context():
-            for sl, x, mask in self._batches(values, lengths):
-                _, state = module.encode(x, mask, every_step=False)
-                probs = torch.softmax(module.logits(module.current_features(state)), dim=-1)
-                out[sl] = probs.double().cpu().numpy()
-        return out
+            return final_proba(module, values, lengths, self.n_classes_, int(self.batch_size), self._device())
 
     def _predict_proba(self, X: Any) -> np.ndarray:
         return self._proba_from_panel(to_panel(X))
@@ -713,14 +509,11 @@ class AarenClassifier(
         panel = self._panel(X)
         module = self.net_.module_.eval()
         values, lengths = self._scaled(panel)
-        staged = np.empty((panel.n_instances, panel.max_length, self.n_classes_))
+        batch_size, device = int(self.batch_size), self._device()
         with self._torch_context():
-            for sl, x, mask in self._batches(values, lengths):
-                z, _ = module.encode(x, mask)
-                probs = torch.softmax(module.logits(z), dim=-1).double().cpu().numpy()
-                t_b = probs.shape[1]
-                staged[sl, :t_b] = probs
-                staged[sl, t_b:] = probs[:, -1:]
+            staged = staged_proba(
+                module, values, lengths, panel.max_length, self.n_classes_, batch_size, device
+            )
         for t in range(panel.max_length):
             yield staged[:, t].copy()
 
@@ -737,31 +530,9 @@ class AarenClassifier(
         """Tiny configurations for sktime's test suite, seconds to fit (``parameter_set`` is not used;
         the random kernels in ten dilation slots, one threshold each; the second with the step's
         position)."""
+        tiny = dict(d_model=8, n_heads=2, n_layers=1, d_ff=16, n_random_features=840, device="cpu")
+        second = {"readout": "last", "backbone": "transformer", "validation_fraction": None}
         return [
-            {
-                "d_model": 8,
-                "n_heads": 2,
-                "n_layers": 1,
-                "d_ff": 16,
-                "max_epochs": 2,
-                "batch_size": 16,
-                "n_estimators": 1,
-                "n_random_features": 840,
-                "device": "cpu",
-                "random_state": 0,
-            },
-            {
-                "d_model": 8,
-                "n_heads": 2,
-                "n_layers": 1,
-                "d_ff": 16,
-                "max_epochs": 3,
-                "readout": "last",
-                "backbone": "transformer",
-                "validation_fraction": None,
-                "n_random_features": 840,
-                "position_frequencies": 4,
-                "device": "cpu",
-                "random_state": 1,
-            },
+            {**tiny, "max_epochs": 2, "batch_size": 16, "n_estimators": 1, "random_state": 0},
+            {**tiny, "max_epochs": 3, **second, "position_frequencies": 4, "random_state": 1},
         ]

@@ -29,6 +29,9 @@ both the factor and the head's weight chosen per prefix length (:meth:`Classifie
 a network trained on whole series is overconfident after a few steps, and the better model of the two
 differs from one prefix length to the next); in training mode the head's alone, so the network trains
 as it would without them.
+
+The network's training loss, :class:`~aaren_ts.nn.classify_loss.ClassificationLoss`, is in
+:mod:`aaren_ts.nn.classify_loss` (also importable from here).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from typing import Any, NamedTuple
 import torch
 from torch import nn
 
+from aaren_ts.nn.classify_loss import ClassificationLoss, StepLogits
 from aaren_ts.nn.config import EncoderConfig
 from aaren_ts.nn.dropout import Dropout
 from aaren_ts.nn.factory import make_encoder
@@ -122,8 +126,9 @@ class ClassifierModule(nn.Module):
         ``receptive_field = (kernel_size - 1) * max(dilations) + 1``.
     step_outputs : bool, default=False
         What :meth:`forward` returns: the logits at each series' last real step (``False``), or the
-        :class:`StepLogits` (those, plus the logits at every step and the mask of real steps) that a
-        loss on every prefix (:class:`ClassificationLoss` with ``prefix_weight > 0``) needs.
+        :class:`~aaren_ts.nn.classify_loss.StepLogits` (those, plus the logits at every step and the
+        mask of real steps) that a loss on every prefix
+        (:class:`~aaren_ts.nn.classify_loss.ClassificationLoss` with ``prefix_weight > 0``) needs.
     random_kernels : dict or None, default=None
         The arguments of a :class:`~aaren_ts.nn.rocket.RandomKernelFeatures` (``dilations``,
         ``n_biases``, ``seed``) whose class distribution is mixed with the head's in eval mode, and
@@ -538,7 +543,8 @@ class ClassifierModule(nn.Module):
         return torch.logaddexp(own + torch.log(weight), kernels + torch.log1p(-weight))
 
     def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor | StepLogits:
-        """Logits at each series' last real step (with ``step_outputs``: a :class:`StepLogits`).
+        """Logits at each series' last real step (with ``step_outputs``: a
+        :class:`~aaren_ts.nn.classify_loss.StepLogits`).
 
         ``x`` is ``(batch, T, C)`` zero-padded and ``lengths`` ``(batch,)``.
 
@@ -557,69 +563,3 @@ class ClassifierModule(nn.Module):
         steps = self.logits(z)
         last = steps[torch.arange(x.shape[0], device=x.device), (lengths - 1).clamp_min(0)]
         return StepLogits(last, steps, mask)
-
-
-class StepLogits(NamedTuple):
-    """What :meth:`ClassifierModule.forward` returns with ``step_outputs=True``.
-
-    A tuple whose first entry is the final logits, so skorch's inference (which keeps the first entry
-    of a tuple) sees the same thing as without ``step_outputs``.
-
-    Attributes
-    ----------
-    last : torch.Tensor
-        ``(batch, n_classes)`` logits at each series' last real step.
-    steps : torch.Tensor
-        ``(batch, T, n_classes)`` logits after every step (each from that step's prefix only).
-    mask : torch.Tensor
-        Bool ``(batch, T)``, True at real steps.
-    """
-
-    last: torch.Tensor
-    steps: torch.Tensor
-    mask: torch.Tensor
-
-
-class ClassificationLoss:
-    """Training loss of :class:`ClassifierModule` (skorch's ``criterion``): cross-entropy of the logits.
-
-    With ``prefix_weight = w > 0`` (and a module built with ``step_outputs=True``) the loss is
-    ``(1 - w) * CE(final logits) + w * mean_t CE(logits after step t)``, the mean running over the
-    real steps of every series, each series weighted equally: the class distribution is then trained
-    to be right after every prefix, not only at the end (early classification).
-
-    A plain callable, not a ``torch.nn.Module``: it has no parameters, so data-parallel training
-    (Accelerate) has nothing of it to wrap.
-
-    Parameters
-    ----------
-    label_smoothing : float, default=0.0
-        As :func:`torch.nn.functional.cross_entropy`'s.
-    prefix_weight : float, default=0.0
-        Weight ``w`` in ``[0, 1]`` of the loss on every prefix.
-    """
-
-    def __init__(self, label_smoothing: float = 0.0, prefix_weight: float = 0.0) -> None:
-        self.label_smoothing = label_smoothing
-        self.prefix_weight = prefix_weight
-
-    def __call__(self, logits: torch.Tensor | StepLogits, target: torch.Tensor) -> torch.Tensor:
-        if not isinstance(logits, StepLogits):
-            return self._cross_entropy(logits, target)
-        final = self._cross_entropy(logits.last, target)
-        w = float(self.prefix_weight)
-        if w == 0.0:
-            return final
-        steps, mask = logits.steps, logits.mask
-        per_step = torch.nn.functional.cross_entropy(
-            steps.transpose(1, 2),  # (batch, n_classes, T)
-            target.unsqueeze(1).expand(mask.shape),
-            label_smoothing=self.label_smoothing,
-            reduction="none",
-        )
-        m = mask.to(per_step.dtype)
-        per_series = (per_step * m).sum(dim=1) / m.sum(dim=1).clamp_min(1.0)
-        return (1.0 - w) * final + w * per_series.mean()
-
-    def _cross_entropy(self, logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-        return torch.nn.functional.cross_entropy(logits, target, label_smoothing=self.label_smoothing)

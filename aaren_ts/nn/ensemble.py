@@ -31,7 +31,8 @@ from typing import Any, NamedTuple
 import torch
 from torch import nn
 
-from aaren_ts.nn.classify import ClassifierModule, StepLogits, StreamState
+from aaren_ts.nn.classify import ClassifierModule, StreamState
+from aaren_ts.nn.classify_loss import StepLogits
 from aaren_ts.nn.forecast import Forecast, ForecastNet, WindowHistory, future_effect
 from aaren_ts.nn.heads import DistributionHead
 
@@ -267,7 +268,7 @@ class ClassifierEnsemble(nn.Module):
 
     def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor | StepLogits:
         """The log of the mean of the members' class distributions at each series' last real step
-        (with ``step_outputs``: after every step too, a :class:`~aaren_ts.nn.classify.StepLogits`)."""
+        (with ``step_outputs``: after every step too, a :class:`~aaren_ts.nn.classify_loss.StepLogits`)."""
         outputs = [member(x, lengths) for member in self.members]
         if not isinstance(outputs[0], StepLogits):
             return self._mean_distribution(outputs)

@@ -17,7 +17,7 @@ from aaren_ts.engine.early import (
     decide_staged,
     harmonic_mean,
 )
-from aaren_ts.estimators.classifier import AUTO_THRESHOLD_FLOOR
+from aaren_ts.estimators.classification._early import AUTO_THRESHOLD_FLOOR
 from aaren_ts.nn.classify import ClassificationLoss, StepLogits
 from tests._params import TINY_NETWORK
 

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from aaren_ts import AarenClassifier
-from aaren_ts.estimators._classifier_kernels import (
+from aaren_ts.estimators.classification._kernels import (
     WHOLE_SERIES_MIN_WEIGHT,
     KernelHalf,
     _fitting,
@@ -18,7 +18,8 @@ from aaren_ts.estimators._classifier_kernels import (
     kernel_config,
     mixture_split,
 )
-from aaren_ts.estimators.classifier import HALF_NETWORK_EPOCH_FRACTION
+from aaren_ts.estimators.classification._net import ClassifierNets
+from aaren_ts.estimators.classification._training import HALF_NETWORK_EPOCH_FRACTION
 from aaren_ts.nn import EncoderConfig
 from aaren_ts.nn.classify import ClassifierModule
 from tests._params import TINY_NETWORK
@@ -183,13 +184,13 @@ def test_the_half_data_network_trains_half_the_epochs_on_a_schedule_as_long(
     y = np.arange(24) % 2
     X = rng.normal(size=(24, 2, 16)).astype(np.float32)
     built = []
-    build = AarenClassifier._build_classifier_net
+    build = ClassifierNets.build
 
-    def spy(self: AarenClassifier, *args: object, **kwargs: object) -> object:
+    def spy(self: ClassifierNets, *args: object, **kwargs: object) -> object:
         built.append((kwargs.get("random_kernels", "fitted"), build(self, *args, **kwargs)))
         return built[-1][1]
 
-    monkeypatch.setattr(AarenClassifier, "_build_classifier_net", spy)
+    monkeypatch.setattr(ClassifierNets, "build", spy)
     small = {"d_model": 8, "n_heads": 2, "n_layers": 1, "d_ff": 16, "n_random_features": 200}
     AarenClassifier(max_epochs=6, n_estimators=1, random_state=0, **small).fit(X, y)
     (half,) = [net for kernels, net in built if kernels is None]

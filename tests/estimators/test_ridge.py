@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from sklearn.linear_model import RidgeClassifier, RidgeClassifierCV
 
-from aaren_ts.estimators._ridge import ALPHAS, GramRidge
+from aaren_ts.estimators.classification._ridge import ALPHAS, GramRidge
 
 
 def _problem(n_classes: int, n: int = 60, n_features: int = 300) -> tuple[np.ndarray, np.ndarray]:

@@ -41,7 +41,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 
-from aaren_ts.estimators._ridge import GramRidge, RidgeFit
+from aaren_ts.estimators.classification._ridge import GramRidge, RidgeFit
 from aaren_ts.nn.classify import ClassifierModule
 from aaren_ts.nn.rocket import KERNEL_LENGTH, N_KERNELS, default_dilations
 

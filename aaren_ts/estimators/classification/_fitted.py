@@ -14,7 +14,8 @@ import numpy as np
 import torch
 
 from aaren_ts.engine.classify import ClassifierStreams
-from aaren_ts.estimators._classifier_early import AUTO_THRESHOLD_FLOOR
+from aaren_ts.estimators.classification._early import AUTO_THRESHOLD_FLOOR
+from aaren_ts.estimators.classification._net import ClassifierNets
 
 __all__ = ["FittedClassifierMixin"]
 
@@ -62,7 +63,7 @@ class FittedClassifierMixin:
         members = {name.split(".")[1] for name in state_dict if name.startswith("members.")}
         if not members and int(self.n_estimators) > 1:  # saved before n_estimators: one network
             self.n_estimators = 1
-        self.net_ = self._build_classifier_net(with_callbacks=False).initialize()
+        self.net_ = ClassifierNets.of(self).build(with_callbacks=False).initialize()
         if self.random_kernels_ is not None and not members and "head_gain" not in state_dict:
             # saved before the network's scores had a factor per prefix length: they had none (1),
             # and the kernels' maps shared one factor

@@ -1,6 +1,6 @@
 """Ridge classifiers on subsets of the rows of one feature matrix, computed from its Gram matrix.
 
-The kernels' maps (:mod:`aaren_ts.estimators._classifier_kernels`) fit, for each prefix length, a
+The kernels' maps (:mod:`aaren_ts.estimators.classification._kernels`) fit, for each prefix length, a
 ridge classifier on every training series with its penalty chosen by leave-one-out cross-validation
 (scikit-learn's ``RidgeClassifierCV``, as MiniRocket uses), then one per fold of a 5-fold split and
 one on half of the series at that penalty. With far fewer series than features all of them are dual
