@@ -3,7 +3,7 @@
 :class:`ForecastEngine` keeps one recurrent state per series of a forecaster (with the recent values
 its windows need, its current forecast distribution and its online interval calibration) and does the
 work: advance any subset of streams, forecast, add series, give and restore its tensors;
-:class:`ClassifierStreams` does the same for a classifier's streams. They work on arrays; the
+``ClassifierStreams`` does the same for a classifier's streams. They work on arrays; the
 estimators adapt pandas and scikit-learn/sktime conventions to them.
 """
 

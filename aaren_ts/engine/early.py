@@ -77,6 +77,7 @@ class EarlyDecisions:
         int64 ``(n_series,)``: the class of the current run (-1: none).
     """
 
+    #: The names of the state's tensors, in the order :meth:`tensors` gives and :meth:`from_tensors` takes.
     FIELDS = ("decided_at", "decided_class", "run", "run_class")
 
     def __init__(self, n_series: int, device: torch.device | str = "cpu") -> None:

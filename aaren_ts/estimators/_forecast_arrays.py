@@ -44,7 +44,7 @@ class ForecastArraysMixin:
             index, so it starts through :meth:`partial_update`); ``None``: every series, in the order
             of :attr:`series_ids_`.
         X : array-like of shape (n_series, n_steps, n_exog) or (n_series, n_exog), optional
-            The covariates at the same steps, columns in the order of :attr:`exog_columns_` (required
+            The covariates at the same steps, columns in the order of ``exog_columns_`` (required
             if ``fit`` had ``X``).
 
         Returns
@@ -94,7 +94,7 @@ class ForecastArraysMixin:
             :attr:`series_ids_`.
         X : array-like of shape (n_series, horizon_, n_future), optional
             The future-known covariates at the ``horizon_`` steps after each series' cutoff (the first
-            ``n_future_`` columns of :attr:`exog_columns_`); required if there are any.
+            ``n_future_`` columns of ``exog_columns_``); required if there are any.
 
         Returns
         -------

@@ -195,9 +195,9 @@ class AarenClassifier(
     ``fit`` ends all streams.
 
     **sklearn conformance.** The estimator passes sklearn's ``parametrize_with_checks`` except the
-    checks in :data:`SKLEARN_EXPECTED_FAILED_CHECKS` (see :meth:`sklearn_expected_failed_checks` for
-    the reasons: a 2D ``X`` is a panel of univariate series, so its column count is a series length,
-    not a fixed feature count). ``n_features_in_`` is therefore not set; ``n_channels_`` is.
+    checks :meth:`sklearn_expected_failed_checks` returns, with their reasons (a 2D ``X`` is a panel of
+    univariate series, so its column count is a series length, not a fixed feature count).
+    ``n_features_in_`` is therefore not set; ``n_channels_`` is.
 
     **Labels.** Any labels sklearn accepts (ints, strings, ...); ``classes_`` is their sorted unique
     values. A ``y`` with a single class is accepted with a warning and that class is predicted, as

@@ -13,7 +13,7 @@ Readouts (``z_t`` is the feature vector the head classifies at step ``t``, ``y_i
 * ``"last"``: ``z_t = y_t``, the encoder output at the last real step;
 * ``"mean"``: ``z_t = mean_{i<=t} y_i``, a causal running mean (state: float64 sum and count);
 * ``"attention"``: ``z_t = sum_{i<=t} softmax_i(w·y_i) W_v y_i``, attention pooling with a learned
-  query, which is one more Aaren attention (state: an :class:`~aaren_ts.nn.AarenState`).
+  query, which is one more Aaren attention (state: an :class:`~aaren_ts.nn.functional.AarenState`).
 
 All three update in O(1) per step from their state.
 
@@ -239,7 +239,7 @@ class ClassifierModule(nn.Module):
 
     def step_features(self, readout: Any, kernel_scores: torch.Tensor, seen: torch.Tensor) -> torch.Tensor:
         """What :meth:`logits` reads after a step: the readout's features ``(batch, d_model)``, followed
-        with ``random_kernels`` by :meth:`_kernel_features` (``n_classes + 2``)."""
+        with ``random_kernels`` by ``_kernel_features`` (``n_classes + 2``)."""
         z = self.readout_features(readout)
         if self.kernels is None:
             return z
@@ -260,7 +260,7 @@ class ClassifierModule(nn.Module):
         return ((counts.unsqueeze(-1) >= self.kernel_prefixes).sum(dim=-1) - 1).clamp_min(0)
 
     def _features_of_map(self, sums: torch.Tensor, counts: torch.Tensor, which: torch.Tensor) -> torch.Tensor:
-        """:meth:`_kernel_features` from the sums ``(..., n_classes)`` of the map in use, ``which``."""
+        """``_kernel_features`` from the sums ``(..., n_classes)`` of the map in use, ``which``."""
         mean = sums / counts.to(sums.dtype).clamp_min(1.0).unsqueeze(-1)
         logits = self.kernel_gain.to(sums.dtype)[which].unsqueeze(-1) * (
             mean + self.kernel_bias.to(sums.dtype)[which]
@@ -336,7 +336,7 @@ class ClassifierModule(nn.Module):
     def _kernel_step_features(
         self, window: torch.Tensor, mask: torch.Tensor, seen: torch.Tensor, sums: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """:meth:`_kernel_features` after every step of a chunk, and the sums after it.
+        """``_kernel_features`` after every step of a chunk, and the sums after it.
 
         ``window`` ``(batch, receptive_field - 1 + n, n_channels)`` ends with the chunk's ``n`` steps,
         ``mask`` ``(batch, n)`` marks the real ones, ``seen`` ``(batch,)`` counts the steps before
@@ -523,7 +523,7 @@ class ClassifierModule(nn.Module):
     def logits(self, z: torch.Tensor) -> torch.Tensor:
         """Class scores from features (any leading shape). With ``random_kernels``, in eval mode, the
         last ``n_classes + 2`` features are the kernels' logits, the factor on the head's scores and
-        the weight ``w`` of the head's distribution (:meth:`_kernel_features`), and the result is the
+        the weight ``w`` of the head's distribution (``_kernel_features``), and the result is the
         log of ``w`` times the head's class distribution plus ``1 - w`` times the kernels', in
         float64; in training mode
         the features are the readout's alone (:meth:`encode` skips the kernels) and so are the

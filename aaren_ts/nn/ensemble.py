@@ -135,7 +135,8 @@ class ForecastEnsemble(nn.Module):
         return self.first.init_history(batch_size, device)
 
     def reset_to_naive(self) -> None:
-        """Make every member the (seasonal) naive forecast (:meth:`ForecastNet.reset_to_naive`)."""
+        """Make every member the (seasonal) naive forecast
+        (:meth:`~aaren_ts.nn.forecast.ForecastNet.reset_to_naive`)."""
         for member in self.members:
             member.reset_to_naive()
 
@@ -162,8 +163,9 @@ class ForecastEnsemble(nn.Module):
         self, x: torch.Tensor, state: list[Any] | None = None, history: WindowHistory | None = None,
         return_state: bool = False, **kwargs: Any,
     ) -> Forecast | MemberForecasts | tuple[Forecast, list[Any], WindowHistory]:  # fmt: skip
-        """The members' mean forecast (:meth:`ForecastNet.forward`, same arguments; ``state`` is the
-        list of the members' states); in training mode, every member's (:class:`MemberForecasts`)."""
+        """The members' mean forecast (:meth:`~aaren_ts.nn.forecast.ForecastNet.forward`, same arguments;
+        ``state`` is the list of the members' states); in training mode, every member's
+        (:class:`MemberForecasts`)."""
         states = state if state is not None else [None] * len(self.members)
         outputs, new_states, new_history = [], [], None
         for member, member_state in zip(self.members, states, strict=True):

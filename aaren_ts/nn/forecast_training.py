@@ -342,8 +342,8 @@ LOSS_POWER = {"mse": 2, "mae": 1, "smape": 1}
 
 
 class ForecastLoss:
-    """Training loss of :class:`ForecastNet` (skorch's ``criterion``): the point forecast's MSE, MAE or
-    sMAPE (its targets then carry each series' levels beside their values).
+    """Training loss of :class:`~aaren_ts.nn.forecast.ForecastNet` (skorch's ``criterion``): the point
+    forecast's MSE, MAE or sMAPE (its targets then carry each series' levels beside their values).
 
     The distribution head learns from its own loss (:meth:`~aaren_ts.nn.heads.DistributionHead.loss`:
     the Gaussian negative log-likelihood, the pinball loss, ...) on the errors of the point forecast
@@ -363,7 +363,7 @@ class ForecastLoss:
     distribution : str, default="normal"
         The network's distribution head (its loss is a function of the forecasts alone).
     point_loss : {"mse", "mae", "smape"} or sequence of them, default="mse"
-        The point forecast's loss (:data:`POINT_LOSSES`). A sequence gives each member of an ensemble
+        The point forecast's loss (``POINT_LOSSES``). A sequence gives each member of an ensemble
         its own (member ``k`` trains on entry ``k``, :class:`~aaren_ts.nn.ensemble.MemberForecasts`);
         a combined forecast (an ensemble in evaluation mode: its validation loss) is scored by the
         first.

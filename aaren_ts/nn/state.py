@@ -1,7 +1,7 @@
 """Stream states as flat lists of tensors and back, for persistence and comparisons.
 
 A stream state is a nest of tensors, tuples (named or not), lists and
-:class:`~aaren_ts.nn.KVCache` objects: an encoder's state is one :class:`~aaren_ts.nn.AarenState`
+:class:`~aaren_ts.nn.KVCache` objects: an encoder's state is one :class:`~aaren_ts.nn.functional.AarenState`
 ``(m, c, a)`` or one ``KVCache`` per layer, and the classifier's state adds its readout and counters.
 :func:`flatten_state` lists its tensors in a fixed order; :func:`unflatten_state` puts them back into a
 nest of the same structure (a fresh state of the same model, e.g. ``module.init_state(n)``, serves as

@@ -6,7 +6,7 @@
 and a position-wise linear map. Large dilations give each step shape information at the scale of a
 gesture or a beat, as the random dilated kernels of ROCKET-type classifiers do, while the stem stays
 causal and stateless beyond its input window: a stream keeps the last
-:attr:`DilatedStem.receptive_field` ``- 1`` inputs (a ring buffer of constant size) and embeds one
+``DilatedStem.receptive_field`` ``- 1`` inputs (a ring buffer of constant size) and embeds one
 new step in O(1).
 
 Its ``forward`` has the contract of a ``Conv1d`` without padding: ``(batch, channels, L)`` in,

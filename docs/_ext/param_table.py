@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import re
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -121,6 +122,26 @@ def one_line(desc: list[str]) -> str:
     return _split_sentences(text)[0].strip() if text else ""
 
 
+_BARE_MEMBER_ROLE = re.compile(r":(meth|attr):`([A-Za-z_]\w*)`")
+
+
+def qualify_members(text: str, cls: type) -> str:
+    """``text`` with each :meth:`name` or :attr:`name` of an attribute of ``cls`` qualified by the
+    class's public path (:meth:`~aaren_ts.AarenClassifier.name`): in the class docstring such a
+    reference resolves against the class, in the table (no class context) only when qualified."""
+    package = sys.modules.get(cls.__module__.partition(".")[0])
+    if getattr(package, cls.__name__, None) is cls:
+        path = f"{cls.__module__.partition('.')[0]}.{cls.__name__}"
+    else:
+        path = f"{cls.__module__}.{cls.__qualname__}"
+
+    def qualify(match: re.Match[str]) -> str:
+        role, name = match.groups()
+        return f":{role}:`~{path}.{name}`" if hasattr(cls, name) else match.group(0)
+
+    return _BARE_MEMBER_ROLE.sub(qualify, text)
+
+
 def collect_parameters(classes: Any = None) -> list[ParameterRow]:
     """Every constructor parameter of the estimators: shared ones (in the first estimator's order),
     then those of each estimator alone (in its own order)."""
@@ -129,10 +150,10 @@ def collect_parameters(classes: Any = None) -> list[ParameterRow]:
     docs = [docstring_parameters(c) for c in classes]
 
     def description(name: str) -> str:
-        for doc in docs:  # first estimator with a non-empty entry
+        for cls, doc in zip(classes, docs, strict=True):  # first estimator with a non-empty entry
             line = one_line(doc.get(name, []))
             if line:
-                return line
+                return qualify_members(line, cls)
         return ""
 
     def row(name: str, group: str) -> ParameterRow:
