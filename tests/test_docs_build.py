@@ -161,3 +161,63 @@ def test_markdown_headings_become_rubrics_and_alignment_is_kept() -> None:
     assert rubrics == [("One", ["markdown-h1"]), ("Two", ["markdown-h2"]), ("Three", ["markdown-h1"])]
     table = next(n for n in out if isinstance(n, nodes.table))
     assert [e["classes"] for e in table.findall(nodes.entry)] == [["align-center"], [], ["align-center"], []]
+
+
+def _conf():
+    """``docs/conf.py`` as a module (its docstring hooks), imported as Sphinx does."""
+    pytest.importorskip("myst_parser", reason="myst-parser is not installed (pip install -e '.[docs]')")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("aaren_ts_docs_conf", DOCS / "conf.py")
+    conf = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conf)
+    return conf
+
+
+def test_parameter_table_qualifies_member_references() -> None:
+    """A description's :meth:`name` of the estimator's own method resolves in the table, which has no
+    class context: it is qualified by the class; a name the class does not have is left as written."""
+    param_table = _param_table()
+    from aaren_ts import AarenClassifier
+
+    text = param_table.qualify_members(":meth:`predict_early` and :attr:`no_such_name`", AarenClassifier)
+    assert text == ":meth:`~aaren_ts.AarenClassifier.predict_early` and :attr:`no_such_name`"
+
+
+def test_docstring_hooks() -> None:
+    """The estimators' references to their own methods are qualified (autosummary tables have no class
+    context); sktime's inherited docstrings lose the cross-references into sktime's documentation and
+    the markup docutils refuses; nothing else is changed."""
+    conf = _conf()
+    lines = [":meth:`predict` and :attr:`no_such_name`, :meth:`~x.y`"]
+    conf._qualify_own_members(None, "method", "aaren_ts.AarenForecaster.predict_array", None, {}, lines)
+    assert lines == [":meth:`~aaren_ts.AarenForecaster.predict` and :attr:`no_such_name`, :meth:`~x.y`"]
+
+    def inherited():
+        pass
+
+    inherited.__module__ = "sktime.forecasting.base._base"
+    sktime_text = [
+        "Writes to self:",
+        "    Updates self.cutoff.",
+        "    If update_params=True,",
+        "        updates fitted model attributes.",
+        "",
+        "    :term:`mtype`, see the :ref:`tag reference <panel_tags>`, :meth:`~sktime.a.b.score`,",
+        "    in the order of self.classes_ and ``classes_``, :math:`x_1`",
+    ]
+    lines = list(sktime_text)
+    conf._tame_foreign_docstrings(None, "method", "aaren_ts.AarenForecaster.update", inherited, {}, lines)
+    assert lines == [
+        "Writes to self:",
+        "    Updates self.cutoff.",
+        "    If update_params=True,",
+        "",
+        "        updates fitted model attributes.",
+        "",
+        "    *mtype*, see the ``tag reference``, ``score``,",
+        "    in the order of self.classes\\_ and ``classes_``, :math:`x_1`",
+    ]
+    own = list(sktime_text)
+    conf._tame_foreign_docstrings(None, "method", "aaren_ts.AarenForecaster.fit", _conf, {}, own)
+    assert own == sktime_text
