@@ -282,11 +282,12 @@ def tail_intervals(
     """Each series' spread factor, chosen on its held-out tail (module docstring), and, for those whose
     point forecast is the naive one, the choice between the head's intervals and the naive method's own.
 
-    ``series``, ``n_train`` and the streaming are those of :func:`~aaren_ts.nn.forecast.held_out_errors`
-    (whole standardised series, covariates after the channels; the forecasts issued from the end of the
-    training part on, scored on the tail values they reach); ``naive`` ``(n_series, C)`` is the naive
-    forecast's share in each channel's point forecast (bool: 0 or 1, :attr:`~aaren_ts.engine.
-    ForecastEngine.naive`), ``naive_point`` (default ``naive``) marks, above 0, every channel whose
+    ``series``, ``n_train`` and the streaming are those of
+    :func:`~aaren_ts.nn.forecast_training.held_out_errors` (whole standardised series, covariates after
+    the channels; the forecasts issued from the end of the training part on, scored on the tail values
+    they reach); ``naive`` ``(n_series, C)`` is the naive forecast's share in each channel's point
+    forecast (bool: 0 or 1, ``naive`` of :class:`~aaren_ts.engine.ForecastEngine`), ``naive_point``
+    (default ``naive``) marks, above 0, every channel whose
     point forecast is (in part) the naive one (all of them when the network itself
     was reset to it). A channel without a tail takes the geometric mean of the factors of the channels on
     its scale (``log_scale``, below; of all channels when none on its scale has a tail, 1 when none has).
