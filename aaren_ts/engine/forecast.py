@@ -11,7 +11,9 @@ gaps), forecast (point, quantiles, variance), add series, and give and restore i
 The engine works on arrays in the series' original units; it knows nothing of pandas, time indexes or
 estimators. Every call that changes the streams checks its input first and changes nothing when it
 refuses it, and holds :attr:`ForecastEngine.lock`, so concurrent calls from several threads are
-serialised instead of losing observations.
+serialised instead of losing observations. Those checks are in ``engine._input_checks``, the
+combination with the naive and Theta methods in ``engine._combination``, and the forecasts computed
+beside the streams without moving them in ``engine._windows``.
 """
 
 from __future__ import annotations
@@ -24,12 +26,22 @@ import numpy as np
 import torch
 
 from aaren_ts._ets import ETSStreams
-from aaren_ts._limits import MAX_SCALE, MAX_STANDARDISED
+from aaren_ts._limits import MAX_STANDARDISED
 from aaren_ts._normal import gaussian_z
-from aaren_ts._partner import PartnerStreams, combination_shift, stream_rows
-from aaren_ts._theta import ThetaStreams
+from aaren_ts._partner import PartnerStreams
+from aaren_ts.engine._combination import (
+    advance_theta,
+    checked_naive,
+    checked_theta,
+    fallback_arguments,
+    restored_theta,
+    theta_arrays,
+    theta_shift,
+)
+from aaren_ts.engine._input_checks import check_values, checked_log_target, checked_scaling, series_label
 from aaren_ts.engine._restore_checks import check_calibration, check_layout, check_stream_values
 from aaren_ts.engine._streams import Streams
+from aaren_ts.engine._windows import forecast_windows, stream_forecasts
 from aaren_ts.engine.calibration import Calibration
 from aaren_ts.engine.covariates import future_effect_at_steps
 from aaren_ts.nn.forecast import ENCODE_CHUNK, Forecast, ForecastNet, WindowHistory
@@ -40,11 +52,6 @@ __all__ = ["MAX_STANDARDISED", "ForecastEngine", "series_label"]
 _ENCODE_TOKENS = 2**19  # series x steps per batch when encoding many series (bounds activation memory)
 _CALIBRATION_VALUES = 2**22  # forecast values per batch when every step's forecast is kept (calibration)
 _ONE_SIGMA = 0.6826894921370859  # coverage of mean +- one standard deviation of a Gaussian
-
-
-def series_label(series_id: Hashable) -> str:
-    """How errors name a series: ``"series 'H1'"``, or ``"y"`` for a single series (id ``None``)."""
-    return "y" if series_id is None else f"series {series_id!r}"
 
 
 def _compact(t: torch.Tensor) -> torch.Tensor:
@@ -201,15 +208,8 @@ class ForecastEngine(Streams):
         n = len(ids)
         if len(set(ids)) != n or any(i in self.row_of for i in ids):
             raise ValueError("add: the series ids must be new and distinct")
-        mean, scale = self._check_scaling(n, mean, scale)
-        log_target = (
-            np.zeros((n, self.n_channels), dtype=bool) if log_target is None else np.asarray(log_target)
-        )
-        if log_target.shape != (n, self.n_channels) or log_target.dtype != bool:
-            raise ValueError(
-                f"add: log_target must be a bool array of shape {(n, self.n_channels)}, got "
-                f"{log_target.dtype} {log_target.shape}"
-            )
+        mean, scale = checked_scaling(n, self.n_channels + self.n_exog, mean, scale)
+        log_target = checked_log_target(n, self.n_channels, log_target)
         with self.lock:
             start = len(self.ids)
             fresh = flatten_state(module.init_state(n, device))
@@ -257,28 +257,9 @@ class ForecastEngine(Streams):
 
         Takes effect from each stream's next step (the current forecasts are left as they are).
         """
-        naive = np.asarray(naive)
-        expected = (len(self), self.n_channels)
-        if naive.shape != expected or naive.dtype.kind not in "bf" or not ((naive >= 0) & (naive <= 1)).all():
-            raise ValueError(
-                f"use_naive: expected shares in [0, 1] (or bools) of shape {expected}, got {naive.dtype} "
-                f"{naive.shape}"
-            )
-        naive = naive.astype(np.float64)
-        spread = np.ones(expected) if spread is None else np.asarray(spread, dtype=np.float64)
-        if spread.shape != expected or not (np.isfinite(spread) & (spread > 0)).all():
-            raise ValueError(f"use_naive: spread must hold {expected} finite positive factors")
-        deviations = {}
-        for name, value in (("naive_std", naive_std), ("max_std", max_std)):
-            value = np.zeros(expected) if value is None else np.asarray(value, dtype=np.float64)
-            if value.shape != expected or not (np.isfinite(value) & (value >= 0)).all():
-                raise ValueError(
-                    f"use_naive: {name} must hold {expected} finite non-negative standard deviations"
-                )
-            deviations[name] = value.copy()
+        checked = checked_naive(naive, spread, naive_std, max_std, (len(self), self.n_channels))
         with self.lock:
-            self.naive, self.spread = naive.copy(), spread.copy()
-            self.naive_std, self.max_std = deviations["naive_std"], deviations["max_std"]
+            self.naive, self.spread, self.naive_std, self.max_std = checked
 
     def use_theta(self, alpha: Any, season: Any, weight: Any, ets: ETSStreams | None = None) -> None:
         """Combine every series' forecasts with the Theta method's (:mod:`aaren_ts._theta`), with
@@ -289,83 +270,9 @@ class ForecastEngine(Streams):
         (:class:`~aaren_ts._partner.PartnerStreams`). The streams start at the series' first values:
         this is called before the streams consume anything.
         """
-        n, c = len(self), self.n_channels
-        alpha, weight = np.asarray(alpha, dtype=np.float64), np.asarray(weight, dtype=np.float64)
-        season = np.asarray(season, dtype=np.float64)
-        if alpha.shape != (n, c) or not ((alpha > 0) & (alpha < 1)).all():
-            raise ValueError(f"use_theta: alpha must hold {(n, c)} smoothing parameters in (0, 1)")
-        if weight.shape != (n, c) or not ((weight >= 0) & (weight <= 1)).all():
-            raise ValueError(f"use_theta: weight must hold {(n, c)} weights in [0, 1]")
-        if season.ndim != 3 or season.shape[:2] != (n, c) or not np.isfinite(season).all():
-            raise ValueError(
-                f"use_theta: season must hold finite seasonal components of shape {(n, c)} + (sp,)"
-            )
-        if ets is not None:
-            ets = ETSStreams.from_arrays(ets.arrays(), n * c, season.shape[-1])  # (checked copies)
-            if ets.clock.any():
-                raise ValueError("use_theta: the exponential smoothing streams must be at their first step")
-        if self.n_seen.any():
-            raise ValueError("use_theta: the streams have consumed values; call it before they do")
+        theta, weight = checked_theta(alpha, season, weight, ets, len(self), self.n_channels, self.n_seen)
         with self.lock:
-            self.theta = PartnerStreams(ThetaStreams.empty(alpha.ravel(), season.reshape(n * c, -1)), ets)
-            self.theta_weight = weight.copy()
-
-    def _advance_theta(self, rows: np.ndarray, values: np.ndarray, lengths: np.ndarray) -> None:
-        """Advance the Theta streams of the series at ``rows`` through ``values`` ``(R, N, C)`` (model
-        units; row ``i`` takes its first ``lengths[i]`` steps)."""
-        theta_rows = stream_rows(rows, self.n_channels).reshape(len(rows), -1)
-        for t in range(values.shape[1]):
-            live = t < lengths
-            if not live.any():
-                break
-            self.theta.update(values[live, t].ravel(), theta_rows[live].ravel())
-
-    def _theta_shift(
-        self, rows: np.ndarray, point: np.ndarray, theta: PartnerStreams | None = None
-    ) -> np.ndarray:
-        """What the combination with the Theta method adds to the streams' forecasts ``point`` ``(R,
-        horizon, C)`` (model units) of the series at ``rows`` (:func:`~aaren_ts._theta.
-        combination_shift`; ``theta``: those series' streams instead of the engine's, one per row and
-        channel)."""
-        if self.theta is None:
-            return np.zeros_like(point)
-        streams, series = (self.theta, rows) if theta is None else (theta, np.arange(len(rows)))
-        return combination_shift(streams, self.theta_weight[rows], point, series)
-
-    def _fallback(self, rows: np.ndarray) -> dict[str, torch.Tensor]:
-        """The network's ``naive``, ``spread``, ``naive_std`` and ``max_std`` arguments for the streams
-        at ``rows`` (each left out where it changes nothing)."""
-        out = {}
-        if (self.naive[rows] > 0).any():
-            out["naive"] = torch.as_tensor(self.naive[rows], dtype=torch.float32, device=self.device)
-        if (self.spread[rows] != 1.0).any():
-            out["spread"] = torch.as_tensor(self.spread[rows], dtype=torch.float32, device=self.device)
-        if (self.naive_std[rows] > 0).any():
-            out["naive_std"] = torch.as_tensor(self.naive_std[rows], dtype=torch.float32, device=self.device)
-        if (self.max_std[rows] > 0).any():
-            out["max_std"] = torch.as_tensor(self.max_std[rows], dtype=torch.float32, device=self.device)
-        return out
-
-    def _check_scaling(self, n: int, mean: Any, scale: Any) -> tuple[np.ndarray, np.ndarray]:
-        """``mean`` and ``scale`` as float64 ``(n, n_channels + n_exog)``: finite, the scales positive."""
-        width = self.n_channels + self.n_exog
-        mean, scale = np.asarray(mean), np.asarray(scale)
-        for name, value in (("mean", mean), ("scale", scale)):
-            if value.dtype.kind not in "iuf" or value.shape != (n, width):
-                raise ValueError(
-                    f"add: the series' {name} must be real numbers of shape ({n}, {width}) (one per "
-                    f"channel and covariate of each series), got dtype {value.dtype}, shape {value.shape}"
-                )
-        mean, scale = mean.astype(np.float64), scale.astype(np.float64)
-        bad = ~(np.isfinite(mean) & (scale > 0) & (scale <= MAX_SCALE)).all(axis=1)
-        if bad.any():
-            row = int(np.flatnonzero(bad)[0])
-            raise ValueError(
-                f"add: series number {row} would be standardised by mean {mean[row].tolist()} and scale "
-                f"{scale[row].tolist()}; the mean must be finite and the scale positive and at most "
-                f"{MAX_SCALE:.3g} (values so large that their spread overflows? rescale the series)"
-            )
-        return mean, scale
+            self.theta, self.theta_weight = theta, weight
 
     # ------------------------------------------------------------------ advancing
     def check_values(self, rows: np.ndarray, values: np.ndarray, where: str) -> None:
@@ -375,21 +282,7 @@ class ForecastEngine(Streams):
         infinite value, or one more than :data:`~aaren_ts._limits.MAX_STANDARDISED` standard deviations
         from its series' mean (the network's float32 arithmetic would overflow), is refused.
         """
-        if np.isinf(values).any():
-            bad = int(np.argwhere(np.isinf(values))[0, 0])
-            raise ValueError(
-                f"{where}: {series_label(self.ids[rows[bad]])} holds an infinite value; "
-                "use NaN for a missing observation"
-            )
-        with np.errstate(over="ignore", invalid="ignore"):
-            z = np.abs(values - self.mean[rows, None, :]) / self.scale[rows, None, :]
-        if (z > MAX_STANDARDISED).any():
-            bad = np.argwhere(z > MAX_STANDARDISED)[0]
-            raise ValueError(
-                f"{where}: {series_label(self.ids[rows[bad[0]]])} holds {values[tuple(bad)]!r}, "
-                f"{z[tuple(bad)]:.3g} standard deviations from its mean: beyond {MAX_STANDARDISED:g}, "
-                "the model's float32 arithmetic would overflow (a unit or sensor error?)"
-            )
+        check_values(self.ids, self.mean, self.scale, rows, values, where)
 
     def advance(
         self,
@@ -431,7 +324,7 @@ class ForecastEngine(Streams):
             for group in self._row_groups(len(rows), n):
                 self._advance_group(rows[group], values[group], lengths[group], calibrate)
             if self.theta is not None:
-                self._advance_theta(rows, values[..., : self.n_channels], lengths)
+                advance_theta(self.theta, rows, values[..., : self.n_channels], lengths)
 
     def _row_groups(self, n_rows: int, n_steps: int) -> list[np.ndarray]:
         """Positions of the rows to advance together (bounding the tokens, hence memory, per call)."""
@@ -478,7 +371,7 @@ class ForecastEngine(Streams):
         forecast = self.forecast if every else self.forecast[row_t]
         params = self.params if every else self.params[row_t]
         calibration = self.calibration  # advanced in place, at these rows
-        fallback = self._fallback(rows)
+        fallback = fallback_arguments(self, rows)
         rate = float(self.calibration_rate or 0.0) if calibrate else 0.0
         with torch.no_grad():
             for start in range(0, n, ENCODE_CHUNK):
@@ -573,7 +466,7 @@ class ForecastEngine(Streams):
         with self.lock:
             rows = np.arange(len(self)) if rows is None else rows
             point = self._original_units(self.forecast, rows)
-            return point + self._theta_shift(rows, point) if combined else point
+            return point + theta_shift(self, rows, point) if combined else point
 
     def predict_params(self, rows: np.ndarray | None = None) -> np.ndarray:
         """The head's parameters ``(R, horizon, C, K)`` of the current forecasts, original units (the
@@ -608,7 +501,7 @@ class ForecastEngine(Streams):
         values = values.cpu().numpy()
         values = values * self.scale[rows, None, None, :c] + self.mean[rows, None, None, :c]
         if self.theta is not None:
-            values = values + self._theta_shift(rows, self._original_units(self.forecast, rows))[:, None]
+            values = values + theta_shift(self, rows, self._original_units(self.forecast, rows))[:, None]
         return values
 
     def predict_quantiles(self, alpha: Sequence[float], rows: np.ndarray | None = None) -> np.ndarray:
@@ -634,32 +527,7 @@ class ForecastEngine(Streams):
         n_exog)``, ``(N, horizon, C)`` in original units, without advancing it (combined with the
         Theta method's as :meth:`predict` is). ``future`` ``(N, horizon, n_future)``: the future-known
         covariates at each forecast's steps (original units), whose effect the forecasts take."""
-        self.check_values(np.array([row]), values[None], "stream_forecasts")
-        mean, scale = self.mean[row], self.scale[row]
-        x = torch.as_tensor((values - mean) / scale, dtype=torch.float32, device=self.device)[None]
-        out = []
-        with self.lock:
-            state, history = self.take(torch.tensor([row], device=self.device))
-            with torch.no_grad():
-                for start in range(0, x.shape[1], ENCODE_CHUNK):
-                    pred, state, history = self.module(
-                        x[:, start : start + ENCODE_CHUNK],
-                        state=state,
-                        history=history,
-                        return_state=True,
-                        **self._fallback(np.array([row])),
-                    )
-                    out.append(pred.loc[0].cpu().numpy().astype(np.float64))
-            point = self._point_in_original_units(row, np.concatenate(out), future)
-            if self.theta is None:
-                return point
-            rows, c = np.array([row]), self.n_channels
-            theta = self.theta.take(stream_rows(rows, c))
-            shifts = []
-            for step in range(len(values)):
-                theta.update(values[step, :c])
-                shifts.append(self._theta_shift(rows, point[step][None], theta)[0])
-        return point + np.stack(shifts) if shifts else point
+        return stream_forecasts(self, row, values, future)
 
     def forecast_windows(
         self, windows: np.ndarray, row: int = 0, batch_size: int = 256, future: np.ndarray | None = None
@@ -671,38 +539,7 @@ class ForecastEngine(Streams):
         standard deviation's coverage). ``future`` ``(n, horizon, n_future)``: the future-known
         covariates at each window's forecast steps (original units), whose effect the point forecast
         takes."""
-        if self.theta is not None and (self.theta_weight[row] < 1.0).any():
-            raise ValueError(
-                "forecast_windows: the forecasts are combined with the Theta method's, whose state is "
-                "each series' own stream: windows encoded from scratch have none (forecast from the "
-                "streams, or fit with combination=None)"
-            )
-        mean, scale = self.mean[row], self.scale[row]
-        c = self.n_channels
-        locs, stds = [], []
-        with torch.no_grad():
-            for start in range(0, len(windows), batch_size):
-                x = torch.as_tensor((windows[start : start + batch_size] - mean) / scale, dtype=torch.float32)
-                pred = self.module(x.to(self.device), last_only=True, **self._fallback(np.full(len(x), row)))
-                loc, params = pred.loc[:, 0].double(), pred.params[:, 0].double()
-                half = self.head.quantile(loc, params, torch.tensor(1.0, dtype=torch.float64))
-                half = half - self.head.quantile(loc, params, torch.tensor(-1.0, dtype=torch.float64))
-                locs.append(loc.cpu().numpy())
-                stds.append(0.5 * half.cpu().numpy())
-        if not locs:
-            empty = np.zeros((0, self.horizon, c))
-            return empty, empty.copy()
-        point = self._point_in_original_units(row, np.concatenate(locs), future)
-        return point, np.concatenate(stds) * scale[:c]
-
-    def _point_in_original_units(self, row: int, loc: np.ndarray, future: np.ndarray | None) -> np.ndarray:
-        """Forecasts ``loc`` ``(n, horizon, C)`` of the series at ``row``, standardised, in its original
-        units, with the effect of the future-known covariates ``future`` ``(n, horizon, n_future)``."""
-        c = self.n_channels
-        point = loc * self.scale[row, :c] + self.mean[row, :c]
-        if future is not None and self.n_future:
-            point = point + self.future_effect(np.full(len(point), row), future, np.arange(self.horizon))
-        return point
+        return forecast_windows(self, windows, row, batch_size, future)
 
     # ------------------------------------------------------------------ saving and restoring
     def tensors(self) -> list[torch.Tensor]:
@@ -716,30 +553,14 @@ class ForecastEngine(Streams):
         """Copies of the Theta streams' arrays and of :attr:`theta_weight` (``None`` without
         :meth:`use_theta`)."""
         with self.lock:
-            if self.theta is None:
-                return None
-            return {
-                **{k: v.copy() for k, v in self.theta.arrays().items()},
-                "weight": self.theta_weight.copy(),
-            }
+            return None if self.theta is None else theta_arrays(self.theta, self.theta_weight)
 
     def restore_theta(self, arrays: dict[str, np.ndarray], n_seen: np.ndarray) -> None:
         """Load what :meth:`theta_arrays` gave into streams already :meth:`add`-ed, checked first
         (:meth:`~aaren_ts._partner.PartnerStreams.from_arrays`, and each stream's clock against the
         ``n_seen`` steps its series has seen; ``ValueError`` naming what does not fit, and nothing
         changes)."""
-        arrays = dict(arrays)
-        weight = np.asarray(arrays.pop("weight", None), dtype=np.float64)
-        n, c = len(self), self.n_channels
-        if weight.shape != (n, c) or not ((weight >= 0) & (weight <= 1)).all():
-            raise ValueError(f"the saved Theta weights must be {(n, c)} numbers in [0, 1]")
-        season = np.asarray(arrays.get("season", np.zeros((0, 0))))
-        sp = season.shape[-1] if season.ndim == 2 else 0
-        theta = PartnerStreams.from_arrays(arrays, n * c, sp)
-        if not np.array_equal(
-            theta.clock.reshape(n, c), np.broadcast_to(np.asarray(n_seen)[:, None], (n, c))
-        ):
-            raise ValueError("the saved Theta streams' clocks disagree with the steps their series have seen")
+        theta, weight = restored_theta(arrays, len(self), self.n_channels, n_seen)
         with self.lock:
             self.theta, self.theta_weight = theta, weight
 

@@ -17,6 +17,7 @@ import torch
 
 from aaren_ts._log_target import first_non_positive, from_log, to_log
 from aaren_ts.engine.forecast import series_label
+from aaren_ts.estimators._forecast_frames import as_frame
 from aaren_ts.estimators._inputs import real_array
 
 __all__ = ["ForecastArraysMixin"]
@@ -190,7 +191,7 @@ class ForecastArraysMixin:
         self.check_is_fitted()
         if self.level_names_ is not None:
             raise ValueError("stream_forecasts works on a forecaster fitted on a single series, not a panel")
-        frame = self._as_frame(y, "stream_forecasts")
+        frame = as_frame(y, self.columns_, "stream_forecasts")
         future = None
         if self.n_exog_:
             if X is None:

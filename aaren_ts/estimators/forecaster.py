@@ -14,17 +14,21 @@ from sktime.forecasting.base import BaseForecaster, ForecastingHorizon
 from aaren_ts._log_target import TARGET_TRANSFORMS
 from aaren_ts.engine.forecast import ForecastEngine
 from aaren_ts.estimators._base import AarenEstimatorMixin
-from aaren_ts.estimators._cutoffs import (
-    SeriesCutoffs,
-)
+from aaren_ts.estimators._cutoffs import SeriesCutoffs
 from aaren_ts.estimators._docs import document_shared_parameters
 from aaren_ts.estimators._fit_report import SKIPPABLE_STEPS
 from aaren_ts.estimators._forecast_arrays import ForecastArraysMixin
-from aaren_ts.estimators._forecast_checks import ForecastInputChecksMixin, too_short
+from aaren_ts.estimators._forecast_checks import ForecastInputChecksMixin
+from aaren_ts.estimators._forecast_fit import (
+    fit_and_condition,
+    pretrain_on_panel,
+    pretrain_update,
+    update_streams,
+)
 from aaren_ts.estimators._forecast_fitted import FittedForecasterMixin
+from aaren_ts.estimators._forecast_frames import as_frame, point_frame, quantile_frame, variance_frame
 from aaren_ts.estimators._forecast_panels import ForecastPanelsMixin
 from aaren_ts.estimators._forecast_training import ForecasterTrainingMixin
-from aaren_ts.estimators._panel import SeriesPanel
 from aaren_ts.estimators._params import (
     SHARED_CONSTRAINTS,
     Each,
@@ -37,10 +41,7 @@ from aaren_ts.estimators._params import (
     PositiveInt,
     Registered,
 )
-from aaren_ts.estimators._sktime_state import (
-    empty_data_slots,
-)
-from aaren_ts.estimators._theta_combination import fit_combination
+from aaren_ts.estimators._sktime_state import empty_data_slots
 from aaren_ts.nn.forecast import INITIAL_FORECASTS, LOCAL_NORMS
 from aaren_ts.nn.forecast_training import POINT_LOSSES
 from aaren_ts.nn.heads import HEADS
@@ -96,18 +97,16 @@ class AarenForecaster(
         Model every channel as a separate univariate series through shared weights (as on the
         long-horizon benchmarks); ``False`` embeds all channels of a window into one token.
     channel_embedding : bool, default=True
-        With ``channel_independent=True``, add a learned vector per channel (zero at the start) to
-        that channel's tokens, so the shared weights can treat the channels differently; the
-        streaming state is unchanged. Has no effect when ``channel_independent=False``.
+        With ``channel_independent=True`` (else no effect), add a learned vector per channel (zero at
+        the start) to its tokens, so the shared weights can treat the channels apart; same streaming state.
     local_norm : {"last", "mean", "standard", None}, default="standard"
         Level subtracted from each token's window and added back to its forecast: its last value or
         mean; ``"standard"`` (RevIN-style, per token: causal and streamable) also divides by the
         window's standard deviation; ``None``: none.
         See :doc:`/design_notes/forecaster_local_norm` for the evidence behind the default.
     normalization : {"standard", None}, default="standard"
-        ``"standard"`` standardises each channel with the mean and standard deviation of the training
-        part of the series (stored at fit, so streaming uses the same statistics); ``None`` feeds raw
-        values.
+        ``"standard"`` standardises each channel by the mean and standard deviation of the series'
+        training part (stored at fit, so streaming uses the same statistics); ``None`` feeds raw values.
     target_transform : {"auto", "log", None}, default="auto"
         The scale the network forecasts on: ``"log"`` the logarithm of every channel (a value at or below
         zero is refused), ``None`` each series' own, ``"auto"`` the logarithm of the positive channels
@@ -193,8 +192,7 @@ class AarenForecaster(
         ``aaren_ts.estimators.FIT_STEPS``; ``fit_report_`` says what each decided.
     {device}
     random_state : int, RandomState or None, default=None
-        Seeds weight initialisation, segment crops, shuffling and dropout; an int makes ``fit``
-        reproducible.
+        Seeds weight initialisation, segment crops, shuffling and dropout; an int makes ``fit`` reproducible.
     {verbose callbacks num_threads accelerator}
 
     Attributes
@@ -446,202 +444,36 @@ class AarenForecaster(
     def _pretrain(self, y: pd.DataFrame, X: pd.DataFrame | None = None, fh: ForecastingHorizon | None = None):
         """Train the global network on a panel; ``fit`` then conditions it on a series."""
         self._validate_params()
-        report = self._start_fit_report()
-        self._set_covariates(X, "pretrain")
-        raw = self._split_with_covariates(y, X, "pretrain")
-        self.horizon_ = self._horizon(fh, "pretrain")
-        self.context_length_ = self._context_length(raw)
-        self.n_channels_ = len(raw.columns)
-        self.sp_ = self._seasonal_period(raw)  # (on the series' own scale: it decides the log scale's)
-        panel, log_target = self._on_model_scale(raw, "pretrain")
-        self._set_static_standardization(panel, "pretrain")
-        self.columns_ = panel.columns.copy()
-        self._train(panel, log_target=log_target)
-        self._pretrain_report = list(report.rows)
-        self._report = None
+        pretrain_on_panel(self, y, X, fh)
         return self
 
     def _pretrain_update(
         self, y: pd.DataFrame, X: pd.DataFrame | None = None, fh: ForecastingHorizon | None = None
     ):
         """Continue pretraining on more series for ``update_epochs`` epochs."""
-        self._horizon(fh, "pretrain")
-        panel, log_target = self._on_model_scale(self._split_with_covariates(y, X, "pretrain"), "pretrain")
-        if self.update_epochs > 0:
-            self._train(panel, epochs=int(self.update_epochs), log_target=log_target)
+        pretrain_update(self, y, X, fh)
         return self
 
     def _fit(self, y: pd.DataFrame, X: pd.DataFrame | None = None, fh: ForecastingHorizon | None = None):
-        """Train one network over every series of ``y`` (unless pretrained), then encode each series.
+        """Train one network over every series of ``y`` (unless pretrained), then encode each series
+        (:func:`~aaren_ts.estimators._forecast_fit.fit_and_condition`).
 
         After ``pretrain`` the pretrained network is kept: it is fine-tuned on ``y`` for
         ``fine_tune_epochs`` epochs (none by default) and the streams are conditioned on ``y``.
         """
         self._validate_params()
-        pretrained = self._state_is_pretrained()
-        report = self._start_fit_report()
-        if pretrained:
-            report.extend(getattr(self, "_pretrain_report", ()))
-        try:
-            self._fit_and_condition(y, X, fh, pretrained)
-        finally:
-            self._report = None
-        self.fit_report_ = report.frame()
+        self.fit_report_ = fit_and_condition(self, y, X, fh)
         return self
-
-    def _fit_and_condition(
-        self, y: pd.DataFrame, X: pd.DataFrame | None, fh: ForecastingHorizon | None, pretrained: bool
-    ) -> None:
-        """``_fit``'s work: train (unless ``pretrained``), take the decisions, encode every series."""
-        report = self._fit_report()
-        fallback = None
-        if not pretrained:
-            self._set_covariates(X, "fit")
-        raw = self._split_with_covariates(y, X, "fit")
-        if self.combination in ("theta", "theta_ets") and self.n_exog_:
-            raise ValueError(
-                f"fit: combination={self.combination!r} takes series without covariates; got "
-                f"{self.n_exog_} covariate column(s) in X"
-            )
-        observed = [int(np.isfinite(v[:, : len(raw.columns)]).any(axis=1).sum()) for v in raw.values]
-        if max(observed) < 2:
-            raise ValueError(too_short(raw, max(observed)))
-        if pretrained:
-            self._horizon(fh, "fit")
-        else:
-            self.horizon_ = self._horizon(fh, "fit")
-            self.context_length_ = self._context_length(raw)
-            self.n_channels_ = len(raw.columns)
-            self.sp_ = self._seasonal_period(raw)  # (on the series' own scale: it decides the log scale's)
-        panel, log_target = self._on_model_scale(raw, "fit")
-        if pretrained:
-            if self.fine_tune_epochs > 0:
-                self._train(panel, epochs=int(self.fine_tune_epochs), log_target=log_target)
-        else:
-            self._set_static_standardization(panel, "fit")
-            self._check_stream_memory(len(panel.ids))
-            fallback = self._train(panel, log_target=log_target)
-            retry = fallback.network_is_naive and log_target.any() and self.target_transform == "auto"
-            if not retry:
-                report.panel("own_scale_retry", "not needed")
-            elif not report.skips("own_scale_retry"):
-                # on the log scale the network beat the naive forecast nowhere: before settling for
-                # the naive forecast, the series' own scale gets its chance
-                report.panel(
-                    "own_scale_retry",
-                    "trained again on the own scale",
-                    message="Training again on the series' own scale: on the log scale the network beat "
-                    "the naive forecast on no series' validation tail",
-                )
-                panel, log_target = self._on_model_scale(raw, "fit", own_scale=True)
-                fallback = self._train(panel, log_target=log_target)
-        self.columns_ = panel.columns.copy()
-        self.level_names_ = panel.level_names
-        self._new_engine()
-        train, valid = self._holdout(panel)
-        mean, scale = self._standardize(train)
-        rows = self._add_series(panel.ids, mean, scale, log_target)
-        if fallback is not None:
-            self.engine_.use_naive(fallback.naive, fallback.spread, fallback.naive_std, fallback.max_std)
-        if self.combination is None or self.n_exog_:  # ("theta" with covariates: refused above)
-            report.panel("theta_combination", "off" + (" (covariates)" if self.n_exog_ else " (parameter)"))
-        elif not report.skips("theta_combination"):
-            self._use_theta(train, valid, mean, scale, panel)
-        # the training parts leave the interval calibration at its nominal levels; the validation
-        # tails, which the network did not train on, calibrate it (adaptive conformal inference)
-        n_train = [len(v) for v in train]
-        train_times = [t[:k] for t, k in zip(panel.times, n_train, strict=True)]
-        self._consume(rows, train, train_times, calibrate=False, where="fit")
-        tails = np.flatnonzero([len(v) > 0 for v in valid])
-        calibrate = True
-        if self.interval_calibration is None:
-            report.panel("interval_calibration", "off (parameter)")
-        elif not len(tails):
-            report.panel("interval_calibration", "nominal levels: no validation tail", value=0)
-        elif report.skips("interval_calibration"):
-            calibrate = False
-        else:
-            report.panel("interval_calibration", "started on the validation tails", value=len(tails))
-        if len(tails):
-            tail_times = [panel.times[k][n_train[k] :] for k in tails]
-            parts = [valid[k] for k in tails]
-            self._consume(rows[tails], parts, tail_times, calibrate=calibrate, where="fit")
-
-    def _use_theta(
-        self,
-        train: list[np.ndarray],
-        valid: list[np.ndarray],
-        mean: np.ndarray,
-        scale: np.ndarray,
-        panel: SeriesPanel,
-    ) -> None:
-        """Combine the streams' forecasts with the Theta method's (``combination="theta"``): fitted on
-        the standardised series, weighted on the tails (:func:`fit_combination`); where every weight
-        is 1 the engine gets no Theta streams."""
-        whole = [
-            (np.concatenate([t, v]) - m) / s for t, v, m, s in zip(train, valid, mean, scale, strict=True)
-        ]
-        c = self.n_channels_
-        alpha, season, weight, smoothing = fit_combination(
-            self.net_.module_,
-            whole,
-            [len(t) for t in train],
-            self.engine_.naive.copy(),
-            int(self.sp_),
-            self._resolved_device(),
-            loss=self._member_losses()[0],
-            ets=self.combination == "theta_ets",
-        )
-        partner = "Theta and ETS" if self.combination == "theta_ets" else "Theta"
-        combined = weight < 1.0
-        self._fit_report().per_channel(
-            "theta_combination",
-            panel.ids,
-            list(panel.columns[:c]),
-            np.where(combined, f"combined with {partner}", "network alone"),
-            value=weight,
-            message=f"Combination with {partner}, weighed on the tails: {int(combined.sum())} of "
-            f"{combined.size} channel(s) combined",
-        )
-        if (weight < 1.0).any():  # (else no Theta streams at all: nothing to carry, step or export)
-            # (fitted on standardised values: the seasonal components and states in the streams' units)
-            if smoothing is not None:
-                smoothing = smoothing.rescaled(scale[:, :c].ravel(), mean[:, :c].ravel())
-            self.engine_.use_theta(alpha, season * scale[:, :c, None], weight, ets=smoothing)
-
-    def _state_is_pretrained(self) -> bool:
-        """Whether ``pretrain`` (and no ``fit``) trained the network this ``fit`` conditions on."""
-        return getattr(self, "_state", "new") == "pretrained" and hasattr(self, "net_")
 
     def _predict(self, fh: ForecastingHorizon, X: pd.DataFrame | None = None) -> pd.DataFrame:
         """Read each series' forecast at its own cutoff for the steps of ``fh``."""
-        steps, times = self._forecast_steps(fh, "predict")
-        known = self._known_future(X, steps, times, "predict")
-        loc = self.engine_.predict()
-        values = [self._from_model_scale(loc[row, s - 1] + known[row], row) for row, s in enumerate(steps)]
-        return self._frame(times, values)
+        return point_frame(self, fh, X)
 
     def _predict_quantiles(
         self, fh: ForecastingHorizon, X: pd.DataFrame | None, alpha: list[float]
     ) -> pd.DataFrame:
         """Quantiles of each series' forecast distribution (calibrated if ``interval_calibration``)."""
-        steps, times = self._forecast_steps(fh, "predict_quantiles")
-        known = self._known_future(X, steps, times, "predict_quantiles")
-        alpha = [float(a) for a in alpha]
-        quantiles = self.engine_.predict_quantiles(alpha)
-        frames = [
-            self._frame(
-                times,
-                [
-                    self._from_model_scale(quantiles[r, s - 1, :, k] + known[r], r)
-                    for r, s in enumerate(steps)
-                ],
-            )
-            for k in range(len(alpha))
-        ]
-        columns = self._get_columns(method="predict_quantiles", alpha=alpha)
-        values = np.stack([f.to_numpy() for f in frames], axis=-1)  # (rows, C, len(alpha))
-        return pd.DataFrame(values.reshape(len(frames[0]), -1), index=frames[0].index, columns=columns)
+        return quantile_frame(self, fh, X, alpha)
 
     def _predict_var(
         self, fh: ForecastingHorizon, X: pd.DataFrame | None = None, cov: bool = False
@@ -649,35 +481,12 @@ class AarenForecaster(
         """Variance of each series' forecast distribution (calibrated if ``interval_calibration``)."""
         if cov:
             raise NotImplementedError("AarenForecaster forecasts marginal variances only (cov=False)")
-        steps, times = self._forecast_steps(fh, "predict_var")
-        known = self._known_future(X, steps, times, "predict_var") if X is not None else [0.0] * len(steps)
-        bounds = self.engine_.one_sigma_bounds()  # (R, 2, horizon, C), on the network's scale
-        values = []
-        for row, s in enumerate(steps):
-            lower, upper = (self._from_model_scale(b[s - 1] + known[row], row) for b in bounds[row])
-            values.append((0.5 * (upper - lower)) ** 2)
-        return self._frame(times, values)
+        return variance_frame(self, fh, X)
 
     def _update(self, y: pd.DataFrame, X: pd.DataFrame | None = None, update_params: bool = True):
-        """Advance the streams by the observations of ``y`` after each series' cutoff.
-
-        Observations at or before a series' cutoff are skipped (its state has consumed them). sktime's
-        ``update`` has already moved the cutoff to ``y``'s end; on bad input it is put back, so the
-        forecaster is left exactly as it was.
-        """
-        old_cutoff = self._cutoffs.latest()
-        try:
-            with self.engine_.lock:
-                plan = self._plan(y, X, strict=False, where="update")
-                if update_params and self.update_epochs > 0:
-                    fresh = SeriesPanel(plan.ids, plan.times, plan.values, self.columns_, self.level_names_)
-                    if any(len(v) >= 2 for v in fresh.values):
-                        self._train(fresh, epochs=int(self.update_epochs), log_target=plan.log_target)
-                self._apply(plan, "update")
-        except (TypeError, ValueError):
-            self._set_cutoff(old_cutoff)
-            raise
-        self._set_cutoff(self._cutoffs.latest())
+        """Advance the streams by the observations of ``y`` after each series' cutoff
+        (:func:`~aaren_ts.estimators._forecast_fit.update_streams`)."""
+        update_streams(self, y, X, update_params)
         return self
 
     # ------------------------------------------------------------------ public extensions
@@ -712,7 +521,7 @@ class AarenForecaster(
             by series); the forecaster is then left exactly as it was.
         """
         self.check_is_fitted()
-        frame = self._as_frame(y, "partial_update")
+        frame = as_frame(y, self.columns_, "partial_update")
         if self.get_config()["remember_data"]:
             return self.update(y, X=X, update_params=False)  # the user asked sktime to keep the data
         # Fast path, same result as update(y, update_params=False) without sktime's per-call conversions.
@@ -728,16 +537,6 @@ class AarenForecaster(
             self._sync_cutoffs()
         return super().cutoff
 
-    def _as_frame(self, y: Any, where: str) -> pd.DataFrame:
-        if isinstance(y, pd.Series):
-            frame = y.to_frame()
-            if len(self.columns_) == 1:
-                frame.columns = self.columns_
-            return frame
-        if isinstance(y, pd.DataFrame):
-            return y
-        raise TypeError(f"{where}: y must be a pandas Series or DataFrame, got {type(y).__name__}")
-
     def _export_onnx(self, path: str | os.PathLike) -> Path:
         from aaren_ts.onnx.export import export_forecaster
 
@@ -748,32 +547,36 @@ class AarenForecaster(
     @classmethod
     def get_test_params(cls, parameter_set: str = "default") -> list[dict[str, Any]]:
         """Tiny configurations for sktime's conformance suite (``parameter_set`` is not used): one
-        network with the other defaults, and an ensemble of two Transformer networks."""
-        tiny = {
-            "n_estimators": 1,
-            "d_model": 8,
-            "n_heads": 2,
-            "n_layers": 1,
-            "d_ff": 16,
-            "context_length": 6,
-            "segment_length": 8,
-            "max_epochs": 1,
-            "batch_size": 4,
-            "device": "cpu",
-            "random_state": 0,
-        }
-        return [
-            tiny,
-            {
-                **tiny,
-                "horizon": 12,
-                "backbone": "transformer",
-                "channel_independent": False,
-                "local_norm": "mean",
-                "target_transform": None,
-                "context_length": 4,
-                "max_epochs": 1,
-                "validation_fraction": None,
-                "n_estimators": 2,
-            },
-        ]
+        network with the other defaults, and an ensemble of two Transformer networks (``_TEST_PARAMS``)."""
+        return [dict(params) for params in _TEST_PARAMS]
+
+
+#: The tiny configurations of :meth:`AarenForecaster.get_test_params`.
+_TINY: dict[str, Any] = {
+    "n_estimators": 1,
+    "d_model": 8,
+    "n_heads": 2,
+    "n_layers": 1,
+    "d_ff": 16,
+    "context_length": 6,
+    "segment_length": 8,
+    "max_epochs": 1,
+    "batch_size": 4,
+    "device": "cpu",
+    "random_state": 0,
+}
+_TEST_PARAMS: tuple[dict[str, Any], ...] = (
+    _TINY,
+    {
+        **_TINY,
+        "horizon": 12,
+        "backbone": "transformer",
+        "channel_independent": False,
+        "local_norm": "mean",
+        "target_transform": None,
+        "context_length": 4,
+        "max_epochs": 1,
+        "validation_fraction": None,
+        "n_estimators": 2,
+    },
+)

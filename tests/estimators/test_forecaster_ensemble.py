@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from aaren_ts import AarenForecaster
-from aaren_ts.estimators import _forecast_training as forecast_training
-from aaren_ts.estimators._forecast_training import MIXED_LOSSES, POSITIVE_MIXED_LOSSES, clear_gain
+from aaren_ts.estimators import _forecast_decisions as forecast_decisions
+from aaren_ts.estimators._forecast_decisions import MIXED_LOSSES, POSITIVE_MIXED_LOSSES, clear_gain
 from aaren_ts.nn.ensemble import ForecastEnsemble, MemberForecasts
 from aaren_ts.nn.forecast import Forecast, ForecastNet
 from aaren_ts.nn.forecast_training import ForecastLoss
@@ -186,7 +186,7 @@ def test_auto_keeps_the_absolute_error_network_only_where_the_tails_favour_it(
         verdicts.append((error.shape, baseline.shape))
         return helps, -0.1, -5.0
 
-    monkeypatch.setattr(forecast_training, "clear_gain", verdict)
+    monkeypatch.setattr(forecast_decisions, "clear_gain", verdict)
     y = _series(80) - (0.0 if positive else 10.0)  # (around 0: values of both signs)
     planned = POSITIVE_MIXED_LOSSES if positive else MIXED_LOSSES
     # (no verdict on the start, nor on a linear share)
@@ -219,12 +219,12 @@ def test_auto_trains_every_network_on_the_first_loss_where_no_two_tails_could_ju
         trained.append((k, losses[k]))
         return original(self, train_split, train_ds, losses, k, start)
 
-    def verdict(error, baseline, min_gain=forecast_training.MIXED_LOSS_GAIN):
+    def verdict(error, baseline, min_gain=forecast_decisions.MIXED_LOSS_GAIN):
         verdicts.append(error.shape)
         return False, 0.0, 0.0
 
     monkeypatch.setattr(AarenForecaster, "_train_member", train_member)
-    monkeypatch.setattr(forecast_training, "clear_gain", verdict)
+    monkeypatch.setattr(forecast_decisions, "clear_gain", verdict)
     y = _series(80, n_columns=n_columns) - (0.0 if positive else 10.0)
     params = {**TINY, "n_estimators": 3, "initial_forecast": "naive", "linear_share": None}
     model = AarenForecaster(**params, validation_fraction=validation_fraction, horizon=3).fit(y)
@@ -260,7 +260,7 @@ def test_auto_start_trains_every_network_from_the_start_the_tails_favour(
     answers = [winner == "untrained naive", winner == "level", winner == "naive"]
     verdicts = []
 
-    def verdict(error, baseline, min_gain=forecast_training.MIXED_LOSS_GAIN):
+    def verdict(error, baseline, min_gain=forecast_decisions.MIXED_LOSS_GAIN):
         wins = answers[len(verdicts)]
         verdicts.append((error.shape, baseline.shape, min_gain))
         return wins, -0.1 if wins else 0.0, -5.0 if wins else 0.0
@@ -272,7 +272,7 @@ def test_auto_start_trains_every_network_from_the_start_the_tails_favour(
         trained.append(((k, start), net))
         return net
 
-    monkeypatch.setattr(forecast_training, "clear_gain", verdict)
+    monkeypatch.setattr(forecast_decisions, "clear_gain", verdict)
     monkeypatch.setattr(AarenForecaster, "_train_member", train_member)
     params = {**TINY, "n_estimators": n_estimators, "loss": "mse", "horizon": 3, "linear_share": None}
     auto = AarenForecaster(**params, initial_forecast="auto").fit(_series(80))
@@ -280,7 +280,7 @@ def test_auto_start_trains_every_network_from_the_start_the_tails_favour(
     assert all(error == baseline == (2,) for error, baseline, _ in verdicts)  # two series' channels
     # before training, the naive forecast must halve the level's error; after, 2 % lower is clear
     gains = [min_gain for *_, min_gain in verdicts]
-    assert gains == [forecast_training.UNTRAINED_NAIVE_GAIN] + [forecast_training.MIXED_LOSS_GAIN] * 2 * (
+    assert gains == [forecast_decisions.UNTRAINED_NAIVE_GAIN] + [forecast_decisions.MIXED_LOSS_GAIN] * 2 * (
         winner != "untrained naive"
     )
     assert len(verdicts) == (1 if winner == "untrained naive" else 3)

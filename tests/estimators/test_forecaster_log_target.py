@@ -233,17 +233,17 @@ def test_a_single_series_and_its_windows_on_the_log_scale():
 
 @pytest.mark.parametrize("mode", ["auto", "log"])
 def test_auto_tries_the_own_scale_where_the_log_scale_beats_the_naive_forecast_nowhere(mode, monkeypatch):
-    from aaren_ts.estimators import _forecast_training
+    from aaren_ts.estimators._forecast_decisions import ValidationTails
     from aaren_ts.nn.forecast_training import HeldOutErrors
 
     scales = []
-    judge = _forecast_training.ForecasterTrainingMixin._judge_against_naive
+    judge = ValidationTails.judge_against_naive
 
-    def spy(self, series, n_train, log_scale=None, labels=None):
+    def spy(self, module, loss, log_scale=None, labels=None):
         scales.append(log_scale.copy())
-        return judge(self, series, n_train, log_scale, labels)
+        return judge(self, module, loss, log_scale, labels)
 
-    monkeypatch.setattr(_forecast_training.ForecasterTrainingMixin, "_judge_against_naive", spy)
+    monkeypatch.setattr(ValidationTails, "judge_against_naive", spy)
     # the network loses everywhere (so it becomes the naive forecast), whatever the scale
     monkeypatch.setattr(HeldOutErrors, "falls_back", lambda self: np.ones(self.error.shape, dtype=bool))
     y = pd.Series(_multiplicative(80, 50.0, 4))
