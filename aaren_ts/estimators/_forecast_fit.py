@@ -14,6 +14,7 @@ through them.
 
 from __future__ import annotations
 
+import logging
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -21,7 +22,7 @@ import pandas as pd
 from sktime.forecasting.base import ForecastingHorizon
 
 from aaren_ts._ets import ETSStreams
-from aaren_ts.estimators._fit_report import FitReport
+from aaren_ts.estimators._fit_report import FitReport, notable_decisions
 from aaren_ts.estimators._forecast_checks import too_short
 from aaren_ts.estimators._forecast_decisions import NaiveVerdict
 from aaren_ts.estimators._panel import SeriesPanel
@@ -37,6 +38,9 @@ __all__ = [
     "train_on_panel",
     "update_streams",
 ]
+
+#: Where a fit's notable decisions are announced (see :func:`announce_notable`).
+LOGGER = logging.getLogger("aaren_ts")
 
 
 class ThetaPartners(NamedTuple):
@@ -66,7 +70,21 @@ def fit_and_condition(
         condition_streams(f, panel, log_target, fallback)
     finally:
         f._report = None
-    return report.frame()
+    frame = report.frame()
+    announce_notable(frame)
+    return frame
+
+
+def announce_notable(report: pd.DataFrame) -> None:
+    """Log the fit's notable decisions (:func:`~aaren_ts.estimators._fit_report.notable_decisions`) as
+    one line on the ``aaren_ts`` logger: a warning where series forecast with the seasonal naive method
+    instead of the network (or the network was trained again), information for a combination alone."""
+    notes = notable_decisions(report)
+    if not notes:
+        return
+    combination_only = all("combine the network with" in note for note in notes)
+    level = logging.INFO if combination_only else logging.WARNING
+    LOGGER.log(level, "AarenForecaster.fit: %s (fit_report_ has the statistics)", "; ".join(notes))
 
 
 def train_on_panel(

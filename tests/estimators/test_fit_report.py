@@ -204,3 +204,32 @@ def test_notable_decisions_name_fallback_retry_and_combination():
     quiet = FitReport()
     quiet.per_channel("naive_fallback", ids, columns, np.array([["network"]] * 3))
     assert notable_decisions(quiet.frame()) == []
+
+
+def test_a_fit_that_falls_back_says_so_in_one_logged_line(caplog):
+    import logging
+
+    # a random walk: nothing to learn, so the series forecasts with the naive method
+    walk = pd.Series(100 + np.cumsum(np.random.default_rng(1).normal(0, 1, 160)))
+    settings = {**SETTINGS, "max_epochs": 1, "n_estimators": 1}
+    with caplog.at_level(logging.INFO, logger="aaren_ts"):
+        forecaster = AarenForecaster(**settings).fit(walk)
+    lines = [r for r in caplog.records if r.name == "aaren_ts"]
+    assert forecaster.fit_report_.set_index("step").loc["naive_fallback", "decision"] == "naive"
+    assert len(lines) == 1 and lines[0].levelno == logging.WARNING
+    assert "seasonal naive method" in lines[0].getMessage() and "fit_report_" in lines[0].getMessage()
+
+
+def test_a_fit_that_keeps_the_network_everywhere_logs_nothing(fitted, caplog):
+    import logging
+
+    from aaren_ts.estimators._forecast_fit import announce_notable
+
+    report = fitted.fit_report_.copy()
+    fallback = report["step"] == "naive_fallback"
+    report.loc[fallback, "decision"] = "network"
+    report.loc[report["step"] == "theta_combination", "decision"] = "network alone"
+    report.loc[report["step"] == "own_scale_retry", "decision"] = "not needed"
+    with caplog.at_level(logging.INFO, logger="aaren_ts"):
+        announce_notable(report)
+    assert [r for r in caplog.records if r.name == "aaren_ts"] == []
