@@ -67,7 +67,7 @@ class ForecastEngine(Streams):
     module : ForecastNet
         The trained network (put in eval mode; its weights are not changed).
     device : torch.device or str
-        Where the states live and the network runs (see :class:`~aaren_ts.engine._streams.Streams`).
+        Where the states live and the network runs (see ``Streams`` in ``aaren_ts.engine._streams``).
     calibration_rate : float or None, default=None
         Step of each stream's online interval calibration (adaptive conformal inference); ``None``:
         intervals are the network's, uncalibrated.
@@ -79,7 +79,7 @@ class ForecastEngine(Streams):
     mean, scale : ndarray of shape (n_series, n_channels + n_exog)
         Each series' standardisation (of its channels, then of its covariates), on the model's scale.
     log_target : ndarray of shape (n_series, n_channels), bool
-        The channels the model sees on the log scale (:mod:`aaren_ts._log_target`). The engine works on
+        The channels the model sees on the log scale (``aaren_ts._log_target``). The engine works on
         the model's scale throughout: values given to :meth:`advance` and every forecast, quantile and
         standard deviation it returns are in the series' units for the other channels and in their
         logarithm for these; its caller maps them (the forecaster, the ONNX streamer).
@@ -88,8 +88,8 @@ class ForecastEngine(Streams):
         :meth:`~aaren_ts.nn.forecast.ForecastNet.reset_to_naive`) in each channel's point forecast,
         the network's having the rest (0: the network's alone): set with :meth:`use_naive`, above 0
         where the network did not clearly beat the naive forecast on the series' held-out data. Their
-        intervals are the network's distribution with its scale multiplied by :attr:`spread`,
-        or the naive method's own (:attr:`naive_std`), re-calibrated online.
+        intervals are the network's distribution with its scale multiplied by ``spread``,
+        or the naive method's own (``naive_std``), re-calibrated online.
     spread : ndarray of shape (n_series, n_channels)
         Factor on the scale of each series' forecast distribution (1: the network's), set with
         :meth:`use_naive`.
@@ -101,7 +101,7 @@ class ForecastEngine(Streams):
     max_std : ndarray of shape (n_series, n_channels)
         Where positive, the standard deviation (standardised) at which a channel's one-step distribution
         from the network is capped, growing over the horizon as the naive method's (the ``max_std`` of
-        :meth:`~aaren_ts.nn.forecast.ForecastNet.distribution`, applied before :attr:`spread`); 0: no
+        :meth:`~aaren_ts.nn.forecast.ForecastNet.distribution`, applied before ``spread``); 0: no
         cap. Set with :meth:`use_naive`.
     theta : PartnerStreams or None
         With :meth:`use_theta`, the statistical partner's streams of every series' channels (the
@@ -109,7 +109,7 @@ class ForecastEngine(Streams):
         channel``), advanced with the network's.
     theta_weight : ndarray of shape (n_series, n_channels)
         The weight of each channel's own forecast (the network's, blended with the naive one by
-        :attr:`naive`)
+        ``naive``)
         in its combination with the Theta method's (1: its own alone, the default); the combination
         shifts the whole forecast distribution (point, quantiles) by the same amount.
     n_seen : ndarray of shape (n_series,)
@@ -262,12 +262,12 @@ class ForecastEngine(Streams):
             self.naive, self.spread, self.naive_std, self.max_std = checked
 
     def use_theta(self, alpha: Any, season: Any, weight: Any, ets: ETSStreams | None = None) -> None:
-        """Combine every series' forecasts with the Theta method's (:mod:`aaren_ts._theta`), with
+        """Combine every series' forecasts with the Theta method's (``aaren_ts._theta``), with
         smoothing parameters ``alpha`` ``(n_series, n_channels)``, seasonal components ``season``
         ``(n_series, n_channels, sp)`` and the network's weights ``weight`` ``(n_series, n_channels)``
         in [0, 1]; with ``ets``, damped-trend exponential smoothing's streams at their first step (one
-        per series and channel, channel fastest, :mod:`aaren_ts._ets`), with the mean of the two
-        (:class:`~aaren_ts._partner.PartnerStreams`). The streams start at the series' first values:
+        per series and channel, channel fastest, ``aaren_ts._ets``), with the mean of the two
+        (``PartnerStreams`` of ``aaren_ts._partner``). The streams start at the series' first values:
         this is called before the streams consume anything.
         """
         theta, weight = checked_theta(alpha, season, weight, ets, len(self), self.n_channels, self.n_seen)
@@ -279,7 +279,7 @@ class ForecastEngine(Streams):
         """Refuse observations the streams at ``rows`` cannot take: ``ValueError`` naming the series.
 
         ``values`` ``(R, N, C + n_exog)`` in original units: NaN marks a missing observation; an
-        infinite value, or one more than :data:`~aaren_ts._limits.MAX_STANDARDISED` standard deviations
+        infinite value, or one more than :data:`~aaren_ts.engine.MAX_STANDARDISED` standard deviations
         from its series' mean (the network's float32 arithmetic would overflow), is refused.
         """
         check_values(self.ids, self.mean, self.scale, rows, values, where)
@@ -550,14 +550,14 @@ class ForecastEngine(Streams):
             return [*flatten_state(self.state), *history, self.forecast, self.params, *calibration]
 
     def theta_arrays(self) -> dict[str, np.ndarray] | None:
-        """Copies of the Theta streams' arrays and of :attr:`theta_weight` (``None`` without
+        """Copies of the Theta streams' arrays and of ``theta_weight`` (``None`` without
         :meth:`use_theta`)."""
         with self.lock:
             return None if self.theta is None else theta_arrays(self.theta, self.theta_weight)
 
     def restore_theta(self, arrays: dict[str, np.ndarray], n_seen: np.ndarray) -> None:
         """Load what :meth:`theta_arrays` gave into streams already :meth:`add`-ed, checked first
-        (:meth:`~aaren_ts._partner.PartnerStreams.from_arrays`, and each stream's clock against the
+        (``PartnerStreams.from_arrays``, and each stream's clock against the
         ``n_seen`` steps its series has seen; ``ValueError`` naming what does not fit, and nothing
         changes)."""
         theta, weight = restored_theta(arrays, len(self), self.n_channels, n_seen)
