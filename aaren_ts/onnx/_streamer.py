@@ -6,18 +6,18 @@ import math
 import os
 import threading
 import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from aaren_ts._files import atomic_write
-from aaren_ts._limits import MAX_STANDARDISED, first_beyond
 from aaren_ts._log_target import first_non_positive, from_log, to_log
 from aaren_ts._normal import gaussian_z, interpolate_z, level_z
 from aaren_ts._partner import STATE_PREFIX, PartnerStreams, combination_shift, state_entries, stream_arrays
 from aaren_ts.onnx._format import ModelSpec, check_interface, read_metadata, verify_checksum
+from aaren_ts.onnx._input_checks import check_magnitude, check_observations, checked_probabilities
 from aaren_ts.onnx._state_checks import check_state_values
 
 __all__ = ["OnnxStreamer"]
@@ -25,22 +25,6 @@ __all__ = ["OnnxStreamer"]
 _MAX_COUNT = 2**53  # the most steps a saved state may count (every count below is exact in float64)
 _ONE_SIGMA = math.erf(1.0 / math.sqrt(2.0))  # the coverage of mean +- one standard deviation
 _EXTRA_HINT = 'OnnxStreamer needs ONNX Runtime, in the "onnx" extra: pip install "aaren_ts[onnx]"'
-
-
-def _probabilities(values: Any, name: str) -> np.ndarray:
-    """``values`` as a flat float64 array of probabilities, each strictly between 0 and 1."""
-    arr = np.asarray(values)
-    if arr.dtype.kind not in "fiu":
-        raise TypeError(f"{name} must hold real numbers strictly between 0 and 1, got {values!r}")
-    arr = arr.astype(np.float64).ravel()
-    if arr.size == 0:
-        raise ValueError(f"{name} is empty: give at least one probability strictly between 0 and 1")
-    if not np.all((arr > 0.0) & (arr < 1.0)):
-        raise ValueError(
-            f"{name} must lie strictly between 0 and 1 (the quantiles 0 and 1 of a Gaussian forecast are "
-            f"infinite), got {arr.tolist()}"
-        )
-    return arr
 
 
 THETA_WEIGHT = f"{STATE_PREFIX}weight"  # the state's entry that marks streams with a partner
@@ -266,41 +250,6 @@ class OnnxStreamer:
         return self
 
     # ------------------------------------------------------------------ stepping
-    def _check_observations(self, values: Any, name: str) -> np.ndarray:
-        """``values`` as a float64 array (shape unchecked); a clear error for non-real or non-finite."""
-        arr = np.asarray(values)
-        if arr.dtype.kind not in "fiu":
-            raise TypeError(
-                f"{name} must hold real numbers (integers or floats), got an array of dtype {arr.dtype}: "
-                "booleans, complex numbers, text and objects are refused rather than converted"
-            )
-        arr = arr.astype(np.float64)
-        if not np.isfinite(arr).all():
-            where = np.argwhere(~np.isfinite(arr))[0].tolist()
-            raise ValueError(
-                f"{name} holds a non-finite value (NaN or inf) at index {where}; the exported step "
-                "takes observed values only"
-            )
-        return arr
-
-    @staticmethod
-    def _check_magnitude(
-        arr: np.ndarray, mean: np.ndarray, scale: np.ndarray, name: str, where: Callable[..., str]
-    ) -> None:
-        """Refuse ``arr`` if a value, standardised with ``mean`` and ``scale`` (broadcast to it), lies
-        more than :data:`~aaren_ts._limits.MAX_STANDARDISED` standard deviations out; ``where(*index)``
-        describes the value's position."""
-        standardised = (arr - mean) / scale
-        index = first_beyond(standardised)
-        if index is None:
-            return
-        raise ValueError(
-            f"{name}: the value {arr[index]:.6g} ({where(*index)}) lies {abs(standardised[index]):.3g} "
-            f"standard deviations from the training mean; the exported step computes in float32 and "
-            f"takes at most {MAX_STANDARDISED:.0e}, as larger values would overflow and poison the "
-            "stream's forecasts: check the value and its units (the streams are unchanged)"
-        )
-
     def _series(self, s: int) -> str:
         return "" if self.spec.single_series else f"series {self.spec.series_ids[s]!r}, "
 
@@ -389,7 +338,7 @@ class OnnxStreamer:
                 "the exported step takes observed values only)"
             )
         arr = to_log(arr, self._log_target[:, None, :])
-        self._check_magnitude(
+        check_magnitude(
             arr,
             mean[..., :c],
             scale[..., :c],
@@ -405,7 +354,7 @@ class OnnxStreamer:
                 raise ValueError(
                     f"X holds {covariates.shape[1]} steps, y_new {arr.shape[1]}: give X at every step"
                 )
-            self._check_magnitude(
+            check_magnitude(
                 covariates,
                 mean[..., c:],
                 scale[..., c:],
@@ -419,7 +368,7 @@ class OnnxStreamer:
     def _steps(self, values: Any, name: str, width: int, n_streams: int) -> np.ndarray:
         """The forecaster's ``values`` as ``(n_streams, n_steps, width)`` float64, checked."""
         spec = self.spec
-        arr = self._check_observations(values, name)
+        arr = check_observations(values, name)
         if arr.ndim == 2:  # one series' steps, or one step of every series
             arr = arr[None] if spec.single_series else arr[:, None, :]
         expected = (
@@ -435,7 +384,7 @@ class OnnxStreamer:
         self, state: dict[str, np.ndarray] | None, values: Any
     ) -> tuple[dict[str, np.ndarray], int]:
         spec = self.spec
-        arr = self._check_observations(values, "X_new")
+        arr = check_observations(values, "X_new")
         if arr.ndim != 3 or arr.shape[1] != spec.n_channels or arr.shape[2] < 1:
             raise ValueError(
                 f"X_new must have shape (n_streams, {spec.n_channels}, n_steps >= 1), got {np.shape(values)}"
@@ -445,7 +394,7 @@ class OnnxStreamer:
                 f"X_new holds {arr.shape[0]} streams but {self._streams_in(state)} are ongoing; pass one "
                 "series per stream (or call reset() to start new streams)"
             )
-        self._check_magnitude(
+        check_magnitude(
             arr,
             np.asarray(spec.channel_mean)[:, None],
             np.asarray(spec.channel_scale)[:, None],
@@ -480,7 +429,7 @@ class OnnxStreamer:
                 f"{spec.horizon} forecast steps"
             )
         n_streams = self._streams_in(state)
-        arr = self._check_observations(X, "X")
+        arr = check_observations(X, "X")
         arr = arr[None] if spec.single_series and arr.ndim == 2 else arr
         if arr.shape != (n_streams, spec.horizon, spec.n_future):
             expected = (spec.horizon, spec.n_future)
@@ -488,7 +437,7 @@ class OnnxStreamer:
             raise ValueError(f"X must have shape {expected}, got {np.shape(X)}")
         c, f = spec.n_channels, spec.n_future
         mean, scale = state["series_mean"], state["series_scale"]
-        self._check_magnitude(
+        check_magnitude(
             arr,
             mean[:, None, c : c + f],
             scale[:, None, c : c + f],
@@ -562,7 +511,7 @@ class OnnxStreamer:
             If ``alpha`` is empty or a probability is not strictly between 0 and 1.
         """
         self._forecaster_only("predict_quantiles")
-        probabilities = _probabilities(alpha, "alpha")
+        probabilities = checked_probabilities(alpha, "alpha")
         state = self._state
         z = self._half_widths(state, np.abs(2.0 * probabilities - 1.0))
         z = z * np.sign(probabilities - 0.5)[None, :, None, None]
@@ -611,7 +560,7 @@ class OnnxStreamer:
         """
         if np.ndim(coverage) != 0:
             raise TypeError(f"coverage must be one probability strictly between 0 and 1, got {coverage!r}")
-        (coverage,) = _probabilities([coverage], "coverage")
+        (coverage,) = checked_probabilities([coverage], "coverage")
         quantiles = self.predict_quantiles([0.5 - coverage / 2.0, 0.5 + coverage / 2.0], X)
         return quantiles[..., 0], quantiles[..., 1]
 
