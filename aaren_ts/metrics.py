@@ -202,7 +202,7 @@ def mase(
         The training part of every series (the same series; lengths may differ from the test's).
     sp : int
         Seasonal period ``m`` of the scale (M4: Hourly 24, Monthly 12, Quarterly 4, otherwise 1;
-        :attr:`aaren_ts.datasets.M4Data.sp`).
+        the ``sp`` of :class:`~aaren_ts.datasets.M4Data`).
     per_series : bool, default=False
         Return the per-series values instead of their mean.
 

@@ -146,14 +146,17 @@ class OnnxStreamer:
     # ------------------------------------------------------------------ properties
     @property
     def kind(self) -> str:
+        """``"forecaster"`` or ``"classifier"``: the estimator the graph was exported from."""
         return self.spec.kind
 
     @property
     def series_ids(self) -> list[str]:
+        """The ids of the exported forecaster's series (as strings), in the streams' order."""
         return list(self.spec.series_ids)
 
     @property
     def classes_(self) -> np.ndarray:
+        """The exported classifier's class labels, in the order of :meth:`predict_proba`'s columns."""
         return np.asarray(self.spec.classes)
 
     @property
@@ -163,6 +166,7 @@ class OnnxStreamer:
 
     @property
     def n_seen(self) -> int:
+        """Observations every stream has taken since the export (or :meth:`reset`)."""
         return self._snapshot[1]
 
     def _streams_in(self, state: dict[str, np.ndarray] | None) -> int:
@@ -170,6 +174,7 @@ class OnnxStreamer:
 
     @property
     def n_streams(self) -> int:
+        """The number of streams (series, or series being classified) the state holds."""
         return self._streams_in(self._state)
 
     def state(self) -> dict[str, np.ndarray]:
