@@ -45,3 +45,31 @@ def test_the_pattern_finds_what_it_is_meant_to_find() -> None:
         assert FIGURE.search(text), text
     for text in ("float64", "the 95 % interval", "step 12", "seasonal period 24"):
         assert not FIGURE.search(text), text
+
+
+#: The longest module and estimator class the package allows (lines, docstrings included).
+MAX_MODULE_LINES, MAX_ESTIMATOR_LINES = 600, 500
+
+
+def test_no_module_is_longer_than_the_bar() -> None:
+    long = {
+        str(path.relative_to(PACKAGE.parent)): n
+        for path in PACKAGE.rglob("*.py")
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert not long, f"modules over {MAX_MODULE_LINES} lines (split them by what they do): {long}"
+
+
+def test_the_estimator_classes_stay_short() -> None:
+    import ast
+
+    classes = (
+        ("estimators/forecaster.py", "AarenForecaster"),
+        ("estimators/classifier.py", "AarenClassifier"),
+    )
+    for module, name in classes:
+        tree = ast.parse((PACKAGE / module).read_text(encoding="utf-8"))
+        (node,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name]
+        first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+        lines = node.end_lineno - first + 1
+        assert lines <= MAX_ESTIMATOR_LINES, f"{name} is {lines} lines (at most {MAX_ESTIMATOR_LINES})"
