@@ -138,7 +138,6 @@ class FitReport:
         """Whether ``step`` is switched off (recorded as skipped, with its neutral choice)."""
         if step not in self.skip:
             return False
-        self.rows = [row for row in self.rows if row[0] != step]
         self.panel(step, f"skipped: {_STEPS[step].neutral}")
         return True
 
@@ -154,12 +153,8 @@ class FitReport:
     ) -> None:
         """Record one decision for the whole panel (replacing an earlier one of ``step``: a step taken
         again, as after a retry, keeps its last decision); ``message`` is announced."""
-        if step not in _STEPS:
-            raise KeyError(step)
-        self.rows = [row for row in self.rows if row[0] != step]
-        self.rows.append((step, None, None, decision, *map(_number, (value, effect, statistic, threshold))))
-        if message and self.announce is not None:
-            self.announce(message)
+        row = (step, None, None, decision, *map(_number, (value, effect, statistic, threshold)))
+        self._record(step, [row], message)
 
     def per_channel(
         self,
@@ -175,19 +170,25 @@ class FitReport:
     ) -> None:
         """Record one decision per series and channel (arrays ``(len(ids), len(columns))``), replacing
         an earlier record of ``step``."""
-        if step not in _STEPS:
-            raise KeyError(step)
         shape = (len(ids), len(columns))
         decisions = np.broadcast_to(np.asarray(decisions, dtype=object), shape)
         numbers = [
             np.full(shape, np.nan) if a is None else np.broadcast_to(np.asarray(a, dtype=np.float64), shape)
             for a in (value, effect, statistic)
         ]
-        self.rows = [row for row in self.rows if row[0] != step]
-        for k, series in enumerate(ids):
-            for j, channel in enumerate(columns):
-                row = (step, series, channel, str(decisions[k, j]), *(float(a[k, j]) for a in numbers))
-                self.rows.append((*row, _number(threshold)))
+        limit = _number(threshold)
+        rows = [
+            (step, series, channel, str(decisions[k, j]), *(float(a[k, j]) for a in numbers), limit)
+            for k, series in enumerate(ids)
+            for j, channel in enumerate(columns)
+        ]
+        self._record(step, rows, message)
+
+    def _record(self, step: str, rows: list[tuple[Any, ...]], message: str | None) -> None:
+        """Put ``rows`` in place of any earlier record of ``step`` and announce ``message``."""
+        if step not in _STEPS:
+            raise KeyError(step)
+        self.rows = [row for row in self.rows if row[0] != step] + rows
         if message and self.announce is not None:
             self.announce(message)
 
