@@ -56,7 +56,6 @@ TINY = {
     "n_layers": 1,
     "d_ff": 16,
     "context_length": 6,
-    "segment_length": 12,
     "max_epochs": 1,
     "device": "cpu",
     "random_state": 0,

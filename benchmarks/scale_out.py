@@ -114,8 +114,8 @@ def train_worker(out: str, copies: int, global_batch: int) -> None:
     X, y = basic_motions(copies)
     batch = global_batch // accelerator.num_processes
     clf = AarenClassifier(
-        **{**SIZES, "d_model": 64, "n_heads": 4, "d_ff": 128, "n_layers": 2}, batch_size=batch, max_epochs=5,
-        validation_fraction=None, accelerator=accelerator,
+        **{**SIZES, "d_model": 64, "n_heads": 4, "d_ff": 128, "n_layers": 2, "device": accelerator},
+        batch_size=batch, max_epochs=5, validation_fraction=None,
     )  # fmt: skip
     start = time.perf_counter()
     clf.fit(X, y)

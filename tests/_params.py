@@ -24,7 +24,6 @@ TINY_FORECASTER: dict[str, Any] = {
     **TINY_NETWORK,
     "n_estimators": 1,
     "context_length": 6,
-    "segment_length": 12,
     "max_epochs": 1,
     "horizon": 3,
 }

@@ -81,13 +81,13 @@ def test_quiet_and_the_former_seed_flag(job: str) -> None:
     [
         ("n_estimators=1", 1),
         ("lr=1e-3", 1e-3),
-        ("linear_share=null", None),  # JSON, as the results page's commands write it
-        ("linear_share=None", None),  # or a Python literal
-        ("early_stopping=true", True),
+        ("patience=null", None),  # JSON, as the results page's commands write it
+        ("patience=None", None),  # or a Python literal
+        ("channel_independent=true", True),
         ('loss=["mse", "smape"]', ["mse", "smape"]),
         ("dilations=(1, 2, 4)", (1, 2, 4)),
-        ("initial_forecast=level", "level"),  # anything else: the string itself
-        ("initial_forecast=", ""),
+        ("combination=theta", "theta"),  # anything else: the string itself
+        ("combination=", ""),
     ],
 )
 def test_param_values(text: str, value: object) -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import os
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
@@ -31,9 +32,11 @@ import torch
 from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
 from sktime.exceptions import NotFittedError as _SktimeNotFittedError
 
+from aaren_ts.estimators._deprecations import translate_removed
 from aaren_ts.estimators._params import Constraint, validate_params
 from aaren_ts.estimators._persistence import load_archive, save_archive
 from aaren_ts.estimators._skorch import (
+    accelerator_of,
     data_parallel_net_class,
     make_callbacks,
     num_threads,
@@ -131,10 +134,21 @@ class AarenEstimatorMixin:
 
     def _store_init_params(self, arguments: dict[str, Any]) -> None:
         """Store every constructor argument, unchanged, as the attribute of the same name (what
-        scikit-learn requires of ``__init__``); call it with ``locals()`` first thing in ``__init__``."""
-        for name in inspect.signature(type(self).__init__).parameters:
-            if name != "self":
-                setattr(self, name, arguments[name])
+        scikit-learn requires of ``__init__``); call it with ``locals()`` first thing in ``__init__``.
+
+        Removed parameters, which ``__init__`` takes as ``**removed``, set the current parameters that
+        replaced them (:func:`~aaren_ts.estimators._deprecations.translate_removed`), with a
+        ``FutureWarning``."""
+        params: dict[str, Any] = {}
+        removed: dict[str, Any] = {}
+        for name, parameter in inspect.signature(type(self).__init__).parameters.items():
+            if parameter.kind == parameter.VAR_KEYWORD:
+                removed = dict(arguments[name])
+            elif name != "self":
+                params[name] = arguments[name]
+        params.update(translate_removed(type(self), removed, params))
+        for name, value in params.items():
+            setattr(self, name, value)
 
     # Public override kept: sktime raises its own NotFittedError, which scikit-learn's checks and
     # meta-estimators do not recognise; this one is both libraries' exception.
@@ -190,9 +204,6 @@ class AarenEstimatorMixin:
 
     def _resolved_device(self) -> str:
         """The device this estimator computes on: the accelerator's when training data-parallel."""
-        accelerator = getattr(self, "accelerator", None)
-        if accelerator is not None:
-            return str(accelerator.device)
         return resolve_device(self.device)
 
     # ------------------------------------------------------------------ skorch
@@ -247,8 +258,8 @@ class AarenEstimatorMixin:
         if with_callbacks:
             callbacks = make_callbacks(
                 verbose=verbose,
-                early_stopping=bool(self.early_stopping) and train_split is not None,
-                patience=int(self.patience),
+                early_stopping=self.patience is not None and train_split is not None,
+                patience=int(self.patience or 1),
                 lr_scheduler=self._lr_scheduler(epochs),
                 user_callbacks=None if own_use else self.callbacks,
                 average_best_epochs=average_best_epochs,
@@ -270,7 +281,7 @@ class AarenEstimatorMixin:
             "verbose": verbose,
             **progress_params(verbose),
         }
-        accelerator = getattr(self, "accelerator", None)
+        accelerator = accelerator_of(self.device)
         if accelerator is not None:  # data-parallel: the accelerator places modules and batches
             net_class = data_parallel_net_class(net_class)
             params.update(device=None, accelerator=accelerator)
@@ -377,7 +388,9 @@ class AarenEstimatorMixin:
         shown = os.fspath(path)
         try:
             _check_weights(payload["state_dict"])
-            est = cls(**payload["params"])
+            with warnings.catch_warnings():  # an archive's removed parameters are not the user's doing
+                warnings.simplefilter("ignore", FutureWarning)
+                est = cls(**payload["params"])
             est._validate_params()
             est._restore_fitted(payload["attributes"], payload["state_dict"])
             _check_weight_dtypes(payload["state_dict"], est.net_.module_.state_dict())

@@ -38,10 +38,13 @@ lr_schedule : {"cosine", "exponential", None}
 lr_decay : float
     Factor of the ``"exponential"`` schedule, in (0, 1] (``1.0`` keeps the rate constant); unused by
     the other schedules.
-patience : int
-    Epochs without improvement of the validation loss before early stopping.
-device : str
-    ``"auto"`` (CUDA when available, else CPU), ``"cpu"``, ``"cuda"``, ...
+patience : int or None
+    Epochs without improvement of the validation loss before training stops and the best epoch's
+    weights return; needs a validation hold-out. ``None``: every one of ``max_epochs`` runs.
+device : str, torch.device or accelerate.Accelerator
+    ``"auto"`` (CUDA when available, else CPU), ``"cpu"``, ``"cuda"``, ...; an ``Accelerator`` trains
+    data-parallel across the processes ``accelerate launch`` started (``batch_size`` per process, the
+    ``distributed`` extra; saved as ``"auto"``). See the user guide's "Scaling out".
 verbose : int
     ``> 0`` shows skorch's epoch log (without colour codes where the output is not a terminal) and a
     progress bar where one can be drawn: on a terminal, or in a notebook (a widget with ipywidgets
@@ -52,11 +55,6 @@ num_threads : int or None
     torch intra-op threads while fitting, predicting and streaming (restored afterwards); ``None``
     keeps torch's setting. These networks are small: ``1`` is often as fast, and much faster on a
     busy machine.
-accelerator : accelerate.Accelerator or None
-    Train data-parallel through Hugging Face Accelerate, across the processes ``accelerate launch`` (or
-    ``torchrun``) started: each trains on its share of every epoch's batches (``batch_size`` per
-    process) and validates on the whole hold-out; all end with the same network, on the accelerator's
-    devices. Needs the ``distributed`` extra; not saved. See the user guide's "Scaling out".
 """
 
 

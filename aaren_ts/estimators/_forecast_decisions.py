@@ -250,56 +250,48 @@ class ValidationTails:
         )
         return helps
 
-    def blend_linear(self, module: torch.nn.Module, linear_share: Any, loss: str) -> float:
-        """Blend the linear model of each window into the trained networks ``module`` (the
-        ``linear_share`` parameter) and return its share.
+    def blend_linear(self, module: torch.nn.Module, loss: str) -> float:
+        """Blend the linear model of each window into the trained networks ``module`` and return its
+        share (the ``linear_share`` step).
 
-        ``"auto"`` fits the map (:func:`~aaren_ts.nn.linear_blend.fit_linear_map`) on the training
-        parts, scores every share on the validation tails in the first network's ``loss``
+        Fits the map (:func:`~aaren_ts.nn.linear_blend.fit_linear_map`) on the training parts, scores
+        every share on the validation tails in the first network's ``loss``
         (:func:`~aaren_ts.nn.linear_blend.linear_share_errors`) and takes the share with the lowest
         mean log ratio of each series' (channel's) tail error to the networks' alone where that ratio
         is significantly below 1 (:func:`clear_gain` without a minimum gain); the map blended in is
         then fitted on the whole series.
         """
         report, series, n_train = self.report, self.series, self.n_train
-        if not linear_share:
-            report.panel("linear_share", "off (parameter)", value=0.0)
+        if report.skips("linear_share"):
             return 0.0
-        if linear_share == "auto" and report.skips("linear_share"):
-            return 0.0
-        if linear_share != "auto":
-            report.panel("linear_share", "set by parameter", value=float(linear_share))
         module.eval()
-        whole = [len(v) for v in series]
-        share = 0.0 if linear_share == "auto" else float(linear_share)
-        if linear_share == "auto":
-            linear = fit_linear_map(module, series, n_train)
-            if linear is None:
-                report.panel("linear_share", "0: no linear map could be fitted", value=0.0)
-                return 0.0
-            errors, count = linear_share_errors(module, linear, series, n_train, self.device, loss=loss)
-            scored = (count > 0) & (errors > 0).all(axis=0)
-            if scored.sum() < 2:
-                report.panel("linear_share", "0: too few validation tails", value=0.0)
-                return 0.0
-            log_ratio = np.log(errors[:, scored] / errors[0, scored]).mean(axis=1)
-            best = int(np.argmin(log_ratio))
-            # (significance alone, no minimum gain: the blend costs nothing to stream)
-            helps, mean, t = clear_gain(errors[best, scored], errors[0, scored], min_gain=0.0)
-            share = float(LINEAR_SHARES[best]) if helps else 0.0
-            report.panel(
-                "linear_share",
-                "blended in" if helps else "0: no significant gain",
-                value=share,
-                effect=np.expm1(mean),
-                statistic=t,
-                threshold=-NAIVE_T,
-                message=f"A linear model's share of {LINEAR_SHARES[best]:.1f} changes the typical series' "
-                f"tail error by {100 * (np.exp(mean) - 1):+.1f} % (t = {t:.1f}): "
-                + ("blended in" if helps else "not taken"),
-            )
+        linear = fit_linear_map(module, series, n_train)
+        if linear is None:
+            report.panel("linear_share", "0: no linear map could be fitted", value=0.0)
+            return 0.0
+        errors, count = linear_share_errors(module, linear, series, n_train, self.device, loss=loss)
+        scored = (count > 0) & (errors > 0).all(axis=0)
+        if scored.sum() < 2:
+            report.panel("linear_share", "0: too few validation tails", value=0.0)
+            return 0.0
+        log_ratio = np.log(errors[:, scored] / errors[0, scored]).mean(axis=1)
+        best = int(np.argmin(log_ratio))
+        # (significance alone, no minimum gain: the blend costs nothing to stream)
+        helps, mean, t = clear_gain(errors[best, scored], errors[0, scored], min_gain=0.0)
+        share = float(LINEAR_SHARES[best]) if helps else 0.0
+        report.panel(
+            "linear_share",
+            "blended in" if helps else "0: no significant gain",
+            value=share,
+            effect=np.expm1(mean),
+            statistic=t,
+            threshold=-NAIVE_T,
+            message=f"A linear model's share of {LINEAR_SHARES[best]:.1f} changes the typical series' "
+            f"tail error by {100 * (np.exp(mean) - 1):+.1f} % (t = {t:.1f}): "
+            + ("blended in" if helps else "not taken"),
+        )
         if share > 0:
-            linear = fit_linear_map(module, series, whole)
+            linear = fit_linear_map(module, series, [len(v) for v in series])
             if linear is None:
                 return 0.0
             blend_linear(module, linear, share)

@@ -91,7 +91,7 @@ def train_on_panel(
     forecaster: Any, y: pd.DataFrame, X: pd.DataFrame | None, fh: ForecastingHorizon | None, pretrained: bool
 ) -> tuple[SeriesPanel, np.ndarray, NaiveVerdict | None]:
     """Train ``forecaster``'s network on ``y`` (unless ``pretrained``: then fine-tune it for
-    ``fine_tune_epochs``) after its checks; returns the panel on the network's scale, the channels it
+    ``update_epochs``) after its checks; returns the panel on the network's scale, the channels it
     holds on the log scale and the verdict against the naive forecast (``None`` when pretrained)."""
     f, report, fallback = forecaster, forecaster._fit_report(), None
     if not pretrained:
@@ -114,8 +114,8 @@ def train_on_panel(
         f.sp_ = f._seasonal_period(raw)  # (on the series' own scale: it decides the log scale's)
     panel, log_target = f._on_model_scale(raw, "fit")
     if pretrained:
-        if f.fine_tune_epochs > 0:
-            f._train(panel, epochs=int(f.fine_tune_epochs), log_target=log_target)
+        if f.update_epochs > 0:
+            f._train(panel, epochs=int(f.update_epochs), log_target=log_target)
         return panel, log_target, None
     f._set_static_standardization(panel, "fit")
     f._check_stream_memory(len(panel.ids))

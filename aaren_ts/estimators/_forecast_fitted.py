@@ -147,7 +147,7 @@ class FittedForecasterMixin:
             self.static_mean_, self.static_scale_ = np.zeros(0), np.ones(0)
         # (archives written before per-network losses: every network on the loss parameter)
         self.member_losses_ = tuple(attributes.get("member_losses", self._planned_losses()))
-        # (archives written before initial_forecast="auto": every network from the parameter's start)
+        # (archives written without the starts: those planned for the losses)
         starts = attributes.get("member_initial_forecasts", self._planned_starts(self.member_losses_))
         self.member_initial_forecasts_ = tuple(starts)
         # (archives written before linear_share: the networks alone; the blend is in the weights)

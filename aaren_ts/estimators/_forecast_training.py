@@ -36,7 +36,7 @@ from aaren_ts.estimators._forecast_decisions import (
 from aaren_ts.estimators._panel import SeriesPanel, series_label
 from aaren_ts.estimators._seasonality import detect_sp
 from aaren_ts.estimators._skorch import print_epoch_line
-from aaren_ts.estimators._weight_averaging import join_members, unwrapped_network
+from aaren_ts.estimators._weight_averaging import AVERAGED_BEST_EPOCHS, join_members, unwrapped_network
 from aaren_ts.nn.ensemble import ForecastEnsemble
 from aaren_ts.nn.forecast import ForecastNet
 from aaren_ts.nn.forecast_training import ForecastLoss
@@ -86,12 +86,10 @@ class ForecasterTrainingMixin:
         return tuple(str(losses[k % len(losses)]) for k in range(int(self.n_estimators)))
 
     def _planned_starts(self, losses: Sequence[str]) -> tuple[str, ...]:
-        """The initial forecast each network trains from: ``initial_forecast``; ``"auto"`` starts the
-        rival network (:func:`~aaren_ts.estimators._forecast_decisions.start_rival`) from the level and
-        the others from the naive forecast until the validation tails settle it
+        """The initial forecast each network trains from: the rival network
+        (:func:`~aaren_ts.estimators._forecast_decisions.start_rival`) from the level and the others
+        from the naive forecast until the validation tails settle it
         (:meth:`~aaren_ts.estimators._forecast_decisions.ValidationTails.choose_start`)."""
-        if self.initial_forecast != "auto":
-            return (str(self.initial_forecast),) * len(losses)
         return auto_starts(losses)
 
     def _member_starts(self) -> tuple[str, ...]:
@@ -129,7 +127,7 @@ class ForecasterTrainingMixin:
             "horizon": int(self.horizon_),
             "encoder": self._encoder_config(),
             "channel_independent": bool(self.channel_independent),
-            "channel_embedding": bool(self.channel_embedding),
+            "channel_embedding": True,
             "local_norm": self.local_norm,
             "sp": int(self.sp_),
             "n_exog": self.n_exog_,
@@ -151,7 +149,7 @@ class ForecasterTrainingMixin:
             module, module_params = ForecastEnsemble, {"n_members": n_members, **module_params}
         return self._build_net(
             NeuralNet, module, module_params, loss, train_split, with_callbacks,
-            average_best_epochs=int(self.average_best_epochs), **collate,
+            average_best_epochs=AVERAGED_BEST_EPOCHS, **collate,
         )  # fmt: skip
 
     def _fit_networks(
@@ -197,7 +195,7 @@ class ForecasterTrainingMixin:
         self, train_split: Any, train_ds: SegmentDataset, losses: tuple[str, ...], k: int, start: str
     ) -> Any:
         """Network ``k``'s skorch net, trained alone on ``losses[k]`` from the initial forecast ``start``."""
-        if self.verbose and (len(losses) > 1 or self.initial_forecast == "auto"):
+        if self.verbose:
             print_epoch_line(
                 f"Training network {k + 1} of {len(losses)} ({losses[k]} loss, from the {start} forecast)"
             )
@@ -208,7 +206,7 @@ class ForecasterTrainingMixin:
     def _standardize(self, parts: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         """Per-series ``(mean, scale)`` of shape ``(n_series, C)`` from each series' observed values
         (:doc:`/design_notes/forecaster_scaling`)."""
-        stats = [standardization(v, self.normalization == "standard") for v in parts]
+        stats = [standardization(v, True) for v in parts]
         mean, scale = np.stack([m for m, _ in stats]), np.stack([s for _, s in stats])
         positions = self._static_positions()
         if len(positions):  # the static covariates: one standardisation over the panel, as fitted
@@ -329,7 +327,7 @@ class ForecasterTrainingMixin:
         an int continues training the current one for that many epochs on whole series (returns
         ``None``).
         """
-        seg_len = int(self.segment_length or 2 * self.context_length_)
+        seg_len = 2 * int(self.context_length_)
         if epochs is None:
             train, valid = self._holdout(panel)
         else:
@@ -377,9 +375,7 @@ class ForecasterTrainingMixin:
                                         bool(self.verbose))  # fmt: skip
                 trained: dict[int, Any] = {}
                 self.member_losses_, self.member_initial_forecasts_ = losses, self._planned_starts(losses)
-                if self.initial_forecast != "auto":
-                    report.panel("initial_forecast", f"set by parameter: {self.initial_forecast}")
-                elif report.skips("initial_forecast"):
+                if report.skips("initial_forecast"):
                     self.member_initial_forecasts_ = ("naive",) * len(losses)
                 else:
                     self.member_initial_forecasts_, trained = tails.choose_start(
@@ -409,7 +405,7 @@ class ForecasterTrainingMixin:
         fallback = None
         if epochs is None:
             loss = self._member_losses()[0]
-            self.linear_share_ = tails.blend_linear(unwrapped_network(self.net_), self.linear_share, loss)
+            self.linear_share_ = tails.blend_linear(unwrapped_network(self.net_), loss)
             c = self.n_channels_
             log = np.zeros((len(train), c), dtype=bool) if log_target is None else np.asarray(log_target)
             log_scale = np.where(log, scale[:, :c], 0.0)

@@ -213,15 +213,6 @@ PositiveInt = Interval(1, None, integer=True)
 _Fraction = Interval(0.0, 1.0, closed="left")
 
 
-class _Accelerator(Constraint):
-    """``None`` or a Hugging Face ``accelerate.Accelerator`` (anything with ``prepare`` and ``backward``)."""
-
-    description = "None or an accelerate.Accelerator"
-
-    def check(self, value: Any) -> bool:
-        return value is None or (callable(getattr(value, "prepare", None)) and hasattr(value, "backward"))
-
-
 #: Parameters both estimators have, with one meaning and one check.
 SHARED_CONSTRAINTS: dict[str, Constraint] = {
     "backbone": Options(("aaren", "transformer")),
@@ -230,7 +221,6 @@ SHARED_CONSTRAINTS: dict[str, Constraint] = {
     "n_layers": PositiveInt,
     "d_ff": PositiveInt,
     "dropout": _Fraction,
-    "normalization": Options(("standard", None)),
     "optimizer": _Anything(),  # a name or a class: resolve_optimizer explains what is wrong
     "lr": Interval(0.0, None, closed="neither"),
     "weight_decay": Interval(0.0, None),
@@ -240,14 +230,12 @@ SHARED_CONSTRAINTS: dict[str, Constraint] = {
     "max_epochs": PositiveInt,
     "n_estimators": PositiveInt,
     "validation_fraction": Optional(_Fraction),
-    "early_stopping": Flag(),
-    "patience": PositiveInt,
-    "device": _Anything(),  # resolve_device explains what is wrong
+    "patience": Optional(PositiveInt),
+    "device": _Anything(),  # a name, a torch.device or an Accelerator: resolve_device explains what is wrong
     "random_state": _RandomState(),
     "verbose": Interval(0, None, integer=True),
     "callbacks": _Callbacks(),
     "num_threads": Optional(PositiveInt),
-    "accelerator": _Accelerator(),
 }
 
 

@@ -32,6 +32,7 @@ from sklearn.utils import check_random_state
 
 __all__ = [
     "OPTIMIZERS",
+    "accelerator_of",
     "data_parallel_net_class",
     "make_callbacks",
     "make_train_split",
@@ -93,14 +94,23 @@ def data_parallel_net_class(net_class: type) -> type:
     return DataParallelNet
 
 
-def resolve_device(device: str | torch.device | None) -> str:
+def accelerator_of(device: Any) -> Any:
+    """``device`` where it is a Hugging Face ``accelerate.Accelerator`` (anything with ``prepare`` and
+    ``backward``: training is then data-parallel), else ``None``."""
+    if callable(getattr(device, "prepare", None)) and hasattr(device, "backward"):
+        return device
+    return None
+
+
+def resolve_device(device: Any) -> str:
     """Return a concrete device string.
 
     Parameters
     ----------
-    device : str, torch.device or None
-        ``"auto"`` or ``None`` picks ``"cuda"`` when available, else ``"cpu"``; anything else is
-        passed through (``"cpu"``, ``"cuda:1"``, ...) after checking that torch understands it.
+    device : str, torch.device, accelerate.Accelerator or None
+        ``"auto"`` or ``None`` picks ``"cuda"`` when available, else ``"cpu"``; an ``Accelerator``
+        gives its process's device; anything else is passed through (``"cpu"``, ``"cuda:1"``, ...)
+        after checking that torch understands it.
 
     Returns
     -------
@@ -112,6 +122,9 @@ def resolve_device(device: str | torch.device | None) -> str:
     ValueError
         If ``device`` is not a device torch knows, or names CUDA while none is available.
     """
+    accelerator = accelerator_of(device)
+    if accelerator is not None:
+        return str(accelerator.device)
     if device is None or device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     try:
@@ -402,7 +415,8 @@ def resolve_optimizer(optimizer: str | type) -> type[torch.optim.Optimizer]:
 def savable_params(params: dict[str, Any]) -> dict[str, Any]:
     """Constructor parameters as plain data for a non-pickle save.
 
-    Callbacks and an accelerator are dropped (they are objects), an optimizer class is stored by its
+    Callbacks are dropped and an accelerator saved as ``device="auto"`` (they are objects; a saved model
+    loads in one process), an optimizer class is stored by its
     ``torch.optim`` name, and a ``RandomState`` seed by ``None``.
 
     Raises
@@ -411,8 +425,8 @@ def savable_params(params: dict[str, Any]) -> dict[str, Any]:
         If the optimizer is a class outside ``torch.optim`` (it could not be restored by name).
     """
     params = dict(params, callbacks=None)
-    if "accelerator" in params:  # a training-time setting: a saved model loads in one process
-        params["accelerator"] = None
+    if accelerator_of(params.get("device")) is not None:
+        params["device"] = "auto"
     opt = params.get("optimizer")
     if opt is not None and not isinstance(opt, str):
         if getattr(torch.optim, opt.__name__, None) is not opt:

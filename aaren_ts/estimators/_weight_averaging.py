@@ -4,7 +4,7 @@ Early stopping keeps the weights of the epoch with the lowest validation loss. T
 are about as good, and their weights lie close to each other (one run, a small learning rate by then):
 their mean is a better network than any one of them, as in stochastic weight averaging (Izmailov et
 al., 2018) and "model soups" (Wortsman et al., 2022), and it costs nothing at prediction. The
-forecaster uses it (its ``average_best_epochs``).
+forecaster's networks end their training with the mean of :data:`AVERAGED_BEST_EPOCHS` epochs.
 """
 
 from __future__ import annotations
@@ -15,7 +15,11 @@ from typing import Any
 import torch
 from skorch.callbacks import Callback
 
-__all__ = ["BestEpochsAverage", "join_members", "unwrapped_network"]
+__all__ = ["AVERAGED_BEST_EPOCHS", "BestEpochsAverage", "join_members", "unwrapped_network"]
+
+#: How many of its best epochs' weights a forecasting network ends with the mean of
+#: (:doc:`/design_notes/forecaster_weight_averaging`).
+AVERAGED_BEST_EPOCHS = 3
 
 
 class BestEpochsAverage(Callback):

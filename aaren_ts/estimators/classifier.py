@@ -125,17 +125,17 @@ class AarenClassifier(
         rate reaches 0 at ``max_epochs``.
     validation_fraction : float or None, default=None
         Fraction in ``[0, 1)`` of the *training* series held out (stratified) to report the validation
-        loss and accuracy after every epoch and for ``early_stopping``; ``None`` or ``0``: none (0.1
-        with ``early_stopping``). No split is made where a class could not be held out.
-    early_stopping : bool, default=False
-        Stop when the validation loss has not improved for ``patience`` epochs and restore the best
-        epoch's weights; a training set too small to split trains every epoch, with a warning. See
-        :doc:`/design_notes/classifier_training` for the evidence behind the default.
-    {patience device}
+        loss and accuracy after every epoch and for early stopping; ``None`` or ``0``: none (0.1
+        with a ``patience``). No split is made where a class could not be held out.
+    patience : int or None, default=None
+        Epochs without improvement of the validation loss before training stops and the best epoch's
+        weights return; a training set too small to split trains every epoch, with a warning.
+        ``None``: every one of ``max_epochs`` runs (:doc:`/design_notes/classifier_training`).
+    {device}
     random_state : int, RandomState or None, default=None
         Seeds weight initialisation, dropout, the validation split and the shuffling of mini-batches:
         the same seed gives identical predictions on CPU.
-    {verbose callbacks num_threads accelerator}
+    {verbose callbacks num_threads}
 
     Attributes
     ----------
@@ -253,6 +253,7 @@ class AarenClassifier(
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         **SHARED_CONSTRAINTS,
+        "normalization": Options(("standard", None)),
         "readout": Options(READOUTS),
         "kernel_size": PositiveInt,
         "dilations": Optional(DistinctPositiveInts()),
@@ -291,14 +292,13 @@ class AarenClassifier(
         batch_size: int = 32,
         max_epochs: int = 80,
         validation_fraction: float | None = None,
-        early_stopping: bool = False,
-        patience: int = 30,
-        device: str = "auto",
+        patience: int | None = None,
+        device: Any = "auto",
         random_state: int | np.random.RandomState | None = None,
         verbose: int = 0,
         callbacks: list | None = None,
         num_threads: int | None = None,
-        accelerator: Any = None,
+        **removed: Any,
     ) -> None:
         self._store_init_params(locals())
         super().__init__()
@@ -412,7 +412,7 @@ class AarenClassifier(
         codes = np.searchsorted(self.classes_, y).astype(np.int64)
         seed = torch_seed(self.random_state)
         fraction = validation_fraction(
-            self.validation_fraction, bool(self.early_stopping), codes, seed, self.max_epochs
+            self.validation_fraction, self.patience is not None, codes, seed, self.max_epochs
         )
         self.random_kernels_ = kernel_config(lengths, int(self.n_random_features), seed)
         frequencies = position_frequencies(self.position_frequencies, self.n_random_features)

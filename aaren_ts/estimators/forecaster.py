@@ -42,11 +42,15 @@ from aaren_ts.estimators._params import (
     Registered,
 )
 from aaren_ts.estimators._sktime_state import empty_data_slots
-from aaren_ts.nn.forecast import INITIAL_FORECASTS, LOCAL_NORMS
+from aaren_ts.nn.forecast import LOCAL_NORMS
 from aaren_ts.nn.forecast_training import POINT_LOSSES
 from aaren_ts.nn.heads import HEADS
 
 __all__ = ["AarenForecaster"]
+
+#: The step of the adaptive conformal update under ``interval_calibration="aci"``
+#: (:doc:`/design_notes/forecaster_calibration`).
+ACI_RATE = 0.005
 
 
 @document_shared_parameters
@@ -84,59 +88,40 @@ class AarenForecaster(
         seasonal naive forecast the network starts from and falls back to (see Notes). ``"auto"``
         detects it from the autocorrelation of the training series' changes (1 when they show no
         cycle); fixed at the first ``fit`` as ``sp_``.
-    initial_forecast : {"naive", "level", "auto"}, default="auto"
-        The untrained network's forecast, which training corrects: ``"naive"`` the seasonal naive
-        forecast of period ``sp_``, ``"level"`` each window's local level; ``"auto"`` chooses per fit on
-        the validation tails (``member_initial_forecasts_``; the rule is in the forecasting guide).
-        See :doc:`/design_notes/forecaster_initial_forecast` for the evidence behind the default.
     {backbone d_model n_heads n_layers d_ff}
     dropout : float, default=0.1
         Dropout in the encoder, in [0, 1); larger regularises more.
         See :doc:`/design_notes/forecaster_dropout` for the evidence behind the default.
     channel_independent : bool, default=True
-        Model every channel as a separate univariate series through shared weights (as on the
-        long-horizon benchmarks); ``False`` embeds all channels of a window into one token.
-    channel_embedding : bool, default=True
-        With ``channel_independent=True`` (else no effect), add a learned vector per channel (zero at
-        the start) to its tokens, so the shared weights can treat the channels apart; same streaming state.
+        Model every channel as a separate univariate series through shared weights, each channel's
+        tokens with a learned vector of their own; ``False`` embeds all channels of a window into one token.
     local_norm : {"last", "mean", "standard", None}, default="standard"
         Level subtracted from each token's window and added back to its forecast: its last value or
         mean; ``"standard"`` (RevIN-style, per token: causal and streamable) also divides by the
         window's standard deviation; ``None``: none.
         See :doc:`/design_notes/forecaster_local_norm` for the evidence behind the default.
-    normalization : {"standard", None}, default="standard"
-        ``"standard"`` standardises each channel by the mean and standard deviation of the series'
-        training part (stored at fit, so streaming uses the same statistics); ``None`` feeds raw values.
     target_transform : {"auto", "log", None}, default="auto"
         The scale the network forecasts on: ``"log"`` the logarithm of every channel (a value at or below
         zero is refused), ``None`` each series' own, ``"auto"`` the logarithm of the positive channels
         whose seasonal changes grow with their level (``log_target_``; see Notes).
         See :doc:`/design_notes/forecaster_target_transform` for the evidence behind the default.
-    segment_length : int or None, default=None
-        Steps per training segment; ``None`` means ``2 * context_length``.
-        See :doc:`/design_notes/forecaster_segments` for the evidence behind the default.
     {optimizer}
     lr : float, default=3e-3
         Learning rate of the first epoch, > 0 (then changed by ``lr_schedule``).
         See :doc:`/design_notes/forecaster_learning_rate` for the evidence behind the default.
     {weight_decay lr_schedule lr_decay}
     batch_size : int, default=4
-        Segments per gradient step (each gives ``segment_length`` forecasts per channel).
+        Segments per gradient step (each of ``2 * context_length`` steps, every one a forecast origin;
+        :doc:`/design_notes/forecaster_segments`).
         See :doc:`/design_notes/forecaster_batch_size` for the evidence behind the default.
     max_epochs : int, default=20
         Upper bound on training epochs (an epoch crops each stretch of the series once).
         See :doc:`/design_notes/forecaster_early_stopping` for the evidence behind the default.
-    early_stopping : bool, default=True
-        Stop when the validation loss has not improved for ``patience`` epochs and restore the best
-        epoch's weights. Needs a validation tail; without one, all ``max_epochs`` run.
-    patience : int, default=5
-        Epochs without improvement of the validation loss before early stopping.
+    patience : int or None, default=5
+        Epochs without improvement of the validation loss before training stops; it ends with the mean
+        of the weights of the three best epochs (:doc:`/design_notes/forecaster_weight_averaging`).
+        ``None``, or no validation tail: every one of ``max_epochs`` runs, and the last weights stay.
         See :doc:`/design_notes/forecaster_early_stopping` for the evidence behind the default.
-    average_best_epochs : int, default=3
-        Training ends with the mean of the weights of this many epochs with the lowest validation loss
-        (``1``: the best epoch's alone), as stochastic weight averaging does; needs a validation tail.
-        Fine-tuning keeps its last weights.
-        See :doc:`/design_notes/forecaster_weight_averaging` for the evidence behind the default.
     n_estimators : int, default=3
         Networks of the deep ensemble, each trained as a lone network would be; the forecast is their
         mean (their quantile functions averaged). Fitting, every streamed observation (still O(1)) and
@@ -147,18 +132,14 @@ class AarenForecaster(
         the tails; ``None`` or ``0`` disables it, and a tail shorter than ``horizon + 2`` is not taken.
         See :doc:`/design_notes/forecaster_validation_fraction` for the evidence behind the default.
     update_epochs : int, default=1
-        Epochs of fine-tuning in ``update(y, update_params=True)`` and in a repeated ``pretrain``.
-    fine_tune_epochs : int, default=0
-        After ``pretrain``, epochs of fine-tuning on the series passed to ``fit`` (``0``: ``fit``
-        only conditions the streams on them, with the pretrained weights).
-    interval_calibration : {"aci", None}, default="aci"
-        ``"aci"``: every stream re-calibrates its intervals online from the errors it sees (adaptive
-        conformal inference), in ``fit`` through the validation tails, then through every update,
-        keeping its last ``horizon`` forecasts. ``None``: the head's intervals as they are.
-        See :doc:`/design_notes/forecaster_calibration` for the evidence behind the default.
-    calibration_rate : float, default=0.005
-        Step of the adaptive conformal update (``gamma`` in Gibbs and Candes), in (0, 1): larger adapts
-        faster to a change and fluctuates more.
+        Epochs of fine-tuning, >= 0, where trained weights meet new data: ``update(y,
+        update_params=True)``, a repeated ``pretrain``, and ``fit`` after ``pretrain`` (``0``: ``fit``
+        only conditions the streams on its series, with the pretrained weights).
+    interval_calibration : "aci", float in (0, 1) or None, default="aci"
+        Every stream re-calibrates its intervals online from the errors it sees (adaptive conformal
+        inference), in ``fit`` through the validation tails, then through every update. A float is
+        the step of the update (``gamma`` in Gibbs and Candes; ``"aci"``: ``0.005``), larger adapting
+        faster. ``None``: the head's intervals as they are (:doc:`/design_notes/forecaster_calibration`).
     distribution : str, default="normal"
         Forecast-distribution head, by its registered name (:mod:`aaren_ts.nn.heads`): ``"normal"``
         (a Gaussian), or ``"quantile"`` (1-99 % quantiles learnt with the pinball loss,
@@ -173,11 +154,6 @@ class AarenForecaster(
         weights the validation tails favour significantly; ``"theta_ets"``: the Theta method averaged
         with damped-trend exponential smoothing instead; ``"auto"``: ``"theta"`` without covariates,
         else ``None``. See :doc:`/design_notes/forecaster_theta_combination` for the evidence.
-    linear_share : "auto", float in [0, 1] or None, default="auto"
-        Share in every point forecast of a linear map of each normalised window (RLinear), fitted by
-        least squares and folded into the networks (same cost per step). ``"auto"``: the share of 0,
-        0.1, ..., 1 that the validation tails favour significantly; ``None``: 0 (``linear_share_``).
-        See :doc:`/design_notes/forecaster_linear_share` for the evidence behind the default.
     past_covariates : list of column names or None, default=None
         Columns of ``X`` known only up to the present: they enter each step's token. Every other column
         is known for the future too (calendars, plans): its values at the forecast steps enter the
@@ -188,12 +164,13 @@ class AarenForecaster(
         not need them. A column that varies within a series is refused, the series named.
     skip_steps : list of str or None, default=None
         Decision steps of ``fit`` not to take; each keeps its neutral choice (``"naive_fallback"``: the
-        network everywhere; ``"theta_combination"``: the network alone; ...). The steps, in order, are
+        network everywhere; ``"initial_forecast"``: every network starts from the seasonal naive
+        forecast; ``"linear_share"``: no linear model; ...). The steps, in order, are
         ``aaren_ts.estimators.FIT_STEPS``; ``fit_report_`` says what each decided.
     {device}
     random_state : int, RandomState or None, default=None
         Seeds weight initialisation, segment crops, shuffling and dropout; an int makes ``fit`` reproducible.
-    {verbose callbacks num_threads accelerator}
+    {verbose callbacks num_threads}
 
     Attributes
     ----------
@@ -206,9 +183,13 @@ class AarenForecaster(
     member_losses_ : tuple of str
         The point loss each network trained on (``loss``, as ``"auto"`` settled it).
     member_initial_forecasts_ : tuple of str
-        The initial forecast each network trained from (``initial_forecast``, as ``"auto"`` settled it).
+        The initial forecast each network trained from: ``"naive"`` (the seasonal naive forecast of
+        period ``sp_``) or ``"level"`` (each window's local level), as the ``initial_forecast`` step
+        chose on the validation tails (:doc:`/design_notes/forecaster_initial_forecast`).
     linear_share_ : float
-        The linear model's share in the point forecasts (``linear_share``, as ``"auto"`` settled it).
+        The share in every point forecast of a linear map of each normalised window (RLinear), fitted
+        by least squares and folded into the networks, as the ``linear_share`` step chose among 0, 0.1,
+        ..., 1 (:doc:`/design_notes/forecaster_linear_share`).
     fit_report_ : pandas.DataFrame
         What each decision step of ``fit`` decided, in order: one row per step, or per series and
         channel for a step that decides per series, with the value chosen, the relative change of the
@@ -276,13 +257,13 @@ class AarenForecaster(
     * Kim et al. (2022). Reversible instance normalization for accurate time-series forecasting against
       distribution shift. ICLR (``local_norm="standard"``).
     * Li, Qi, Li and Xu (2023). Revisiting long-term time series forecasting: an investigation on linear
-      mapping. arXiv:2305.10721 (RLinear, ``linear_share``).
+      mapping. arXiv:2305.10721 (RLinear, ``linear_share_``).
     * Oreshkin, Carpov, Chapados and Bengio (2020). N-BEATS: neural basis expansion analysis for
       interpretable time series forecasting. ICLR (ensembles over losses, ``loss``).
     * Lakshminarayanan, Pritzel and Blundell (2017). Simple and scalable predictive uncertainty
       estimation using deep ensembles. NeurIPS (``n_estimators``).
     * Izmailov et al. (2018). Averaging weights leads to wider optima and better generalization. UAI
-      (``average_best_epochs``).
+      (the mean of the best epochs' weights).
     * Gibbs and Candes (2021). Adaptive conformal inference under distribution shift. NeurIPS
       (``interval_calibration``).
     * Assimakopoulos and Nikolopoulos (2000). The theta model: a decomposition approach to forecasting;
@@ -334,21 +315,14 @@ class AarenForecaster(
         "context_length": Optional(PositiveInt),
         "horizon": Optional(PositiveInt),
         "channel_independent": Flag(),
-        "channel_embedding": Flag(),
         "local_norm": Options(LOCAL_NORMS),
         "target_transform": Options(TARGET_TRANSFORMS),
-        "segment_length": Optional(PositiveInt),
-        "average_best_epochs": PositiveInt,
         "update_epochs": Interval(0, None, integer=True),
-        "fine_tune_epochs": Interval(0, None, integer=True),
         "sp": Either(PositiveInt, Options(("auto",))),
-        "interval_calibration": Options(("aci", None)),
+        "interval_calibration": Either(Options(("aci", None)), Interval(0.0, 1.0, closed="neither")),
         "distribution": Registered(HEADS),
-        "initial_forecast": Options((*INITIAL_FORECASTS, "auto")),
         "loss": Either(Options((*POINT_LOSSES, "auto")), Each(Options(tuple(POINT_LOSSES)))),
         "combination": Options(("auto", "theta_ets", "theta", None)),
-        "linear_share": Optional(Either(Options(("auto",)), Interval(0.0, 1.0))),
-        "calibration_rate": Interval(0.0, 1.0, closed="neither"),
         "past_covariates": Optional(Names()),
         "static_covariates": Optional(Names()),
         "skip_steps": Optional(Each(Options(SKIPPABLE_STEPS))),
@@ -359,7 +333,6 @@ class AarenForecaster(
         context_length: int | None = None,
         horizon: int | None = None,
         sp: int | str = "auto",
-        initial_forecast: str = "auto",
         backbone: str = "aaren",
         d_model: int = 64,
         n_heads: int = 4,
@@ -367,11 +340,8 @@ class AarenForecaster(
         d_ff: int = 128,
         dropout: float = 0.1,
         channel_independent: bool = True,
-        channel_embedding: bool = True,
         local_norm: str | None = "standard",
-        normalization: str | None = "standard",
         target_transform: str | None = "auto",
-        segment_length: int | None = None,
         optimizer: str | type = "adam",
         lr: float = 3e-3,
         weight_decay: float = 0.0,
@@ -379,28 +349,23 @@ class AarenForecaster(
         lr_decay: float = 0.8,
         batch_size: int = 4,
         max_epochs: int = 20,
-        early_stopping: bool = True,
-        patience: int = 5,
-        average_best_epochs: int = 3,
+        patience: int | None = 5,
         n_estimators: int = 3,
         validation_fraction: float | None = 0.2,
         update_epochs: int = 1,
-        fine_tune_epochs: int = 0,
-        interval_calibration: str | None = "aci",
-        calibration_rate: float = 0.005,
+        interval_calibration: str | float | None = "aci",
         distribution: str = "normal",
         loss: str | Sequence[str] = "auto",
         combination: str | None = "auto",
-        linear_share: str | float | None = "auto",
         past_covariates: Sequence[Any] | None = None,
         static_covariates: Sequence[Any] | None = None,
         skip_steps: Sequence[str] | None = None,
-        device: str = "auto",
+        device: Any = "auto",
         random_state: int | np.random.RandomState | None = None,
         verbose: int = 0,
         callbacks: Sequence[Any] | None = None,
         num_threads: int | None = None,
-        accelerator: Any = None,
+        **removed: Any,
     ) -> None:
         self._store_init_params(locals())
         super().__init__()
@@ -411,7 +376,8 @@ class AarenForecaster(
     # ------------------------------------------------------------------ parameters and helpers
     def _new_engine(self) -> None:
         """Empty streams for the trained network (no series yet)."""
-        rate = None if self.interval_calibration is None else float(self.calibration_rate)
+        calibration = self.interval_calibration
+        rate = ACI_RATE if calibration == "aci" else calibration
         self.engine_ = ForecastEngine(self.net_.module_, self._resolved_device(), rate)
         self._cutoffs = SeriesCutoffs()
 
@@ -459,7 +425,7 @@ class AarenForecaster(
         (:func:`~aaren_ts.estimators._forecast_fit.fit_and_condition`).
 
         After ``pretrain`` the pretrained network is kept: it is fine-tuned on ``y`` for
-        ``fine_tune_epochs`` epochs (none by default) and the streams are conditioned on ``y``.
+        ``update_epochs`` epochs and the streams are conditioned on ``y``.
         """
         self._validate_params()
         self.fit_report_ = fit_and_condition(self, y, X, fh)
@@ -559,7 +525,6 @@ _TINY: dict[str, Any] = {
     "n_layers": 1,
     "d_ff": 16,
     "context_length": 6,
-    "segment_length": 8,
     "max_epochs": 1,
     "batch_size": 4,
     "device": "cpu",

@@ -31,7 +31,7 @@ def parse_param(text: str) -> tuple[str, Any]:
 
     The value is read as JSON where it parses (``5``, ``0.1``, ``null``, ``true``, ``["mse", "mae"]``),
     else as a Python literal (``None``, ``True``, ``(1, 2)``), else kept as the string itself
-    (``initial_forecast=level``).
+    (``combination=theta``).
 
     Raises
     ------

@@ -44,12 +44,12 @@ def forecasting_data() -> pd.DataFrame:
 def make(kind: str, batch_size: int, accelerator: Accelerator | None):
     if kind == "classifier":
         return AarenClassifier(
-            **SIZES, max_epochs=12, batch_size=batch_size, validation_fraction=0.25, early_stopping=False,
-            accelerator=accelerator,
+            **SIZES, max_epochs=12, batch_size=batch_size, validation_fraction=0.25, patience=None,
+            device=accelerator or "auto",
         )  # fmt: skip
     return AarenForecaster(
-        **SIZES, horizon=6, context_length=24, segment_length=48, max_epochs=6, batch_size=batch_size,
-        early_stopping=False, accelerator=accelerator,
+        **SIZES, horizon=6, context_length=24, max_epochs=6, batch_size=batch_size,
+        patience=None, device=accelerator or "auto",
     )  # fmt: skip
 
 

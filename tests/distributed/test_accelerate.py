@@ -68,14 +68,14 @@ def _check(kind: str, report: dict, out: Path) -> None:
     # the saved model is an ordinary one: it loads, predicts and streams in one process
     if kind == "classifier":
         clf = AarenClassifier.load(out)
-        assert clf.accelerator is None
+        assert clf.device == "auto"
         X, y = classification_data()
         assert (clf.predict(X) == y).mean() > 0.8
         clf.partial_update(X[:3, :, :10]).partial_update(X[:3, :, 10:])
         np.testing.assert_allclose(clf.predict_proba(), clf.predict_proba(X[:3]), atol=1e-5)
     else:
         forecaster = AarenForecaster.load(out)
-        assert forecaster.accelerator is None
+        assert forecaster.device == "auto"
         first = forecaster.predict_array()
         last = forecasting_data().groupby(level=0).tail(1).to_numpy()
         forecaster.partial_update_array(last)

@@ -31,7 +31,7 @@ from tests._params import TINY_NETWORK
 
 #: the default ensemble and its random kernels, fewer of them (840: one threshold per kernel and slot)
 TINY_CLF = {**TINY_NETWORK, "n_random_features": 840}
-TINY_FC = {**TINY_NETWORK, "context_length": 12, "segment_length": 24, "max_epochs": 2, "batch_size": 8}
+TINY_FC = {**TINY_NETWORK, "context_length": 12, "max_epochs": 2, "batch_size": 8}
 
 
 @pytest.fixture(scope="module")

@@ -140,10 +140,10 @@ def test_by_default_all_training_data_train_for_max_epochs():
     assert "early_stopping" not in [name for name, _ in clf.net_.callbacks]
 
 
-def test_early_stopping_alone_holds_out_a_tenth_and_stops():
+def test_a_patience_alone_holds_out_a_tenth_and_stops():
     X, y = _panel(n=40)
     # a learning rate too small to improve the validation loss by skorch's threshold: it stops after patience
-    clf = AarenClassifier(max_epochs=20, early_stopping=True, patience=2, **{**TINY, "lr": 1e-9}).fit(X, y)
+    clf = AarenClassifier(max_epochs=20, patience=2, **{**TINY, "lr": 1e-9}).fit(X, y)
     assert _split_sizes(clf) == (36, 4)
     assert "early_stopping" in [name for name, _ in clf.net_.callbacks]
     assert len(clf.net_.history) == 3
@@ -151,9 +151,7 @@ def test_early_stopping_alone_holds_out_a_tenth_and_stops():
 
 def test_validation_fraction_alone_monitors_without_stopping():
     X, y = _panel(n=40)
-    clf = AarenClassifier(max_epochs=3, validation_fraction=0.25, patience=1, **{**TINY, "lr": 1e-9}).fit(
-        X, y
-    )
+    clf = AarenClassifier(max_epochs=3, validation_fraction=0.25, **{**TINY, "lr": 1e-9}).fit(X, y)
     assert _split_sizes(clf) == (30, 10)
     assert "valid_acc" in clf.net_.history[-1]
     assert len(clf.net_.history) == 3
@@ -161,15 +159,15 @@ def test_validation_fraction_alone_monitors_without_stopping():
 
 def test_early_stopping_on_too_few_series_warns_and_trains_every_epoch():
     X, y = _panel(n=6)
-    with pytest.warns(UserWarning, match="early_stopping=True, but 6 training series are too few"):
-        clf = AarenClassifier(max_epochs=2, early_stopping=True, **TINY).fit(X, y)
+    with pytest.warns(UserWarning, match=r"early stopping \(a patience\), but 6 training series are too few"):
+        clf = AarenClassifier(max_epochs=2, patience=30, **TINY).fit(X, y)
     assert _split_sizes(clf) == (6, 0)
     assert len(clf.net_.history) == 2
 
 
 def test_validation_split_and_early_stopping_use_training_data_only():
     X, y = _panel(n=40)
-    clf = AarenClassifier(max_epochs=4, validation_fraction=0.25, early_stopping=True, patience=2, **TINY)
+    clf = AarenClassifier(max_epochs=4, validation_fraction=0.25, patience=2, **TINY)
     clf.fit(X, y)
     history = clf.net_.history
     assert "valid_loss" in history[-1]

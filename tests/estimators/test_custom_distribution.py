@@ -79,11 +79,10 @@ class StudentTHead(DistributionHead):
 TINY = {
     **TINY_NETWORK,
     "context_length": 8,
-    "segment_length": 24,
     "max_epochs": 4,
     "horizon": 4,
     "distribution": "student_t",
-    "calibration_rate": 0.02,
+    "interval_calibration": 0.02,
 }
 
 

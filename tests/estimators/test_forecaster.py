@@ -19,7 +19,6 @@ TINY = {
     **TINY_NETWORK,
     "n_estimators": 1,  # one network (the ensemble's own tests: test_forecaster_ensemble.py)
     "context_length": 6,
-    "segment_length": 12,
     "max_epochs": 2,
     "batch_size": 4,
 }
@@ -55,18 +54,16 @@ def _assert_same_snapshot(a, b) -> None:
 
 
 @pytest.mark.parametrize(
-    ("backbone", "channel_independent", "local_norm", "channel_embedding"),
+    ("backbone", "channel_independent", "local_norm"),
     [
-        ("aaren", True, "last", False),
-        ("aaren", False, "mean", False),
-        ("aaren", False, "standard", False),
-        ("aaren", True, "standard", True),
-        ("transformer", True, None, True),
+        ("aaren", True, "last"),
+        ("aaren", False, "mean"),
+        ("aaren", False, "standard"),
+        ("aaren", True, "standard"),
+        ("transformer", True, None),
     ],
 )
-def test_partial_update_equals_encoding_whole_series(
-    backbone, channel_independent, local_norm, channel_embedding
-):
+def test_partial_update_equals_encoding_whole_series(backbone, channel_independent, local_norm):
     y = _series(150, n_columns=3)
     f = AarenForecaster(
         **TINY,
@@ -74,9 +71,8 @@ def test_partial_update_equals_encoding_whole_series(
         backbone=backbone,
         channel_independent=channel_independent,
         local_norm=local_norm,
-        channel_embedding=channel_embedding,
     ).fit(y[:60])
-    if channel_embedding:  # trained away from its zero start, and different per channel
+    if channel_independent:  # each channel's embedding: trained away from its zero start, and its own
         emb = f.net_.module_.channel_embedding.detach()
         assert emb.abs().max() > 0 and not torch.equal(emb[0], emb[1])
     for start, stop in [(60, 61), (61, 100), (100, 150)]:
@@ -201,9 +197,9 @@ def test_fit_rejects_bad_series():
 
 def test_channel_embedding_only_with_channel_independence():
     y = _series(40)
-    mixed = AarenForecaster(**TINY, horizon=2, channel_embedding=True, channel_independent=False).fit(y)
+    mixed = AarenForecaster(**TINY, horizon=2, channel_independent=False).fit(y)
     assert mixed.net_.module_.channel_embedding is None  # one token holds every channel: nothing to add
-    independent = AarenForecaster(**TINY, horizon=2, channel_embedding=True).fit(y)
+    independent = AarenForecaster(**TINY, horizon=2).fit(y)
     assert independent.net_.module_.channel_embedding.shape == (2, TINY["d_model"])
 
 
@@ -279,7 +275,7 @@ def test_random_state_makes_fit_reproducible():
     # (the networks alone: on these tails the defaults give the linear map, which draws nothing, the
     # whole forecast)
     a, c = (
-        AarenForecaster(**{**TINY, "random_state": seed, "linear_share": None}, horizon=3)
+        AarenForecaster(**{**TINY, "random_state": seed, "skip_steps": ["linear_share"]}, horizon=3)
         .fit(y)
         .predict(fh=[1, 2, 3])
         for seed in (0, 1)
@@ -380,15 +376,15 @@ def test_callbacks_and_verbose(capsys):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("initial_forecast", ["naive", "level", "auto"])
-def test_learns_better_than_repeating_the_last_value(initial_forecast):
+@pytest.mark.parametrize("skip_steps", [None, ["initial_forecast"]])
+def test_learns_better_than_repeating_the_last_value(skip_steps):
     y = _series(600, n_columns=2, seed=3)
     train, test = y[:500], y[500:]
     f = AarenForecaster(
         context_length=24,
         horizon=8,
         max_epochs=15,
-        initial_forecast=initial_forecast,
+        skip_steps=skip_steps,
         random_state=0,
         device="cpu",
     ).fit(train)

@@ -20,7 +20,6 @@ SMALL = {
     "n_layers": 1,
     "d_ff": 16,
     "context_length": 12,
-    "segment_length": 24,
     "max_epochs": 2,
     "batch_size": 4,
     "device": "cpu",

@@ -14,7 +14,6 @@ from tests._params import TINY_NETWORK
 TINY = {
     **TINY_NETWORK,
     "context_length": 12,
-    "segment_length": 24,
     "max_epochs": 3,
     "horizon": 4,
 }
@@ -55,7 +54,7 @@ def test_a_known_future_input_cuts_the_error_by_more_than_half():
 
 def test_streaming_with_covariates_does_not_depend_on_chunking():
     y, X = _driven(200)
-    params = {**TINY, "past_covariates": ["w"], "calibration_rate": 0.05}
+    params = {**TINY, "past_covariates": ["w"], "interval_calibration": 0.05}
     chunked = AarenForecaster(**params).fit(y[:120], X=X[:120])
     one_call = AarenForecaster(**params).fit(y[:120], X=X[:120])
     one_call.partial_update(y[120:], X=X[120:])
@@ -308,7 +307,7 @@ def test_static_covariates_are_standardised_over_the_panel_and_reach_the_forecas
     y, X = _stores()
     # (the last value: a forecast the network beats here; the networks alone, as the linear map of each
     # window does not read the covariates)
-    settings = {**TINY, "max_epochs": 4, "sp": 1, "linear_share": None}
+    settings = {**TINY, "max_epochs": 4, "sp": 1, "skip_steps": ["linear_share"]}
     f = AarenForecaster(**settings, past_covariates=["u"], static_covariates=["size"])
     f.fit(y, X=X)
     assert list(f.exog_columns_) == ["u", "size"] and f.n_future_ == 0

@@ -21,7 +21,6 @@ from tests._params import TINY_NETWORK
 TINY = {
     **TINY_NETWORK,
     "context_length": 6,
-    "segment_length": 12,
     "max_epochs": 2,
     "batch_size": 4,
     "n_estimators": 2,
@@ -56,7 +55,7 @@ def _member_forecast(f: AarenForecaster, k: int, values: np.ndarray) -> np.ndarr
 def test_members_start_apart_and_the_forecast_is_their_mean(fitted) -> None:
     _, y = fitted
     # (without the linear model's share: at a share of 1 every member's forecast is the linear model's)
-    f = AarenForecaster(**TINY, horizon=4, linear_share=None).fit(y[:80])
+    f = AarenForecaster(**TINY, horizon=4, skip_steps=["linear_share"]).fit(y[:80])
     module = f.net_.module_
     assert isinstance(module, ForecastEnsemble) and len(module.members) == 2
     # trained one after the other, each with its own epochs and early stop, logged in turn
@@ -190,7 +189,7 @@ def test_auto_keeps_the_absolute_error_network_only_where_the_tails_favour_it(
     y = _series(80) - (0.0 if positive else 10.0)  # (around 0: values of both signs)
     planned = POSITIVE_MIXED_LOSSES if positive else MIXED_LOSSES
     # (no verdict on the start, nor on a linear share)
-    params = {**TINY, "n_estimators": 3, "initial_forecast": "naive", "linear_share": None}
+    params = {**TINY, "n_estimators": 3, "skip_steps": ["initial_forecast", "linear_share"]}
     auto = AarenForecaster(**params, loss="auto", horizon=3).fit(y)
     mixed = AarenForecaster(**params, loss=list(planned), horizon=3).fit(y)
     assert len(verdicts) == 1 and verdicts[0][0] == verdicts[0][1] == (2,)  # two series' channels, once
@@ -226,7 +225,7 @@ def test_auto_trains_every_network_on_the_first_loss_where_no_two_tails_could_ju
     monkeypatch.setattr(AarenForecaster, "_train_member", train_member)
     monkeypatch.setattr(forecast_decisions, "clear_gain", verdict)
     y = _series(80, n_columns=n_columns) - (0.0 if positive else 10.0)
-    params = {**TINY, "n_estimators": 3, "initial_forecast": "naive", "linear_share": None}
+    params = {**TINY, "n_estimators": 3, "skip_steps": ["initial_forecast", "linear_share"]}
     model = AarenForecaster(**params, validation_fraction=validation_fraction, horizon=3).fit(y)
     assert model.member_losses_ == ("mse",) * 3
     assert trained == [(0, "mse"), (1, "mse"), (2, "mse")] and verdicts == []
@@ -251,8 +250,8 @@ def test_auto_trains_every_network_on_the_first_loss_where_no_two_tails_could_ju
 def test_auto_start_trains_every_network_from_the_start_the_tails_favour(
     monkeypatch, tmp_path, winner, n_estimators, trainings, starts
 ) -> None:
-    """``initial_forecast="auto"``: where the untrained naive forecast is clearly better on the tails,
-    every network trains from it as under ``"naive"``, weight for weight. Otherwise the first network
+    """The ``initial_forecast`` step: where the untrained naive forecast is clearly better on the tails,
+    every network trains from it as with the step skipped, weight for weight. Otherwise the first network
     trains from the naive forecast and the next on the same loss (an extra one for a lone network) from
     the level; a clear winner on the tails gives every network its start (the loser's network trains
     again), no clear winner keeps both. Saving keeps the starts."""
@@ -274,8 +273,14 @@ def test_auto_start_trains_every_network_from_the_start_the_tails_favour(
 
     monkeypatch.setattr(forecast_decisions, "clear_gain", verdict)
     monkeypatch.setattr(AarenForecaster, "_train_member", train_member)
-    params = {**TINY, "n_estimators": n_estimators, "loss": "mse", "horizon": 3, "linear_share": None}
-    auto = AarenForecaster(**params, initial_forecast="auto").fit(_series(80))
+    params = {
+        **TINY,
+        "n_estimators": n_estimators,
+        "loss": "mse",
+        "horizon": 3,
+        "skip_steps": ["linear_share"],
+    }
+    auto = AarenForecaster(**params).fit(_series(80))
     assert [call for call, _ in trained] == trainings
     assert all(error == baseline == (2,) for error, baseline, _ in verdicts)  # two series' channels
     # before training, the naive forecast must halve the level's error; after, 2 % lower is clear
@@ -286,7 +291,9 @@ def test_auto_start_trains_every_network_from_the_start_the_tails_favour(
     assert len(verdicts) == (1 if winner == "untrained naive" else 3)
     assert auto.member_initial_forecasts_ == starts
     if winner == "untrained naive":  # the untrained networks were drawn aside from the random stream
-        naive = AarenForecaster(**params, initial_forecast="naive").fit(_series(80))
+        naive = AarenForecaster(**{**params, "skip_steps": ["linear_share", "initial_forecast"]}).fit(
+            _series(80)
+        )
         own, other = auto.net_.module_.state_dict(), naive.net_.module_.state_dict()
         assert all(torch.equal(own[name], other[name]) for name in own)
     if n_estimators == 1:  # a lone network is the one the tails chose
@@ -299,8 +306,8 @@ def test_auto_start_trains_every_network_from_the_start_the_tails_favour(
 
 def test_auto_start_with_one_tail_trains_every_network_from_the_naive_forecast(monkeypatch) -> None:
     """A single univariate series has one validation tail, too few for a verdict between the starts:
-    ``initial_forecast="auto"`` trains no trial and every network is the one ``"naive"`` trains,
-    weight for weight (each trained once)."""
+    the ``initial_forecast`` step trains no trial and every network is the one trained with the step
+    skipped, weight for weight (each trained once)."""
     starts = []
     original = AarenForecaster._train_member
 
@@ -309,20 +316,20 @@ def test_auto_start_with_one_tail_trains_every_network_from_the_naive_forecast(m
         return original(self, train_split, train_ds, losses, k, start)
 
     monkeypatch.setattr(AarenForecaster, "_train_member", train_member)
-    params = {**TINY, "n_estimators": 2, "loss": "mse", "horizon": 3, "linear_share": None}
+    params = {**TINY, "n_estimators": 2, "loss": "mse", "horizon": 3, "skip_steps": ["linear_share"]}
     y = _series(80, n_columns=1)
-    auto = AarenForecaster(**params, initial_forecast="auto").fit(y)
+    auto = AarenForecaster(**params).fit(y)
     assert starts == ["naive", "naive"]  # (no trial: each member trained once, from the naive forecast)
     assert auto.member_initial_forecasts_ == ("naive", "naive")
-    naive = AarenForecaster(**params, initial_forecast="naive").fit(y)
+    naive = AarenForecaster(**{**params, "skip_steps": ["linear_share", "initial_forecast"]}).fit(y)
     own, other = auto.net_.module_.state_dict(), naive.net_.module_.state_dict()
     assert all(torch.equal(own[name], other[name]) for name in own)
 
 
-def test_a_fixed_start_trains_every_network_from_it() -> None:
-    for start in ("naive", "level"):
-        model = AarenForecaster(**TINY, initial_forecast=start, horizon=3).fit(_series(40))
-        assert model.member_initial_forecasts_ == (start, start)
+def test_skipping_the_start_step_trains_every_network_from_the_naive_forecast() -> None:
+    model = AarenForecaster(**TINY, skip_steps=["initial_forecast"], horizon=3).fit(_series(40))
+    assert model.member_initial_forecasts_ == ("naive", "naive")
+    assert model.fit_report_.set_index("step").loc["initial_forecast", "decision"] == "skipped: naive"
 
 
 @pytest.mark.parametrize("loss", [(), ("mse", "huber"), "huber", ["mae", None], ["auto"]])

@@ -30,7 +30,6 @@ from tests._params import TINY_NETWORK
 TINY = {
     **TINY_NETWORK,
     "context_length": 8,
-    "segment_length": 16,
     "max_epochs": 3,
     "horizon": 5,
 }
@@ -265,10 +264,10 @@ def test_panel_intervals_come_per_series_in_the_panel_format():
 
 
 # ---------------------------------------------------------------------------- streaming
-@pytest.mark.parametrize("calibration", ["aci", None])
+@pytest.mark.parametrize("calibration", [0.05, None])
 def test_streamed_intervals_do_not_depend_on_chunking(calibration):
     y = _noisy_season(260, np.r_[np.full(180, 0.3), np.full(80, 1.5)])
-    params = {**TINY, "interval_calibration": calibration, "calibration_rate": 0.05}
+    params = {**TINY, "interval_calibration": calibration}
     chunked = AarenForecaster(**params).fit(y[:120])
     one_call = AarenForecaster(**params).fit(y[:120])  # the same weights (same seed)
     one_call.partial_update(y[120:])
@@ -345,8 +344,8 @@ def test_calibration_restores_coverage_after_the_noise_level_changes():
     y = _noisy_season(1000, noise, seed=3)
     params = {**TINY, "max_epochs": 5}
     coverage, width = {}, {}
-    for calibration in ("aci", None):
-        f = AarenForecaster(**params, interval_calibration=calibration, calibration_rate=0.02).fit(y[:400])
+    for calibration in (0.02, None):
+        f = AarenForecaster(**params, interval_calibration=calibration).fit(y[:400])
         hits, widths = [], []
         for t in range(400, 999):
             lower, upper = f.predict_interval(fh=[1], coverage=0.9).to_numpy()[0]
@@ -356,13 +355,13 @@ def test_calibration_restores_coverage_after_the_noise_level_changes():
         coverage[calibration] = np.mean(hits[200:])  # after the calibration has had time to react
         width[calibration] = np.mean(widths[200:])
     assert coverage[None] > 0.98  # the network's own intervals are still sized for the noisy part
-    assert abs(coverage["aci"] - 0.9) < 0.04, coverage
-    assert width["aci"] < 0.8 * width[None]
+    assert abs(coverage[0.02] - 0.9) < 0.04, coverage
+    assert width[0.02] < 0.8 * width[None]
 
 
 def test_save_load_keeps_the_calibration(tmp_path):
     y = _noisy_season(200, 0.5)
-    f = AarenForecaster(**TINY, calibration_rate=0.05).fit(y[:150])
+    f = AarenForecaster(**TINY, interval_calibration=0.05).fit(y[:150])
     f.partial_update(y[150:])
     loaded = AarenForecaster.load(f.save(tmp_path / "calibrated"))
     torch.testing.assert_close(loaded.engine_.calibration.levels, f.engine_.calibration.levels)

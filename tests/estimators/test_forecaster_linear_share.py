@@ -1,4 +1,8 @@
-"""AarenForecaster(linear_share=...): the linear model of each window blended into the networks."""
+"""The ``linear_share`` step: the linear model of each window blended into the networks.
+
+The blend itself (the forecast is the weighted mean of the networks' and the map's) is tested on the
+modules in ``tests/nn/test_linear_blend.py``.
+"""
 
 from __future__ import annotations
 
@@ -36,24 +40,11 @@ def _fit(y: pd.DataFrame, **params) -> AarenForecaster:
     return AarenForecaster(**{**TINY, **params}).fit(y)
 
 
-def test_a_fixed_share_forecasts_the_weighted_mean_of_the_networks_and_the_map():
-    # without validation tails nothing else is chosen: the same networks, blended at each share
-    y = _panel()
-    # (on the series' own scale: a log-scale series blends the logarithms)
-    fits = {
-        s: _fit(y, linear_share=s, validation_fraction=None, target_transform=None) for s in (None, 0.3, 1.0)
-    }
-    own, blended, linear = (fits[s].predict_array() for s in (None, 0.3, 1.0))
-    assert fits[None].linear_share_ == 0.0 and fits[0.3].linear_share_ == 0.3
-    assert np.abs(linear - own).max() > 0.1  # the two differ: the blend is not trivially either
-    np.testing.assert_allclose(blended, 0.7 * own + 0.3 * linear, rtol=0, atol=1e-4)
-
-
 def test_auto_blends_the_map_in_where_the_tails_favour_it(capsys):
     forecaster = _fit(_panel(), verbose=1)
     assert forecaster.linear_share_ > 0
     assert "A linear model's share of" in capsys.readouterr().out
-    plain = _fit(_panel(), linear_share=None)
+    plain = _fit(_panel(), skip_steps=["linear_share"])
     assert plain.linear_share_ == 0.0
     assert not np.allclose(forecaster.predict_array(), plain.predict_array())
 
@@ -67,18 +58,19 @@ def test_auto_keeps_the_networks_alone_without_two_tails_to_judge():
 def test_the_blend_streams_saves_and_loads(tmp_path):
     y = _panel()
     head, rest = y.groupby(level=0).head(120), y.groupby(level=0).tail(30)
-    forecaster = _fit(head, linear_share=0.5)
+    forecaster = _fit(head)
+    assert forecaster.linear_share_ > 0
     restored = AarenForecaster.load(forecaster.save(tmp_path / "blend"))
-    assert restored.linear_share_ == 0.5
+    assert restored.linear_share_ == forecaster.linear_share_
     np.testing.assert_array_equal(restored.predict_array(), forecaster.predict_array())
-    whole = _fit(head, linear_share=0.5)
+    whole = _fit(head)
     whole.partial_update(rest)
     for _, part in rest.groupby(level=1):  # one step at a time, every series together
         restored.partial_update(part)
     np.testing.assert_allclose(restored.predict_array(), whole.predict_array(), rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("share", [-0.1, 1.5, "always"])
-def test_a_bad_share_is_refused_by_name(share):
-    with pytest.raises(ValueError, match="linear_share"):
-        _fit(_panel(n_series=2), linear_share=share)
+@pytest.mark.parametrize("share", [0.5, 1.0])
+def test_the_removed_parameter_names_the_step_that_replaced_it(share):
+    with pytest.raises(TypeError, match=r"linear_share=.* is no longer supported.*skip_steps"):
+        AarenForecaster(linear_share=share)

@@ -24,7 +24,6 @@ TINY = {
     "n_layers": 1,
     "d_ff": 32,
     "context_length": 8,
-    "segment_length": 24,
     "max_epochs": 2,
     "horizon": 4,
     "sp": 4,

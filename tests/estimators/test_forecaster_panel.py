@@ -21,7 +21,6 @@ TINY = {
     "n_estimators": 1,  # one network (the ensemble's own tests: test_forecaster_ensemble.py)
     "n_layers": 2,
     "context_length": 6,
-    "segment_length": 12,
     "max_epochs": 2,
     "batch_size": 4,
     "horizon": 4,
@@ -219,20 +218,20 @@ def test_bad_panel_input_names_the_series_and_changes_nothing(case, pattern):
 
 def test_pretrain_then_fit_conditions_on_the_new_series():
     panel = _panel({"a": 80, "b": 80, "c": 80})
-    f = AarenForecaster(**TINY)
+    f = AarenForecaster(**TINY, update_epochs=0)
     f.pretrain(panel)
     assert f.state == "pretrained"
     weights = copy.deepcopy(f.net_.module_.state_dict())
     target = _series(_panel({"new": 50}, seed=5), "new")
     f.fit(target)
     for k, v in f.net_.module_.state_dict().items():
-        assert torch.equal(v, weights[k]), k  # fine_tune_epochs=0: the pretrained weights
+        assert torch.equal(v, weights[k]), k  # update_epochs=0: the pretrained weights
     pred = f.predict(fh=[1, 2, 3])
     assert list(pred.index) == [50, 51, 52]
     expected = _direct_forecast(f, None, target.to_numpy())[:3, 0]
     np.testing.assert_allclose(pred.to_numpy()[:, 0], expected, atol=ATOL)
 
-    tuned = AarenForecaster(**{**TINY, "fine_tune_epochs": 1})
+    tuned = AarenForecaster(**TINY)  # update_epochs=1: fit fine-tunes the pretrained network
     tuned.pretrain(panel)
     tuned.fit(target)
     changed = [k for k, v in tuned.net_.module_.state_dict().items() if not torch.equal(v, weights[k])]

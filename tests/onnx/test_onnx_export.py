@@ -16,6 +16,7 @@ pytest.importorskip("onnxruntime", reason='the "onnx" extra (onnxruntime) is not
 pytest.importorskip("onnxscript", reason='the "onnx" extra (onnxscript, for the exporter) is not installed')
 
 from aaren_ts import AarenClassifier, AarenForecaster
+from aaren_ts.nn.linear_blend import blend_linear, fit_linear_map
 from aaren_ts.onnx import OnnxStreamer
 
 TINY = {
@@ -25,7 +26,6 @@ TINY = {
     "n_layers": 2,
     "d_ff": 32,
     "context_length": 8,
-    "segment_length": 24,
     "max_epochs": 2,
     "batch_size": 8,
     "horizon": 6,
@@ -389,18 +389,22 @@ def test_missing_runtime_names_the_extra(exported, monkeypatch):
         {"local_norm": "last"},
         {"local_norm": "mean"},
         {"local_norm": None},
-        {"channel_embedding": True},
         {"sp": 4},
         {"n_estimators": 2},
-        {"n_estimators": 2, "linear_share": 0.4},
+        {"n_estimators": 2, "blend_linear": 0.4, "target_transform": None},
     ],
-    ids=["last", "mean", "no-local-norm", "channel-embedding", "seasonal-skip", "ensemble", "linear-share"],
+    ids=["last", "mean", "no-local-norm", "seasonal-skip", "ensemble", "linear-share"],
 )
 def test_model_variants_stream_as_the_estimator(params, tmp_path):
     rng = np.random.default_rng(5)
     t = np.arange(300)
     y = pd.DataFrame({"a": 20 + 5 * np.sin(t / 5) + rng.normal(0, 0.5, 300), "b": 3 + np.cos(t / 7)})
+    params = dict(params)
+    share = params.pop("blend_linear", 0.0)
     est = AarenForecaster(**{**TINY, "max_epochs": 1, **params}).fit(y.iloc[:250])
+    if share:  # a linear map folded into the networks, as the linear_share step does
+        scaled = [((y.to_numpy()[:250] - est.mean_) / est.scale_).astype(np.float32)]
+        blend_linear(est.net_.module_, fit_linear_map(est.net_.module_, scaled, [250]), share)
     streamer = OnnxStreamer(est.to_onnx(tmp_path / "variant.onnx"))
     for k in range(250, 300):
         est.partial_update_array(y.to_numpy()[None, k])

@@ -20,7 +20,6 @@ TINY = {
     "n_layers": 2,
     "d_ff": 32,
     "context_length": 12,
-    "segment_length": 24,
     "max_epochs": 2,
     "horizon": 6,
     "sp": 12,

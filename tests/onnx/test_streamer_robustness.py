@@ -36,7 +36,6 @@ TINY = {
     **TINY_NETWORK,
     "n_estimators": 1,  # one network (the ensemble's own tests: test_forecaster_ensemble.py)
     "context_length": 8,
-    "segment_length": 24,
     "max_epochs": 1,
     "batch_size": 8,
     "horizon": 4,

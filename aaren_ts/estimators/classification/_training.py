@@ -59,12 +59,13 @@ def validation_fraction(
     fraction: float | None, early_stopping: bool, codes: np.ndarray, seed: int | None, max_epochs: int
 ) -> float | None:
     """The part of the training series held out: ``fraction``, or ``EARLY_STOPPING_FRACTION`` for
-    ``early_stopping`` without one; warns where early stopping finds too few series to hold any out."""
+    early stopping (``early_stopping``) without one; warns where early stopping finds too few series to
+    hold any out."""
     if early_stopping and fraction is None:
         fraction = EARLY_STOPPING_FRACTION
     if early_stopping and make_train_split(codes, fraction, seed) is None:
         warnings.warn(
-            f"early_stopping=True, but {len(codes)} training series are too few to hold out "
+            f"early stopping (a patience), but {len(codes)} training series are too few to hold out "
             f"validation_fraction={fraction} of them with every class on both sides; training runs "
             f"all max_epochs={max_epochs} epochs",
             UserWarning,
