@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from aaren_ts._limits import MAX_STANDARDISED
-from aaren_ts._partner import ETS_PREFIX, STATE_PREFIX, PartnerStreams, stream_arrays
+from aaren_ts.statistical.partner import ETS_PREFIX, STATE_PREFIX, PartnerStreams, stream_arrays
 
 __all__ = ["check_state_values"]
 
@@ -104,7 +104,7 @@ def _check_distributions(
 def _check_theta(
     streamer: Any, loaded: dict[str, np.ndarray], n_seen: int, refuse: Callable[[str, str], None]
 ) -> None:
-    """The statistical partner's streams: values a stream can hold (:meth:`~aaren_ts._partner.
+    """The statistical partner's streams: values a stream can hold (:meth:`~aaren_ts.statistical.partner.
     PartnerStreams.from_arrays`), the export's own parameters and weights, and every stream
     :attr:`n_seen` steps (all observed: the streamer takes observed values only) past the export's."""
     initial = streamer._initial

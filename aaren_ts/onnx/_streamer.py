@@ -15,10 +15,16 @@ import numpy as np
 from aaren_ts._files import atomic_write
 from aaren_ts._log_target import first_non_positive, from_log, to_log
 from aaren_ts._normal import gaussian_z, interpolate_z, level_z
-from aaren_ts._partner import STATE_PREFIX, PartnerStreams, combination_shift, state_entries, stream_arrays
 from aaren_ts.onnx._format import ModelSpec, check_interface, read_metadata, verify_checksum
 from aaren_ts.onnx._input_checks import check_magnitude, check_observations, checked_probabilities
 from aaren_ts.onnx._state_checks import check_state_values
+from aaren_ts.statistical.partner import (
+    STATE_PREFIX,
+    PartnerStreams,
+    combination_shift,
+    state_entries,
+    stream_arrays,
+)
 
 __all__ = ["OnnxStreamer"]
 

@@ -32,7 +32,6 @@ import torch
 from torch import nn
 
 from aaren_ts._files import atomic_write
-from aaren_ts._partner import STATE_PREFIX, state_entries
 from aaren_ts.engine.calibration import CALIBRATION_COVERAGES, calibration_step
 from aaren_ts.engine.covariates import FutureEffect
 from aaren_ts.engine.forecast import ForecastEngine
@@ -44,6 +43,7 @@ from aaren_ts.nn.forecast import ForecastNet, pad_before_first
 from aaren_ts.nn.functional import AarenState
 from aaren_ts.nn.state import flatten_state
 from aaren_ts.onnx._format import ModelSpec, sealed_bytes, write_metadata
+from aaren_ts.statistical.partner import STATE_PREFIX, state_entries
 
 __all__ = ["ClassifierStep", "ForecasterStep", "export_classifier", "export_forecaster"]
 
