@@ -25,8 +25,6 @@ from typing import Any
 import numpy as np
 import torch
 
-from aaren_ts._limits import MAX_STANDARDISED
-from aaren_ts._normal import gaussian_z
 from aaren_ts.engine._combination import (
     advance_theta,
     checked_naive,
@@ -46,6 +44,8 @@ from aaren_ts.nn.forecast import ENCODE_CHUNK, Forecast, ForecastNet, WindowHist
 from aaren_ts.nn.state import flatten_state, unflatten_state
 from aaren_ts.statistical.ets import ETSStreams
 from aaren_ts.statistical.partner import PartnerStreams
+from aaren_ts.utils.limits import MAX_STANDARDISED
+from aaren_ts.utils.normal import gaussian_z
 
 __all__ = ["MAX_STANDARDISED", "ForecastEngine", "series_label"]
 
@@ -79,7 +79,7 @@ class ForecastEngine(Streams):
     mean, scale : ndarray of shape (n_series, n_channels + n_exog)
         Each series' standardisation (of its channels, then of its covariates), on the model's scale.
     log_target : ndarray of shape (n_series, n_channels), bool
-        The channels the model sees on the log scale (``aaren_ts._log_target``). The engine works on
+        The channels the model sees on the log scale (``aaren_ts.utils.log_target``). The engine works on
         the model's scale throughout: values given to :meth:`advance` and every forecast, quantile and
         standard deviation it returns are in the series' units for the other channels and in their
         logarithm for these; its caller maps them (the forecaster, the ONNX streamer).
