@@ -14,7 +14,7 @@ _LAZY = {
     "AarenClassifier": "aaren_ts.estimators.classifier",
     "AarenForecaster": "aaren_ts.estimators.forecaster",
     "NotFittedError": "aaren_ts.estimators._base",
-    "NonPositiveValueWarning": "aaren_ts._log_target",
+    "NonPositiveValueWarning": "aaren_ts.utils.log_target",
 }
 
 __all__ = [

@@ -3,7 +3,7 @@
 Both jobs take the same common options (``aaren_ts/jobs/_common.py``): ``--dataset``, ``--data-home``,
 ``--random-state``, ``--device``, ``--threads``, ``--max-epochs``, ``--backbone``, ``--verbose``/``--quiet``
 and ``--no-download``; training progress is shown unless ``--quiet``. The command keeps freed memory
-in its process for reuse (glibc's allocator thresholds, :mod:`aaren_ts._allocator`).
+in its process for reuse (glibc's allocator thresholds, :mod:`aaren_ts.jobs._allocator`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import argparse
 import importlib
 from collections.abc import Sequence
 
-from aaren_ts._allocator import keep_freed_memory
+from aaren_ts.jobs._allocator import keep_freed_memory
 
 _DESCRIPTION = """\
 Aaren (attention as an RNN) for time series: train and evaluate an estimator on a benchmark dataset.
@@ -44,7 +44,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``aaren-ts``.
 
     The command owns its process, so it first keeps freed memory there for reuse
-    (:func:`~aaren_ts._allocator.keep_freed_memory`: glibc's allocator thresholds, which the library
+    (:func:`~aaren_ts.jobs._allocator.keep_freed_memory`: glibc's allocator thresholds, which the library
     itself never sets); a ``MALLOC_*`` variable in the environment keeps the user's value.
     """
     keep_freed_memory()

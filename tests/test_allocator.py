@@ -1,4 +1,5 @@
-"""glibc's allocator thresholds (``aaren_ts._allocator``): freed buffers are reused, not faulted in again.
+"""glibc's allocator thresholds (``aaren_ts.jobs._allocator``): freed buffers are reused, not faulted
+in again.
 
 Each case runs in a fresh interpreter (the thresholds are settings of the whole process) that
 allocates and frees a 16 MiB buffer twenty times and counts its minor page faults.
@@ -21,7 +22,7 @@ _SCRIPT = """
 import resource, sys
 import numpy as np
 if sys.argv[1] == "tune":
-    from aaren_ts._allocator import keep_freed_memory
+    from aaren_ts.jobs._allocator import keep_freed_memory
     assert keep_freed_memory()
 def faults():
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt

@@ -1,13 +1,14 @@
-"""Damped-trend exponential smoothing as streams (aaren_ts._ets): the recursion, the fit, the checks."""
+"""Damped-trend exponential smoothing as streams (aaren_ts.statistical.ets): the recursion, the fit,
+the checks."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from aaren_ts._ets import MAX_FORECASTS, PARAMETER_GRID, ETSStreams, fit_ets
-from aaren_ts._partner import PartnerStreams
-from aaren_ts._theta import ThetaStreams
+from aaren_ts.statistical.ets import MAX_FORECASTS, PARAMETER_GRID, ETSStreams, fit_ets
+from aaren_ts.statistical.partner import PartnerStreams
+from aaren_ts.statistical.theta import ThetaStreams
 
 
 def _reference_run(x: np.ndarray, params, level: float, trend: float, season: np.ndarray, horizon: int):

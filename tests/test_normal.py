@@ -1,4 +1,4 @@
-"""``aaren_ts._normal``: the vectorised normal quantiles agree with the standard library's."""
+"""``aaren_ts.utils.normal``: the vectorised normal quantiles agree with the standard library's."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from aaren_ts._normal import MIN_LEVEL, gaussian_z, level_z
+from aaren_ts.utils.normal import MIN_LEVEL, gaussian_z, level_z
 
 
 def test_level_z_equals_statistics_normaldist() -> None:

@@ -1,11 +1,12 @@
-"""The Theta method's streams (aaren_ts._theta) against a float64 reference computed from the formulas."""
+"""The Theta method's streams (aaren_ts.statistical.theta) against a float64 reference computed from
+the formulas."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from aaren_ts._theta import ALPHAS, ThetaStreams, fit_theta, is_seasonal, seasonal_component
+from aaren_ts.statistical.theta import ALPHAS, ThetaStreams, fit_theta, is_seasonal, seasonal_component
 
 
 def _reference(values: np.ndarray, alpha: float, season: np.ndarray, horizon: int) -> np.ndarray:

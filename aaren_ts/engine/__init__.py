@@ -9,6 +9,6 @@ estimators adapt pandas and scikit-learn/sktime conventions to them.
 
 from aaren_ts.engine.calibration import Calibration
 from aaren_ts.engine.classify import ClassifierStreams
-from aaren_ts.engine.forecast import MAX_STANDARDISED, ForecastEngine  # (the bound of aaren_ts._limits)
+from aaren_ts.engine.forecast import MAX_STANDARDISED, ForecastEngine  # (the bound of aaren_ts.utils.limits)
 
 __all__ = ["MAX_STANDARDISED", "Calibration", "ClassifierStreams", "ForecastEngine"]

@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from aaren_ts._ets import ETSStreams
-from aaren_ts._partner import PartnerStreams, combination_shift, stream_rows
-from aaren_ts._theta import ThetaStreams
+from aaren_ts.statistical.ets import ETSStreams
+from aaren_ts.statistical.partner import PartnerStreams, combination_shift, stream_rows
+from aaren_ts.statistical.theta import ThetaStreams
 
 __all__ = [
     "advance_theta",
@@ -102,9 +102,9 @@ def restored_theta(
     arrays: dict[str, np.ndarray], n: int, c: int, n_seen: np.ndarray
 ) -> tuple[PartnerStreams, np.ndarray]:
     """The Theta streams and weights :meth:`~aaren_ts.engine.ForecastEngine.theta_arrays` gave, for
-    ``n`` series of ``c`` channels, checked (:meth:`~aaren_ts._partner.PartnerStreams.from_arrays`, and
-    each stream's clock against the ``n_seen`` steps its series has seen); ``ValueError`` naming what
-    does not fit."""
+    ``n`` series of ``c`` channels, checked (:meth:`~aaren_ts.statistical.partner.PartnerStreams.
+    from_arrays`, and each stream's clock against the ``n_seen`` steps its series has seen);
+    ``ValueError`` naming what does not fit."""
     arrays = dict(arrays)
     weight = np.asarray(arrays.pop("weight", None), dtype=np.float64)
     if weight.shape != (n, c) or not ((weight >= 0) & (weight <= 1)).all():
@@ -132,7 +132,7 @@ def theta_shift(
     engine: Any, rows: np.ndarray, point: np.ndarray, theta: PartnerStreams | None = None
 ) -> np.ndarray:
     """What the combination with the Theta method adds to ``engine``'s forecasts ``point`` ``(R,
-    horizon, C)`` (model units) of the series at ``rows`` (:func:`~aaren_ts._partner.
+    horizon, C)`` (model units) of the series at ``rows`` (:func:`~aaren_ts.statistical.partner.
     combination_shift`; ``theta``: those series' streams instead of the engine's, one per row and
     channel)."""
     if engine.theta is None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from aaren_ts._limits import MAX_SCALE, MAX_STANDARDISED
+from aaren_ts.utils.limits import MAX_SCALE, MAX_STANDARDISED
 
 __all__ = ["check_values", "checked_log_target", "checked_scaling", "series_label"]
 

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from aaren_ts._limits import MAX_STANDARDISED
 from aaren_ts.nn.state import flatten_state
+from aaren_ts.utils.limits import MAX_STANDARDISED
 
 __all__ = ["MAX_COUNT", "check_calibration", "check_layout", "check_stream_values"]
 

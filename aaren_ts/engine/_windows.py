@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from aaren_ts._partner import stream_rows
 from aaren_ts.engine._combination import fallback_arguments, theta_shift
 from aaren_ts.nn.forecast import ENCODE_CHUNK
+from aaren_ts.statistical.partner import stream_rows
 
 __all__ = ["forecast_windows", "point_in_original_units", "stream_forecasts"]
 

@@ -36,9 +36,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from aaren_ts._normal import CALIBRATION_COVERAGES, MIN_LEVEL, gaussian_z, interpolate_z, level_z
 from aaren_ts.engine._native import ACI_STEP_FAILURES, load_aci_step
 from aaren_ts.nn.heads import DistributionHead, NormalHead
+from aaren_ts.utils.normal import CALIBRATION_COVERAGES, MIN_LEVEL, gaussian_z, interpolate_z, level_z
 
 __all__ = [
     "CALIBRATION_COVERAGES",

@@ -25,10 +25,6 @@ from typing import Any
 import numpy as np
 import torch
 
-from aaren_ts._ets import ETSStreams
-from aaren_ts._limits import MAX_STANDARDISED
-from aaren_ts._normal import gaussian_z
-from aaren_ts._partner import PartnerStreams
 from aaren_ts.engine._combination import (
     advance_theta,
     checked_naive,
@@ -46,6 +42,10 @@ from aaren_ts.engine.calibration import Calibration
 from aaren_ts.engine.covariates import future_effect_at_steps
 from aaren_ts.nn.forecast import ENCODE_CHUNK, Forecast, ForecastNet, WindowHistory
 from aaren_ts.nn.state import flatten_state, unflatten_state
+from aaren_ts.statistical.ets import ETSStreams
+from aaren_ts.statistical.partner import PartnerStreams
+from aaren_ts.utils.limits import MAX_STANDARDISED
+from aaren_ts.utils.normal import gaussian_z
 
 __all__ = ["MAX_STANDARDISED", "ForecastEngine", "series_label"]
 
@@ -79,7 +79,7 @@ class ForecastEngine(Streams):
     mean, scale : ndarray of shape (n_series, n_channels + n_exog)
         Each series' standardisation (of its channels, then of its covariates), on the model's scale.
     log_target : ndarray of shape (n_series, n_channels), bool
-        The channels the model sees on the log scale (``aaren_ts._log_target``). The engine works on
+        The channels the model sees on the log scale (``aaren_ts.utils.log_target``). The engine works on
         the model's scale throughout: values given to :meth:`advance` and every forecast, quantile and
         standard deviation it returns are in the series' units for the other channels and in their
         logarithm for these; its caller maps them (the forecaster, the ONNX streamer).
@@ -262,13 +262,13 @@ class ForecastEngine(Streams):
             self.naive, self.spread, self.naive_std, self.max_std = checked
 
     def use_theta(self, alpha: Any, season: Any, weight: Any, ets: ETSStreams | None = None) -> None:
-        """Combine every series' forecasts with the Theta method's (``aaren_ts._theta``), with
-        smoothing parameters ``alpha`` ``(n_series, n_channels)``, seasonal components ``season``
+        """Combine every series' forecasts with the Theta method's (``aaren_ts.statistical.theta``),
+        with smoothing parameters ``alpha`` ``(n_series, n_channels)``, seasonal components ``season``
         ``(n_series, n_channels, sp)`` and the network's weights ``weight`` ``(n_series, n_channels)``
         in [0, 1]; with ``ets``, damped-trend exponential smoothing's streams at their first step (one
-        per series and channel, channel fastest, ``aaren_ts._ets``), with the mean of the two
-        (``PartnerStreams`` of ``aaren_ts._partner``). The streams start at the series' first values:
-        this is called before the streams consume anything.
+        per series and channel, channel fastest, ``aaren_ts.statistical.ets``), with the mean of the
+        two (``PartnerStreams`` of ``aaren_ts.statistical.partner``). The streams start at the series'
+        first values: this is called before the streams consume anything.
         """
         theta, weight = checked_theta(alpha, season, weight, ets, len(self), self.n_channels, self.n_seen)
         with self.lock:

@@ -15,10 +15,10 @@ import numpy as np
 import pandas as pd
 import torch
 
-from aaren_ts._log_target import first_non_positive, from_log, to_log
 from aaren_ts.engine.forecast import series_label
 from aaren_ts.estimators._forecast_frames import as_frame
 from aaren_ts.estimators._inputs import real_array
+from aaren_ts.utils.log_target import first_non_positive, from_log, to_log
 
 __all__ = ["ForecastArraysMixin"]
 

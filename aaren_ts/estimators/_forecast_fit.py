@@ -21,12 +21,12 @@ import numpy as np
 import pandas as pd
 from sktime.forecasting.base import ForecastingHorizon
 
-from aaren_ts._ets import ETSStreams
 from aaren_ts.estimators._fit_report import FitReport, notable_decisions
 from aaren_ts.estimators._forecast_checks import too_short
 from aaren_ts.estimators._forecast_decisions import NaiveVerdict
 from aaren_ts.estimators._panel import SeriesPanel
 from aaren_ts.estimators._theta_combination import fit_combination
+from aaren_ts.statistical.ets import ETSStreams
 
 __all__ = [
     "ThetaPartners",

@@ -14,7 +14,6 @@ import numpy as np
 import pandas as pd
 import torch
 
-from aaren_ts._limits import MAX_SCALE
 from aaren_ts.estimators._cutoffs import SeriesCutoffs, index_from_plain, index_to_plain
 from aaren_ts.estimators._fit_report import report_from_plain, report_to_plain
 from aaren_ts.estimators._sktime_state import (
@@ -23,6 +22,7 @@ from aaren_ts.estimators._sktime_state import (
     restore_sktime_state,
     sktime_state,
 )
+from aaren_ts.utils.limits import MAX_SCALE
 
 __all__ = ["FittedForecasterMixin"]
 

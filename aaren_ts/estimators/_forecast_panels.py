@@ -17,7 +17,12 @@ import numpy as np
 import pandas as pd
 from sktime.forecasting.base import ForecastingHorizon
 
-from aaren_ts._log_target import (
+from aaren_ts.engine.forecast import series_label
+from aaren_ts.estimators._base import standardization
+from aaren_ts.estimators._covariates import covariate_columns, covariates_at
+from aaren_ts.estimators._cutoffs import absolute_times, continuation, relative_steps
+from aaren_ts.estimators._panel import SeriesPanel, index_freq, panel_frame, split_series
+from aaren_ts.utils.log_target import (
     NonPositiveValueWarning,
     choose_log_channels,
     first_non_positive,
@@ -25,11 +30,6 @@ from aaren_ts._log_target import (
     missing_where_non_positive,
     to_log,
 )
-from aaren_ts.engine.forecast import series_label
-from aaren_ts.estimators._base import standardization
-from aaren_ts.estimators._covariates import covariate_columns, covariates_at
-from aaren_ts.estimators._cutoffs import absolute_times, continuation, relative_steps
-from aaren_ts.estimators._panel import SeriesPanel, index_freq, panel_frame, split_series
 
 __all__ = ["ForecastPanelsMixin"]
 
@@ -176,7 +176,7 @@ class ForecastPanelsMixin:
         self, panel: SeriesPanel, where: str, own_scale: bool = False
     ) -> tuple[SeriesPanel, np.ndarray]:
         """``panel`` on the network's scale (the log of the channels ``target_transform`` chooses,
-        :mod:`aaren_ts._log_target`; ``own_scale``: of none) and which channels those are,
+        :mod:`aaren_ts.utils.log_target`; ``own_scale``: of none) and which channels those are,
         ``(n_series, n_channels)`` bool."""
         c = len(panel.columns)
         report = self._fit_report()

@@ -56,9 +56,9 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from aaren_ts._normal import gaussian_z
 from aaren_ts.metrics import mean_interval_score
 from aaren_ts.nn.forecast_training import tail_batches
+from aaren_ts.utils.normal import gaussian_z
 
 __all__ = [
     "CAP_PAIRS",

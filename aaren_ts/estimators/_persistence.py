@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from aaren_ts._files import atomic_write
+from aaren_ts.utils.files import atomic_write
 
 __all__ = [
     "FORMAT_VERSION",
@@ -153,7 +153,7 @@ def save_archive(
 
     Notes
     -----
-    The archive is written atomically (:func:`aaren_ts._files.atomic_write`): a process killed while
+    The archive is written atomically (:func:`aaren_ts.utils.files.atomic_write`): a process killed while
     saving leaves the previous file at ``path`` intact (or the new one, once renamed), never a broken
     one; the temporary file it was writing is removed by the next save to the same path.
     """

@@ -1,8 +1,8 @@
 """The forecaster's combination with the Theta method: its parameters and the network's weight.
 
 With ``combination="theta"``, :class:`~aaren_ts.AarenForecaster` forecasts every channel with a weighted
-mean of the network's forecast and the Theta method's (:mod:`aaren_ts._theta`, streamed beside the
-network by the engine, :meth:`~aaren_ts.engine.ForecastEngine.use_theta`). :func:`fit_combination`
+mean of the network's forecast and the Theta method's (:mod:`aaren_ts.statistical.theta`, streamed
+beside the network by the engine, :meth:`~aaren_ts.engine.ForecastEngine.use_theta`). :func:`fit_combination`
 fits the Theta method to each series' training part and chooses the weight on the validation tails
 the network did not train on. Every forecast issued from a tail's origins, the streams' own (the
 network's, or the naive one where the series falls back to it) and the Theta method's, is scored by the
@@ -14,7 +14,7 @@ gain is at least ``NAIVE_T`` standard errors across the series (the naive fallba
 otherwise, and with fewer than two series, the streams' forecasts stay as they are.
 
 With ``combination="theta_ets"`` the partner is the mean of the Theta method and damped-trend
-exponential smoothing, :mod:`aaren_ts._ets`, chosen and weighted the same way.
+exponential smoothing, :mod:`aaren_ts.statistical.ets`, chosen and weighted the same way.
 
 The measurements behind these choices, and the variants tried and not kept, are in the documentation's
 design notes ``design_notes/forecaster_theta_combination`` and ``design_notes/forecaster_ets``.
@@ -27,11 +27,11 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from aaren_ts._ets import ETSStreams, fit_ets
-from aaren_ts._partner import PartnerStreams, stream_rows
-from aaren_ts._theta import ThetaStreams, fit_theta
 from aaren_ts.nn.forecast import ForecastNet
 from aaren_ts.nn.forecast_training import LOSS_POWER, NAIVE_T, tail_batches
+from aaren_ts.statistical.ets import ETSStreams, fit_ets
+from aaren_ts.statistical.partner import PartnerStreams, stream_rows
+from aaren_ts.statistical.theta import ThetaStreams, fit_theta
 
 __all__ = ["WEIGHTS", "fit_combination"]
 
@@ -57,9 +57,9 @@ def fit_combination(
     tails as the module's docstring says (1 where no tail is scored). The Theta method the weights are
     chosen with is fitted on the training parts (``series[k][: n_train[k]]``), the one returned on the
     whole series. With ``ets``, the partner is the mean of the Theta method and
-    damped-trend exponential smoothing (:func:`~aaren_ts._ets.fit_ets`, fitted in the same two ways),
-    whose streams at the series' first steps (row ``series * C + channel``) come last (``None``
-    without ``ets``)."""
+    damped-trend exponential smoothing (:func:`~aaren_ts.statistical.ets.fit_ets`, fitted in the same
+    two ways), whose streams at the series' first steps (row ``series * C + channel``) come last
+    (``None`` without ``ets``)."""
     c = module.n_channels
     parts = [np.asarray(v[:k, :c], dtype=np.float64) for v, k in zip(series, n_train, strict=True)]
     alpha, season = fit_theta([p[:, j] for p in parts for j in range(c)], sp)

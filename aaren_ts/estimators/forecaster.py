@@ -11,7 +11,6 @@ import numpy as np
 import pandas as pd
 from sktime.forecasting.base import BaseForecaster, ForecastingHorizon
 
-from aaren_ts._log_target import TARGET_TRANSFORMS
 from aaren_ts.engine.forecast import ForecastEngine
 from aaren_ts.estimators._base import AarenEstimatorMixin
 from aaren_ts.estimators._cutoffs import SeriesCutoffs
@@ -45,6 +44,7 @@ from aaren_ts.estimators._sktime_state import empty_data_slots
 from aaren_ts.nn.forecast import LOCAL_NORMS
 from aaren_ts.nn.forecast_training import POINT_LOSSES
 from aaren_ts.nn.heads import HEADS
+from aaren_ts.utils.log_target import TARGET_TRANSFORMS
 
 __all__ = ["AarenForecaster"]
 

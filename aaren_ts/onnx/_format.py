@@ -18,7 +18,7 @@ file, and a flipped bit in them would change the answers silently), and needs no
 parser: an ``aaren_ts.onnx`` deployment has ONNX Runtime and numpy only.
 
 **Format versions.** 1: no checksum. 2: the checksum; the classifier's spec carries its channels'
-standardisation (the streamer refuses values that would overflow, :mod:`aaren_ts._limits`). 3: a
+standardisation (the streamer refuses values that would overflow, :mod:`aaren_ts.utils.limits`). 3: a
 forecaster's step outputs its distribution head's parameters (``loc``, ``params``) and the file carries
 the head's quantile function. 4: the future-known covariates' effect is a graph of the file (format 3
 carried its coefficients in the state). Files of an older format are refused with a request to export

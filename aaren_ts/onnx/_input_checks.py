@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from aaren_ts._limits import MAX_STANDARDISED, first_beyond
+from aaren_ts.utils.limits import MAX_STANDARDISED, first_beyond
 
 __all__ = ["check_magnitude", "check_observations", "checked_probabilities"]
 
@@ -53,7 +53,7 @@ def check_magnitude(
     arr: np.ndarray, mean: np.ndarray, scale: np.ndarray, name: str, where: Callable[..., str]
 ) -> None:
     """Refuse ``arr`` if a value, standardised with ``mean`` and ``scale`` (broadcast to it), lies
-    more than :data:`~aaren_ts._limits.MAX_STANDARDISED` standard deviations out; ``where(*index)``
+    more than :data:`~aaren_ts.utils.limits.MAX_STANDARDISED` standard deviations out; ``where(*index)``
     describes the value's position."""
     standardised = (arr - mean) / scale
     index = first_beyond(standardised)

@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from aaren_ts._limits import MAX_STANDARDISED
-from aaren_ts._partner import ETS_PREFIX, STATE_PREFIX, PartnerStreams, stream_arrays
+from aaren_ts.statistical.partner import ETS_PREFIX, STATE_PREFIX, PartnerStreams, stream_arrays
+from aaren_ts.utils.limits import MAX_STANDARDISED
 
 __all__ = ["check_state_values"]
 
@@ -21,7 +21,7 @@ def check_state_values(streamer: Any, loaded: dict[str, np.ndarray], n_seen: int
     ``streamer`` (the :class:`~aaren_ts.onnx.OnnxStreamer` loading it) serves can hold: ``ValueError``
     naming the array.
 
-    The standardised state is finite and within :data:`~aaren_ts._limits.MAX_STANDARDISED` (NaN
+    The standardised state is finite and within :data:`~aaren_ts.utils.limits.MAX_STANDARDISED` (NaN
     only in the window history, before a series' first observation; ``-inf`` only in a
     log-normaliser ``*.m`` before any token); the forecaster's standardisation is this export's;
     every stream's counters agree with :attr:`n_seen`; the forecasts (and those the calibration
@@ -104,7 +104,7 @@ def _check_distributions(
 def _check_theta(
     streamer: Any, loaded: dict[str, np.ndarray], n_seen: int, refuse: Callable[[str, str], None]
 ) -> None:
-    """The statistical partner's streams: values a stream can hold (:meth:`~aaren_ts._partner.
+    """The statistical partner's streams: values a stream can hold (:meth:`~aaren_ts.statistical.partner.
     PartnerStreams.from_arrays`), the export's own parameters and weights, and every stream
     :attr:`n_seen` steps (all observed: the streamer takes observed values only) past the export's."""
     initial = streamer._initial

@@ -12,13 +12,19 @@ from typing import Any
 
 import numpy as np
 
-from aaren_ts._files import atomic_write
-from aaren_ts._log_target import first_non_positive, from_log, to_log
-from aaren_ts._normal import gaussian_z, interpolate_z, level_z
-from aaren_ts._partner import STATE_PREFIX, PartnerStreams, combination_shift, state_entries, stream_arrays
 from aaren_ts.onnx._format import ModelSpec, check_interface, read_metadata, verify_checksum
 from aaren_ts.onnx._input_checks import check_magnitude, check_observations, checked_probabilities
 from aaren_ts.onnx._state_checks import check_state_values
+from aaren_ts.statistical.partner import (
+    STATE_PREFIX,
+    PartnerStreams,
+    combination_shift,
+    state_entries,
+    stream_arrays,
+)
+from aaren_ts.utils.files import atomic_write
+from aaren_ts.utils.log_target import first_non_positive, from_log, to_log
+from aaren_ts.utils.normal import gaussian_z, interpolate_z, level_z
 
 __all__ = ["OnnxStreamer"]
 
@@ -310,7 +316,7 @@ class OnnxStreamer:
         ValueError
             On a wrong shape or number of streams, a NaN or infinite value, or a value so far from its
             series' (or channel's) training mean that the step's float32 arithmetic would overflow:
-            more than ``aaren_ts._limits.MAX_STANDARDISED`` (1e12) standard deviations out. The
+            more than ``aaren_ts.utils.limits.MAX_STANDARDISED`` (1e12) standard deviations out. The
             error names the series (or stream), the position and the value; the streams are then left
             exactly as they were.
         """

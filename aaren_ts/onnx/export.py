@@ -31,8 +31,6 @@ import numpy as np
 import torch
 from torch import nn
 
-from aaren_ts._files import atomic_write
-from aaren_ts._partner import STATE_PREFIX, state_entries
 from aaren_ts.engine.calibration import CALIBRATION_COVERAGES, calibration_step
 from aaren_ts.engine.covariates import FutureEffect
 from aaren_ts.engine.forecast import ForecastEngine
@@ -44,6 +42,8 @@ from aaren_ts.nn.forecast import ForecastNet, pad_before_first
 from aaren_ts.nn.functional import AarenState
 from aaren_ts.nn.state import flatten_state
 from aaren_ts.onnx._format import ModelSpec, sealed_bytes, write_metadata
+from aaren_ts.statistical.partner import STATE_PREFIX, state_entries
+from aaren_ts.utils.files import atomic_write
 
 __all__ = ["ClassifierStep", "ForecasterStep", "export_classifier", "export_forecaster"]
 
@@ -75,7 +75,7 @@ class ForecasterStep(nn.Module):
     ``(B, T, C)`` and ``params`` ``(B, T, C, K)`` float64 (the forecast distribution of the next ``T``
     steps, original units; without the future-known covariates' effect, which needs their future
     values), then the new state in the same order (with calibration, the state holds the working
-    miscoverage ``levels`` from which :func:`aaren_ts._normal.level_z` gives the calibrated normal
+    miscoverage ``levels`` from which :func:`aaren_ts.utils.normal.level_z` gives the calibrated normal
     scores that :class:`QuantileFunction` reads the intervals at).
     """
 

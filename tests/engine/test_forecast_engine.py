@@ -360,7 +360,7 @@ def test_predictions_run_while_updates_are_serialised() -> None:
 
 
 def test_a_standardisation_beyond_float32_s_reach_is_refused(fitted) -> None:
-    from aaren_ts._limits import MAX_SCALE
+    from aaren_ts.utils.limits import MAX_SCALE
 
     engine = ForecastEngine(fitted.engine_.module, "cpu")
     for scale in (0.0, np.inf, 10 * MAX_SCALE):

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from aaren_ts import AarenClassifier
-from aaren_ts._limits import MAX_STANDARDISED
+from aaren_ts.utils.limits import MAX_STANDARDISED
 
 TINY = {"d_model": 8, "n_heads": 2, "n_layers": 1, "d_ff": 16, "max_epochs": 1, "device": "cpu"}
 

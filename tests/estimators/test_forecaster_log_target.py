@@ -9,7 +9,7 @@ import pytest
 from scipy.special import ndtri
 
 from aaren_ts import AarenForecaster
-from aaren_ts._log_target import (
+from aaren_ts.utils.log_target import (
     NonPositiveValueWarning,
     changes_grow_with_level,
     choose_log_channels,

@@ -12,8 +12,8 @@ from sktime.datatypes import check_is_mtype
 from sktime.utils._testing.hierarchical import _make_hierarchical
 
 from aaren_ts import AarenForecaster
-from aaren_ts._log_target import from_log, to_log
 from aaren_ts.nn.state import flatten_state
+from aaren_ts.utils.log_target import from_log, to_log
 from tests._params import TINY_NETWORK
 
 TINY = {

@@ -14,10 +14,10 @@ import pytest
 import torch
 
 from aaren_ts import AarenForecaster
-from aaren_ts._ets import ETSStreams
-from aaren_ts._partner import PartnerStreams
-from aaren_ts._theta import ThetaStreams
 from aaren_ts.engine.forecast import ForecastEngine
+from aaren_ts.statistical.ets import ETSStreams
+from aaren_ts.statistical.partner import PartnerStreams
+from aaren_ts.statistical.theta import ThetaStreams
 from tests._params import TINY_NETWORK
 
 TINY = {

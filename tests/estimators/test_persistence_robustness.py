@@ -26,8 +26,8 @@ import pytest
 import torch
 
 from aaren_ts import AarenClassifier
-from aaren_ts._files import stale_temporaries, temporaries
 from aaren_ts.estimators._persistence import PAYLOAD_ENTRY
+from aaren_ts.utils.files import stale_temporaries, temporaries
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="SIGKILL and RLIMIT_FSIZE are POSIX")
 

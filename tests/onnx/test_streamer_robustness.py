@@ -26,10 +26,10 @@ pytest.importorskip("onnxruntime", reason='the "onnx" extra (onnxruntime) is not
 pytest.importorskip("onnxscript", reason='the "onnx" extra (onnxscript, for the exporter) is not installed')
 
 from aaren_ts import AarenClassifier, AarenForecaster
-from aaren_ts._files import temporaries
-from aaren_ts._limits import MAX_STANDARDISED
 from aaren_ts.onnx import OnnxStreamer
 from aaren_ts.onnx._format import CHECKSUM_KEY, SPEC_KEY, STATE_KEY, sealed_bytes
+from aaren_ts.utils.files import temporaries
+from aaren_ts.utils.limits import MAX_STANDARDISED
 from tests._params import TINY_NETWORK
 
 TINY = {

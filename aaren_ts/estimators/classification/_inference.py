@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from aaren_ts._limits import MAX_STANDARDISED, first_beyond
 from aaren_ts.estimators._inputs import Panel
+from aaren_ts.utils.limits import MAX_STANDARDISED, first_beyond
 
 __all__ = ["final_proba", "inference_batches", "scaled_values", "staged_proba"]
 
@@ -33,7 +33,7 @@ def scaled_values(
     Raises
     ------
     ValueError
-        If a value lies more than :data:`~aaren_ts._limits.MAX_STANDARDISED` standard deviations
+        If a value lies more than :data:`~aaren_ts.utils.limits.MAX_STANDARDISED` standard deviations
         from its channel's training mean: the network computes in float32, where such a value
         overflows and gives NaN probabilities (and a stream that took it NaN for good). The message
         names the input ``name``.

@@ -1,11 +1,11 @@
 """The statistical partner of the forecaster's combination, as streams, and its place in a saved state.
 
 The forecaster's ``combination`` weighs each series' forecast with a statistical method's: the Theta
-method (:mod:`aaren_ts._theta`), or the mean of the Theta method and damped-trend exponential
-smoothing (:mod:`aaren_ts._ets`). :class:`PartnerStreams` advances both in O(1) per value and gives
-their mean forecast; :func:`combination_shift` is what the combination adds to a forecast; an exported
-state carries the partner under ``theta.<field>`` entries (exponential smoothing's fields as
-``theta.ets_<field>``), beside the network's weights ``theta.weight``.
+method (:mod:`aaren_ts.statistical.theta`), or the mean of the Theta method and damped-trend
+exponential smoothing (:mod:`aaren_ts.statistical.ets`). :class:`PartnerStreams` advances both in O(1)
+per value and gives their mean forecast; :func:`combination_shift` is what the combination adds to a
+forecast; an exported state carries the partner under ``theta.<field>`` entries (exponential
+smoothing's fields as ``theta.ets_<field>``), beside the network's weights ``theta.weight``.
 
 This module uses NumPy only: the torch-free ONNX streamer runs it as it is.
 """
@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from aaren_ts._ets import ETSStreams
-from aaren_ts._theta import ThetaStreams
+from aaren_ts.statistical.ets import ETSStreams
+from aaren_ts.statistical.theta import ThetaStreams
 
 __all__ = [
     "ETS_PREFIX",

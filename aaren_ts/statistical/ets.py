@@ -17,7 +17,7 @@ of a straight line through the first values, seasonally adjusted) and the parame
 with the lowest in-sample squared error of the forecasts over the horizon the forecaster is trained
 for, all series and grid points advanced at once (not the one-step errors a likelihood would score:
 the documentation's design note ``design_notes/forecaster_ets`` gives the comparison). The forecaster
-combines it with the Theta method (:mod:`aaren_ts._theta`) on the values it models.
+combines it with the Theta method (:mod:`aaren_ts.statistical.theta`) on the values it models.
 
 This module uses NumPy only: the torch-free ONNX streamer runs it as it is.
 """
@@ -30,7 +30,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from aaren_ts._theta import seasonal_component
+from aaren_ts.statistical.theta import seasonal_component
 
 __all__ = ["MAX_FORECASTS", "PARAMETER_GRID", "ETSStreams", "fit_ets"]
 
@@ -237,9 +237,9 @@ def fit_ets(series: Sequence[np.ndarray], sp: int, horizon: int = 1) -> ETSStrea
 
 def _initial_state(x: np.ndarray, sp: int) -> tuple[float, float, np.ndarray]:
     """Level, trend and seasonal values ``(sp,)`` a stream of ``x`` starts from: the additive seasonal
-    component of the first four seasons (:func:`~aaren_ts._theta.seasonal_component`: zeros where it is
-    not significant), and the intercept and slope of the least-squares line through the first
-    ``max(10, 2 * sp)`` values, seasonally adjusted."""
+    component of the first four seasons (:func:`~aaren_ts.statistical.theta.seasonal_component`: zeros
+    where it is not significant), and the intercept and slope of the least-squares line through the
+    first ``max(10, 2 * sp)`` values, seasonally adjusted."""
     season = seasonal_component(x[: 4 * sp], sp) if sp > 1 else np.zeros(1)
     head = x[: max(10, 2 * sp)]
     steps = np.flatnonzero(np.isfinite(head))
