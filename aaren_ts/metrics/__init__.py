@@ -36,7 +36,7 @@ from collections.abc import Hashable
 import numpy as np
 import pandas as pd
 
-from aaren_ts._metric_inputs import (
+from aaren_ts.metrics._inputs import (
     Panel,
     PanelSeries,
     align,
