@@ -20,9 +20,12 @@ def series_label(series_id: Hashable) -> str:
     return "y" if series_id is None else f"series {series_id!r}"
 
 
-def checked_scaling(n: int, width: int, mean: Any, scale: Any) -> tuple[np.ndarray, np.ndarray]:
-    """``mean`` and ``scale`` of ``n`` new series as float64 ``(n, width)``: finite, the scales positive
-    (and at most ``MAX_SCALE``); ``ValueError`` otherwise."""
+def checked_scaling(
+    ids: Sequence[Hashable], width: int, mean: Any, scale: Any
+) -> tuple[np.ndarray, np.ndarray]:
+    """``mean`` and ``scale`` of the new series ``ids`` as float64 ``(len(ids), width)``: finite, the
+    scales positive (and at most ``MAX_SCALE``); ``ValueError`` naming the series otherwise."""
+    n = len(ids)
     mean, scale = np.asarray(mean), np.asarray(scale)
     for name, value in (("mean", mean), ("scale", scale)):
         if value.dtype.kind not in "iuf" or value.shape != (n, width):
@@ -35,8 +38,8 @@ def checked_scaling(n: int, width: int, mean: Any, scale: Any) -> tuple[np.ndarr
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
         raise ValueError(
-            f"add: series number {row} would be standardised by mean {mean[row].tolist()} and scale "
-            f"{scale[row].tolist()}; the mean must be finite and the scale positive and at most "
+            f"add: new {series_label(ids[row])} would be standardised by mean {mean[row].tolist()} and "
+            f"scale {scale[row].tolist()}; the mean must be finite and the scale positive and at most "
             f"{MAX_SCALE:.3g} (values so large that their spread overflows? rescale the series)"
         )
     return mean, scale

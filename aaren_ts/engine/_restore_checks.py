@@ -7,15 +7,18 @@ so a crafted or damaged file is refused instead of crashing a kernel or continui
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import fields
 from typing import Any
 
 import numpy as np
 import torch
 
-from aaren_ts.nn.state import flatten_state
+from aaren_ts.engine.calibration import Calibration
+from aaren_ts.nn.forecast import WindowHistory
+from aaren_ts.nn.state import flatten_state, unflatten_state
 from aaren_ts.utils.limits import MAX_STANDARDISED
 
-__all__ = ["MAX_COUNT", "check_calibration", "check_layout", "check_stream_values"]
+__all__ = ["MAX_COUNT", "check_calibration", "check_layout", "check_stream_values", "restore_streams"]
 
 #: The most steps a restored stream may have counted (2**53: every count below is exact in float64).
 MAX_COUNT = 2**53
@@ -122,3 +125,22 @@ def check_calibration(engine: Any, tensors: Sequence[torch.Tensor], n_seen: np.n
 def _bounded(values: torch.Tensor) -> bool:
     """Whether every value of ``values`` is finite and at most :data:`MAX_STANDARDISED` in magnitude."""
     return bool((values.double().abs() <= MAX_STANDARDISED).all())
+
+
+def restore_streams(engine: Any, tensors: Sequence[Any], n_seen: Any, n_observed: Any) -> None:
+    """Check saved stream ``tensors`` and counters against ``engine`` (:func:`check_layout`,
+    :func:`check_stream_values`, :func:`check_calibration`), then put them in place of its streams'."""
+    tensors = [torch.as_tensor(t) for t in tensors]
+    n_seen, n_observed = check_layout(engine, tensors, n_seen, n_observed)
+    check_stream_values(engine, tensors, n_observed)
+    check_calibration(engine, tensors, n_seen)
+    tensors = [t.to(engine.device) for t in tensors]
+    if engine.calibration is not None:
+        n_parts = len(fields(Calibration))
+        engine.calibration = Calibration(*tensors[-n_parts:])
+        del tensors[-n_parts:]
+    *state, values, observed, forecast, params = tensors
+    engine.state = unflatten_state(engine.state, state)
+    engine.history = WindowHistory(values, observed)
+    engine.forecast, engine.params = forecast, params
+    engine.n_seen, engine.n_observed = n_seen.copy(), n_observed.copy()

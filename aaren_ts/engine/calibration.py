@@ -30,7 +30,7 @@ tails (the design note :doc:`/design_notes/forecaster_calibration` says why).
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -195,6 +195,27 @@ class Calibration:
 
     def cat(self, other: Calibration) -> Calibration:
         return Calibration(*(torch.cat([a, b]) for a, b in zip(self.tensors(), other.tensors(), strict=True)))
+
+    def saved(self, streams: torch.Tensor | None, n_steps: int) -> Callable[[], None]:
+        """How to put back what :meth:`advance` of ``streams`` (``None``: every stream) by at most
+        ``n_steps`` steps changes: their levels, the counters and the ring slots those steps fill."""
+        levels, issued, n_issued = self.levels, self.issued, self.n_issued.clone()
+        rows = torch.arange(len(n_issued), device=n_issued.device) if streams is None else streams
+        horizon = issued.shape[1]
+        steps = torch.arange(min(int(n_steps), horizon), device=n_issued.device)
+        slots = (n_issued[rows, None] + steps[None, :]) % horizon
+        old_levels = levels.clone() if streams is None else levels[rows]
+        old_issued = issued[rows[:, None], slots]
+
+        def put_back() -> None:
+            if streams is None:
+                levels.copy_(old_levels)
+            else:
+                levels[rows] = old_levels
+            issued[rows[:, None], slots] = old_issued
+            self.levels, self.issued, self.n_issued = levels, issued, n_issued
+
+        return put_back
 
     def newest_first(self) -> torch.Tensor:
         """The stored forecasts ``(n_streams, horizon, horizon, n_channels, 1 + K)``, newest first."""

@@ -19,7 +19,6 @@ beside the streams without moving them in ``engine._windows``.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from dataclasses import fields
 from typing import Any
 
 import numpy as np
@@ -35,8 +34,10 @@ from aaren_ts.engine._combination import (
     theta_shift,
 )
 from aaren_ts.engine._input_checks import check_values, checked_log_target, checked_scaling, series_label
-from aaren_ts.engine._restore_checks import check_calibration, check_layout, check_stream_values
+from aaren_ts.engine._quantiles import one_sigma_bounds, quantiles
+from aaren_ts.engine._restore_checks import restore_streams
 from aaren_ts.engine._streams import Streams
+from aaren_ts.engine._undo import UndoLog, all_or_nothing
 from aaren_ts.engine._windows import forecast_windows, stream_forecasts
 from aaren_ts.engine.calibration import Calibration
 from aaren_ts.engine.covariates import future_effect_at_steps
@@ -45,13 +46,18 @@ from aaren_ts.nn.state import flatten_state, unflatten_state
 from aaren_ts.statistical.ets import ETSStreams
 from aaren_ts.statistical.partner import PartnerStreams
 from aaren_ts.utils.limits import MAX_STANDARDISED
-from aaren_ts.utils.normal import gaussian_z
 
 __all__ = ["MAX_STANDARDISED", "ForecastEngine", "series_label"]
 
 _ENCODE_TOKENS = 2**19  # series x steps per batch when encoding many series (bounds activation memory)
 _CALIBRATION_VALUES = 2**22  # forecast values per batch when every step's forecast is kept (calibration)
-_ONE_SIGMA = 0.6826894921370859  # coverage of mean +- one standard deviation of a Gaussian
+
+
+#: The engine's attributes that hold one entry per series (what :meth:`ForecastEngine.add` replaces).
+_PER_SERIES = (
+    "ids", "row_of", "mean", "scale", "log_target", "naive", "spread", "naive_std", "max_std", "theta",
+    "theta_weight", "n_seen", "n_observed", "state", "history", "forecast", "params", "calibration",
+)  # fmt: skip
 
 
 def _compact(t: torch.Tensor) -> torch.Tensor:
@@ -199,18 +205,26 @@ class ForecastEngine(Streams):
 
     # ------------------------------------------------------------------ new series
     def add(
-        self, ids: Sequence[Hashable], mean: np.ndarray, scale: np.ndarray, log_target: Any = None
+        self,
+        ids: Sequence[Hashable],
+        mean: np.ndarray,
+        scale: np.ndarray,
+        log_target: Any = None,
+        undo: UndoLog | None = None,
     ) -> np.ndarray:
         """Append fresh streams (nothing seen yet) for new series scaled by ``mean``/``scale``
         ``(n, n_channels + n_exog)``, their channels on the log scale where ``log_target`` ``(n,
-        n_channels)`` bool is true (``None``: none); return their rows."""
+        n_channels)`` bool is true (``None``: none); return their rows. Every attribute changed is
+        replaced by a new object, so ``undo`` (an enclosing call's log) can put the engine back."""
         module, device = self.module, self.device
         n = len(ids)
         if len(set(ids)) != n or any(i in self.row_of for i in ids):
             raise ValueError("add: the series ids must be new and distinct")
-        mean, scale = checked_scaling(n, self.n_channels + self.n_exog, mean, scale)
+        mean, scale = checked_scaling(ids, self.n_channels + self.n_exog, mean, scale)
         log_target = checked_log_target(n, self.n_channels, log_target)
         with self.lock:
+            if undo is not None:
+                undo.keep(self, *_PER_SERIES)
             start = len(self.ids)
             fresh = flatten_state(module.init_state(n, device))
             tensors = []
@@ -231,7 +245,7 @@ class ForecastEngine(Streams):
                     n, self.horizon, self.n_channels, device, self.head.n_params
                 )
                 self.calibration = self.calibration.cat(fresh_calibration)
-            self.ids.extend(ids)
+            self.ids = [*self.ids, *ids]
             self.mean = np.concatenate([self.mean, mean])
             self.scale = np.concatenate([self.scale, scale])
             self.log_target = np.concatenate([self.log_target, log_target])
@@ -244,7 +258,7 @@ class ForecastEngine(Streams):
                 self.theta = self.theta.cat(self.theta.fresh(n * self.n_channels))
             self.n_seen = np.concatenate([self.n_seen, np.zeros(n, dtype=np.int64)])
             self.n_observed = np.concatenate([self.n_observed, np.zeros(n, dtype=np.int64)])
-            self.row_of.update({series_id: start + i for i, series_id in enumerate(ids)})
+            self.row_of = {**self.row_of, **{series_id: start + i for i, series_id in enumerate(ids)}}
             return np.arange(start, start + n)
 
     def use_naive(self, naive: Any, spread: Any = None, naive_std: Any = None, max_std: Any = None) -> None:
@@ -291,8 +305,10 @@ class ForecastEngine(Streams):
         lengths: np.ndarray | None = None,
         calibrate: bool = True,
         where: str = "advance",
+        undo: UndoLog | None = None,
     ) -> None:
-        """Advance the streams at ``rows`` through their new values, in blocks bounding memory.
+        """Advance the streams at ``rows`` through their new values, in blocks bounding memory; all or
+        nothing: if anything raises (an interrupt included), every stream is as it was.
 
         Parameters
         ----------
@@ -308,6 +324,9 @@ class ForecastEngine(Streams):
             judge move on, their levels stay, as through a series' training part).
         where : str
             The caller, named in error messages.
+        undo : UndoLog, optional
+            The log of an enclosing call to record how to undo the changes into (it then decides
+            whether to roll them back); by default this call rolls its own back if it fails.
 
         Raises
         ------
@@ -320,10 +339,12 @@ class ForecastEngine(Streams):
         lengths = np.full(len(rows), n, dtype=np.int64) if lengths is None else np.asarray(lengths)
         within = np.arange(n)[None, :, None] < lengths[:, None, None]
         self.check_values(rows, np.where(within, values, np.nan), where)
-        with self.lock:
+        with self.lock, all_or_nothing(undo) as log:
             for group in self._row_groups(len(rows), n):
-                self._advance_group(rows[group], values[group], lengths[group], calibrate)
+                self._advance_group(rows[group], values[group], lengths[group], calibrate, log)
             if self.theta is not None:
+                log.keep(self, "theta")
+                self.theta = self.theta.take(np.arange(len(self.theta)))  # (advanced in place)
                 advance_theta(self.theta, rows, values[..., : self.n_channels], lengths)
 
     def _row_groups(self, n_rows: int, n_steps: int) -> list[np.ndarray]:
@@ -338,11 +359,13 @@ class ForecastEngine(Streams):
             )
         return np.array_split(np.arange(n_rows), max(1, -(-n_rows // per_group)))
 
-    def _advance_group(self, rows: np.ndarray, raw: np.ndarray, lengths: np.ndarray, calibrate: bool) -> None:
+    def _advance_group(
+        self, rows: np.ndarray, raw: np.ndarray, lengths: np.ndarray, calibrate: bool, undo: UndoLog
+    ) -> None:
         """Advance the streams at ``rows`` by ``raw`` ``(R, N, C)`` in one batched computation.
 
         Updates the states, histories, forecasts, interval calibrations (their levels only if
-        ``calibrate``) and counters.
+        ``calibrate``) and counters, recording in ``undo`` how to put each back first.
         """
         n = raw.shape[1]
         if not self.module.constant_state and len(rows) < len(self):
@@ -351,7 +374,7 @@ class ForecastEngine(Streams):
             full[rows] = raw
             full_lengths = np.zeros(len(self), dtype=np.int64)
             full_lengths[rows] = lengths
-            self._advance_group(np.arange(len(self)), full, full_lengths, calibrate)
+            self._advance_group(np.arange(len(self)), full, full_lengths, calibrate, undo)
             return
         if len(rows) > 1 and (np.diff(rows) < 0).any():  # in stream order: the states are read in sequence
             order = np.argsort(rows, kind="stable")
@@ -370,7 +393,11 @@ class ForecastEngine(Streams):
         state, history = self.take(row_t)
         forecast = self.forecast if every else self.forecast[row_t]
         params = self.params if every else self.params[row_t]
+        # (the network returns new tensors: these stay the rows' values before, to put back on failure)
+        before = (state, history, forecast, params)
         calibration = self.calibration  # advanced in place, at these rows
+        if calibration is not None:
+            undo.add(calibration.saved(None if every else row_t, n))
         fallback = fallback_arguments(self, rows)
         rate = float(self.calibration_rate or 0.0) if calibrate else 0.0
         with torch.no_grad():
@@ -404,14 +431,33 @@ class ForecastEngine(Streams):
                     params = torch.where(advanced[..., None], out.params[:, 0], params)
                 else:
                     forecast, params = out.loc[:, 0], out.params[:, 0]
-        self._put(row_t, state, history.map(_compact))
+        undo.keep(self, "n_seen", "n_observed")
         if every:
+            undo.keep(self, "state", "history", "forecast", "params")
+        else:
+            undo.add(lambda: self._put_rows(row_t, *before))
+        self._put_rows(row_t, state, history.map(_compact), forecast, params)
+        self.n_seen = self.n_seen.copy()  # (copies: the log keeps the arrays before)
+        self.n_seen[rows] += lengths
+        self.n_observed = self.n_observed.copy()
+        self.n_observed[rows] += (np.isfinite(raw[..., :c]).any(axis=2) & within).sum(axis=1)
+
+    def _put_rows(
+        self,
+        rows: torch.Tensor,
+        state: list[Any],
+        history: WindowHistory,
+        forecast: torch.Tensor,
+        params: torch.Tensor,
+    ) -> None:
+        """Write the state, history, forecast and its parameters of the series at ``rows`` (as
+        :meth:`take` and the rows' gathered forecasts hold them)."""
+        self._put(rows, state, history)
+        if self._is_all(rows):
             self.forecast, self.params = forecast, params
         else:
-            self.forecast[row_t] = forecast
-            self.params[row_t] = params
-        self.n_seen[rows] += lengths
-        self.n_observed[rows] += (np.isfinite(raw[..., :c]).any(axis=2) & within).sum(axis=1)
+            self.forecast[rows] = forecast
+            self.params[rows] = params
 
     def _is_all(self, rows: torch.Tensor) -> bool:
         return len(rows) == len(self.ids) and bool(
@@ -478,40 +524,12 @@ class ForecastEngine(Streams):
             scale = self.scale[rows, None, : self.n_channels, None]
             return params * np.where(np.asarray(self.head.scaled), scale, 1.0)
 
-    def normal_scores(self, coverage: Sequence[float], rows: np.ndarray) -> np.ndarray:
-        """``z`` of the central intervals of ``coverage``, ``(R, len(coverage), horizon, C)``: the
-        nominal ones, or each stream's calibrated ones."""
-        calibration = self.calibration
-        if calibration is not None:
-            if len(rows) < len(self):
-                calibration = calibration.take(torch.as_tensor(rows, device=calibration.levels.device))
-            return calibration.z(coverage)
-        z = gaussian_z(np.asarray(coverage))
-        return np.broadcast_to(z[None, :, None, None], (len(rows), len(z), self.horizon, self.n_channels))
-
-    def quantiles_at(self, z: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        """The forecasts' quantiles at probabilities ``Phi(z)``, ``z`` ``(R, A, horizon, C)``: ``(R, A,
-        horizon, C)`` in original units (through the head's quantile function, in float64)."""
-        index = torch.as_tensor(rows, device=self.forecast.device)
-        loc = self.forecast[index].double()[:, None]
-        params = self.params[index].double()[:, None]
-        with torch.no_grad():
-            values = self.head.quantile(loc, params, torch.as_tensor(z, device=loc.device))
-        c = self.n_channels
-        values = values.cpu().numpy()
-        values = values * self.scale[rows, None, None, :c] + self.mean[rows, None, None, :c]
-        if self.theta is not None:
-            values = values + theta_shift(self, rows, self._original_units(self.forecast, rows))[:, None]
-        return values
-
     def predict_quantiles(self, alpha: Sequence[float], rows: np.ndarray | None = None) -> np.ndarray:
         """Quantiles ``(R, horizon, C, len(alpha))`` of the streams' forecast distributions, original
         units (calibrated online with a ``calibration_rate``; without future covariates' effect)."""
         with self.lock:
             rows = np.arange(len(self)) if rows is None else rows
-            z = self.normal_scores([abs(2.0 * a - 1.0) for a in alpha], rows)  # (R, len(alpha), T, C)
-            z = z * np.sign(np.asarray(alpha) - 0.5)[None, :, None, None]
-            return np.moveaxis(self.quantiles_at(z, rows), 1, -1)
+            return quantiles(self, alpha, rows)
 
     def one_sigma_bounds(self, rows: np.ndarray | None = None) -> np.ndarray:
         """Bounds ``(R, 2, horizon, C)`` (lower, upper) of the central interval of one standard
@@ -519,8 +537,7 @@ class ForecastEngine(Streams):
         is the forecast's standard deviation (a Gaussian's own when not calibrated)."""
         with self.lock:
             rows = np.arange(len(self)) if rows is None else rows
-            z = self.normal_scores([_ONE_SIGMA], rows)
-            return self.quantiles_at(np.concatenate([-z, z], axis=1), rows)
+            return one_sigma_bounds(self, rows)
 
     def stream_forecasts(self, row: int, values: np.ndarray, future: np.ndarray | None = None) -> np.ndarray:
         """The mean forecasts the stream at ``row`` would make after each of ``values`` ``(N, C +
@@ -577,18 +594,4 @@ class ForecastEngine(Streams):
             Naming the first tensor or counter that does not fit.
         """
         with self.lock:
-            tensors = [torch.as_tensor(t) for t in tensors]
-            n_seen, n_observed = check_layout(self, tensors, n_seen, n_observed)
-            check_stream_values(self, tensors, n_observed)
-            check_calibration(self, tensors, n_seen)
-            device = self.device
-            tensors = [t.to(device) for t in tensors]
-            if self.calibration is not None:
-                n_parts = len(fields(Calibration))
-                self.calibration = Calibration(*tensors[-n_parts:])
-                del tensors[-n_parts:]
-            *state, values, observed, forecast, params = tensors
-            self.state = unflatten_state(self.state, state)
-            self.history = WindowHistory(values, observed)
-            self.forecast, self.params = forecast, params
-            self.n_seen, self.n_observed = n_seen.copy(), n_observed.copy()
+            restore_streams(self, tensors, n_seen, n_observed)

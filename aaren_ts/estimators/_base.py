@@ -88,7 +88,8 @@ def standardization(values: np.ndarray, enabled: bool = True) -> tuple[np.ndarra
     count = observed.sum(axis=0)
     filled = np.where(observed, values, 0.0)
     mean = filled.sum(axis=0) / np.maximum(count, 1)
-    scale = np.sqrt(np.where(observed, (values - mean) ** 2, 0.0).sum(axis=0) / np.maximum(count, 1))
+    with np.errstate(over="ignore"):  # (a spread that overflows is refused where the scale is checked)
+        scale = np.sqrt(np.where(observed, (values - mean) ** 2, 0.0).sum(axis=0) / np.maximum(count, 1))
     scale[~(scale > _SCALE_FLOOR * np.maximum(1.0, np.abs(mean)))] = 1.0
     return mean, scale
 

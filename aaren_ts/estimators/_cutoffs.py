@@ -35,18 +35,21 @@ class SeriesCutoffs:
         return len(self.cutoffs)
 
     def extend(self, n: int) -> None:
-        """Room for ``n`` new series (no cutoff until :meth:`set`)."""
-        self.cutoffs.extend([None] * n)
+        """Room for ``n`` new series (no cutoff until :meth:`set`). Like :meth:`set` and :meth:`defer`,
+        it replaces the attributes it changes by new objects (an enclosing call can keep the old ones)."""
+        self.cutoffs = [*self.cutoffs, *([None] * n)]
         self.pending = np.concatenate([self.pending, np.zeros(n, dtype=np.int64)])
 
     def set(self, rows: Sequence[int], times: Sequence[pd.Index]) -> None:
         """The series at ``rows`` have consumed up to the last time of ``times`` (one index each)."""
+        self.cutoffs, self.pending = list(self.cutoffs), self.pending.copy()
         for row, time in zip(rows, times, strict=True):
             self.cutoffs[row] = time[-1:]
             self.pending[row] = 0
 
     def defer(self, rows: np.ndarray, n_steps: int) -> None:
         """The series at ``rows`` moved ``n_steps`` steps on without a time index (array updates)."""
+        self.pending = self.pending.copy()
         self.pending[rows] += n_steps
 
     def sync(self) -> bool:

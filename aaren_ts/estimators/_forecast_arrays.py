@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from aaren_ts.engine._undo import all_or_nothing
 from aaren_ts.engine.forecast import series_label
 from aaren_ts.estimators._forecast_frames import as_frame
 from aaren_ts.estimators._inputs import real_array
@@ -78,9 +79,10 @@ class ForecastArraysMixin:
             "partial_update_array",
             lambda i: (engine.ids[rows[i[0]]], self.columns_[i[2]], f"step {i[1]}"),
         )
-        with engine.lock, self._torch_context():
-            engine.advance(rows, arr, where="partial_update_array")
+        with engine.lock, self._torch_context(), all_or_nothing() as undo:
+            undo.keep(self._cutoffs, "pending")
             self._cutoffs.defer(rows, arr.shape[1])
+            engine.advance(rows, arr, where="partial_update_array", undo=undo)
         return self
 
     def predict_array(

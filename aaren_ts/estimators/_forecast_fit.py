@@ -14,13 +14,16 @@ through them.
 
 from __future__ import annotations
 
+import copy
 import logging
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 from sktime.forecasting.base import ForecastingHorizon
 
+from aaren_ts.engine._undo import all_or_nothing
 from aaren_ts.estimators._fit_report import FitReport, notable_decisions
 from aaren_ts.estimators._forecast_checks import too_short
 from aaren_ts.estimators._forecast_decisions import NaiveVerdict
@@ -271,25 +274,40 @@ def theta_partners(
     return ThetaPartners(alpha, season * scale[:, :c, None], weight, smoothing)
 
 
+def _weights_restorer(net: Any) -> Callable[[], None]:
+    """How to put back the weights and the optimizer's state of the skorch ``net``, as they are now."""
+    weights = copy.deepcopy(net.module_.state_dict())
+    optimizer = copy.deepcopy(net.optimizer_.state_dict()) if hasattr(net, "optimizer_") else None
+
+    def put_back() -> None:
+        net.module_.load_state_dict(weights)
+        if optimizer is not None:
+            net.optimizer_.load_state_dict(optimizer)
+
+    return put_back
+
+
 def update_streams(forecaster: Any, y: pd.DataFrame, X: pd.DataFrame | None, update_params: bool) -> None:
     """``update``: advance ``forecaster``'s streams by the observations of ``y`` after each series'
     cutoff, fine-tuning the network on them first for ``update_epochs`` where ``update_params``.
 
     Observations at or before a series' cutoff are skipped (its state has consumed them). sktime's
-    ``update`` has already moved the cutoff to ``y``'s end; on bad input it is put back, so the
-    forecaster is left exactly as it was.
+    ``update`` has already moved the cutoff to ``y``'s end; if anything fails (bad input, an
+    interrupt), it is put back with the network's weights and every stream, so the forecaster is left
+    exactly as it was.
     """
     f = forecaster
     old_cutoff = f._cutoffs.latest()
     try:
-        with f.engine_.lock:
+        with f.engine_.lock, all_or_nothing() as undo:
             plan = f._plan(y, X, strict=False, where="update")
             if update_params and f.update_epochs > 0:
                 fresh = SeriesPanel(plan.ids, plan.times, plan.values, f.columns_, f.level_names_)
                 if any(len(v) >= 2 for v in fresh.values):
+                    undo.add(_weights_restorer(f.net_))
                     f._train(fresh, epochs=int(f.update_epochs), log_target=plan.log_target)
-            f._apply(plan, "update")
-    except (TypeError, ValueError):
+            f._apply(plan, "update", undo)
+    except BaseException:
         f._set_cutoff(old_cutoff)
         raise
     f._set_cutoff(f._cutoffs.latest())

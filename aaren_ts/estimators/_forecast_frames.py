@@ -1,7 +1,8 @@
 """The streams' forecasts as sktime's frames: what :class:`~aaren_ts.AarenForecaster`'s ``predict``,
 ``predict_quantiles`` and ``predict_var`` return (and :func:`as_frame`, the frame of new observations).
 
-Each function reads the forecaster's engine at every series' own cutoff for the steps of ``fh``, adds
+Each function reads the forecaster's engine at every series' own cutoff for the steps of ``fh`` (both
+under the engine's lock: one consistent state, even while another thread streams), adds
 what the future-known covariates in ``X`` add, and maps the values back from the network's scale to the
 series' own units, one frame over the panel.
 """
@@ -20,9 +21,10 @@ __all__ = ["as_frame", "point_frame", "quantile_frame", "variance_frame"]
 def point_frame(forecaster: Any, fh: ForecastingHorizon, X: pd.DataFrame | None = None) -> pd.DataFrame:
     """Each series' point forecast at its own cutoff for the steps of ``fh``."""
     f = forecaster
-    steps, times = f._forecast_steps(fh, "predict")
-    known = f._known_future(X, steps, times, "predict")
-    loc = f.engine_.predict()
+    with f.engine_.lock:
+        steps, times = f._forecast_steps(fh, "predict")
+        known = f._known_future(X, steps, times, "predict")
+        loc = f.engine_.predict()
     values = [f._from_model_scale(loc[row, s - 1] + known[row], row) for row, s in enumerate(steps)]
     return f._frame(times, values)
 
@@ -32,10 +34,11 @@ def quantile_frame(
 ) -> pd.DataFrame:
     """Quantiles ``alpha`` of each series' forecast distribution, in sktime's columns."""
     f = forecaster
-    steps, times = f._forecast_steps(fh, "predict_quantiles")
-    known = f._known_future(X, steps, times, "predict_quantiles")
     alpha = [float(a) for a in alpha]
-    quantiles = f.engine_.predict_quantiles(alpha)
+    with f.engine_.lock:
+        steps, times = f._forecast_steps(fh, "predict_quantiles")
+        known = f._known_future(X, steps, times, "predict_quantiles")
+        quantiles = f.engine_.predict_quantiles(alpha)
     frames = [
         f._frame(
             times,
@@ -52,9 +55,10 @@ def variance_frame(forecaster: Any, fh: ForecastingHorizon, X: pd.DataFrame | No
     """Each series' forecast variance: the squared half-width of its interval of one standard
     deviation, mapped back to the series' units."""
     f = forecaster
-    steps, times = f._forecast_steps(fh, "predict_var")
-    known = f._known_future(X, steps, times, "predict_var") if X is not None else [0.0] * len(steps)
-    bounds = f.engine_.one_sigma_bounds()  # (R, 2, horizon, C), on the network's scale
+    with f.engine_.lock:
+        steps, times = f._forecast_steps(fh, "predict_var")
+        known = f._known_future(X, steps, times, "predict_var") if X is not None else [0.0] * len(steps)
+        bounds = f.engine_.one_sigma_bounds()  # (R, 2, horizon, C), on the network's scale
     values = []
     for row, s in enumerate(steps):
         lower, upper = (f._from_model_scale(b[s - 1] + known[row], row) for b in bounds[row])

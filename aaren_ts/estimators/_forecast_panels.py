@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from sktime.forecasting.base import ForecastingHorizon
 
+from aaren_ts.engine._undo import UndoLog, all_or_nothing
 from aaren_ts.engine.forecast import series_label
 from aaren_ts.estimators._base import standardization
 from aaren_ts.estimators._covariates import covariate_columns, covariates_at
@@ -272,10 +273,18 @@ class ForecastPanelsMixin:
         return from_log(values, log)
 
     def _add_series(
-        self, ids: list[Any], mean: np.ndarray, scale: np.ndarray, log_target: np.ndarray | None = None
+        self,
+        ids: list[Any],
+        mean: np.ndarray,
+        scale: np.ndarray,
+        log_target: np.ndarray | None = None,
+        undo: UndoLog | None = None,
     ) -> np.ndarray:
-        rows = self.engine_.add(ids, mean, scale, log_target)
-        self._cutoffs.extend(len(ids))
+        """Start streams for the new series ``ids``; ``undo``: an enclosing call's log."""
+        with all_or_nothing(undo) as log:
+            log.keep(self._cutoffs, "cutoffs", "pending")
+            rows = self.engine_.add(ids, mean, scale, log_target, undo=log)
+            self._cutoffs.extend(len(ids))
         return rows
 
     def _consume(
@@ -285,16 +294,18 @@ class ForecastPanelsMixin:
         times: Sequence[pd.Index],
         calibrate: bool = True,
         where: str = "update",
+        undo: UndoLog | None = None,
     ) -> None:
         """Advance the streams at ``rows`` through their new values ``parts`` (original units) and
-        move their cutoffs to the ends of ``times``."""
+        move their cutoffs to the ends of ``times``, all or nothing (``undo``: an enclosing call's log)."""
         lengths = np.array([len(v) for v in parts], dtype=np.int64)
         raw = np.full((len(rows), int(lengths.max()), self.n_channels_ + self.n_exog_), np.nan)
         for i, part in enumerate(parts):
             raw[i, : lengths[i]] = part
-        with self._torch_context():
-            self.engine_.advance(rows, raw, lengths, calibrate=calibrate, where=where)
-        self._cutoffs.set(rows, times)
+        with self.engine_.lock, self._torch_context(), all_or_nothing(undo) as log:
+            log.keep(self._cutoffs, "cutoffs", "pending")
+            self.engine_.advance(rows, raw, lengths, calibrate=calibrate, where=where, undo=log)
+            self._cutoffs.set(rows, times)
 
     def _frame(self, times: list[pd.Index], values: list[np.ndarray]) -> pd.DataFrame:
         return panel_frame(self.engine_.ids, times, values, self.columns_, self.level_names_)
@@ -333,8 +344,9 @@ class ForecastPanelsMixin:
 
     def _sync_cutoffs(self) -> None:
         """Bring every series' cutoff, and sktime's ``cutoff``, up to date after array updates."""
-        if self._cutoffs.sync():
-            self._set_cutoff(self._cutoffs.latest())
+        with self.engine_.lock:
+            if self._cutoffs.sync():
+                self._set_cutoff(self._cutoffs.latest())
 
     def _plan(self, y: pd.DataFrame, X: pd.DataFrame | None, strict: bool, where: str) -> _StreamPlan:
         """Check ``y`` (and ``X``) against every stream and return what to consume; changes nothing.
@@ -382,14 +394,17 @@ class ForecastPanelsMixin:
         log_target = np.array(logs, dtype=bool).reshape(len(ids), c)
         return _StreamPlan(ids, times, values, new, new_log_target, log_target)
 
-    def _apply(self, plan: _StreamPlan, where: str) -> None:
+    def _apply(self, plan: _StreamPlan, where: str, undo: UndoLog | None = None) -> None:
+        """Start the plan's new series and advance every stream it names, all or nothing (``undo``: an
+        enclosing call's log)."""
         if not plan.ids:
             return
         engine = self.engine_
-        if plan.new:
-            new_ids = set(plan.new)
-            parts = [v for i, v in zip(plan.ids, plan.values, strict=True) if i in new_ids]
-            mean, scale = self._standardize(parts)
-            self._add_series(plan.new, mean, scale, plan.new_log_target)
-        rows = np.array([engine.row_of[i] for i in plan.ids], dtype=np.int64)
-        self._consume(rows, plan.values, plan.times, where=where)
+        with engine.lock, all_or_nothing(undo) as undo:  # new series and updates: all or none of them
+            if plan.new:
+                new_ids = set(plan.new)
+                parts = [v for i, v in zip(plan.ids, plan.values, strict=True) if i in new_ids]
+                mean, scale = self._standardize(parts)
+                self._add_series(plan.new, mean, scale, plan.new_log_target, undo)
+            rows = np.array([engine.row_of[i] for i in plan.ids], dtype=np.int64)
+            self._consume(rows, plan.values, plan.times, where=where, undo=undo)

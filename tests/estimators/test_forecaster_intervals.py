@@ -438,7 +438,7 @@ def test_a_network_trains_on_the_smape_of_the_series_own_scale(target_transform)
     assert any(not torch.equal(weights[k], v) for k, v in smape_member.state_dict().items())
     assert np.isfinite(forecaster.predict(fh=[1, 2, 3]).to_numpy()).all()
     panel = pd.concat({k: _noisy_season(100, 0.3, seed=k).to_frame() for k in range(3)})  # (a panel)
-    pretrained = AarenForecaster(**params, fine_tune_epochs=1).pretrain(panel).fit(y[100:].to_frame())
+    pretrained = AarenForecaster(**params, update_epochs=1).pretrain(panel).fit(y[100:].to_frame())
     assert np.isfinite(pretrained.predict(fh=[1, 2, 3]).to_numpy()).all()
 
 
