@@ -20,10 +20,11 @@ The estimators keep what differs: what they predict and how they stream.
 from __future__ import annotations
 
 import contextlib
+import copy
 import inspect
 import os
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -150,6 +151,23 @@ class AarenEstimatorMixin:
         params.update(translate_removed(type(self), removed, params))
         for name, value in params.items():
             setattr(self, name, value)
+
+    def _all_or_nothing(self, fit: Callable[[], Any]) -> Any:
+        """Run ``fit`` (sktime's, which resets the estimator first); if it raises, anything included (bad
+        input, a failure while training, an interrupt), put every attribute back, so a fitted model and
+        its streams are left as they were. Training builds new networks and streams; weights it
+        fine-tunes in place (after ``pretrain``) are put back too."""
+        before = dict(self.__dict__)
+        net = before.get("net_")
+        weights = None if net is None else copy.deepcopy(net.module_.state_dict())
+        try:
+            return fit()
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            if weights is not None:
+                net.module_.load_state_dict(weights)
+            raise
 
     # Public override kept: sktime raises its own NotFittedError, which scikit-learn's checks and
     # meta-estimators do not recognise; this one is both libraries' exception.

@@ -20,6 +20,7 @@ from aaren_ts.engine.forecast import series_label
 from aaren_ts.estimators._forecast_frames import as_frame
 from aaren_ts.estimators._inputs import real_array
 from aaren_ts.utils.log_target import first_non_positive, from_log, to_log
+from aaren_ts.utils.normal import check_quantile_levels
 
 __all__ = ["ForecastArraysMixin"]
 
@@ -133,11 +134,7 @@ class ForecastArraysMixin:
         """
         self.check_is_fitted()
         probabilities = real_array(alpha, "predict_quantiles_array", "alpha").ravel()
-        if len(probabilities) == 0 or not np.all((probabilities > 0.0) & (probabilities < 1.0)):
-            raise ValueError(
-                f"predict_quantiles_array: alpha must be probabilities strictly between 0 and 1 (the "
-                f"quantiles at 0 and 1 are infinite), got {np.asarray(alpha).tolist()}"
-            )
+        check_quantile_levels(probabilities, where="predict_quantiles_array")
         rows = self.engine_.rows_of(series_ids, "predict_quantiles_array")
         self.engine_.require_observed(rows, "predict_quantiles_array")
         known = self._known_future_array(X, rows, "predict_quantiles_array")

@@ -15,6 +15,8 @@ import numpy as np
 import pandas as pd
 from sktime.forecasting.base import ForecastingHorizon
 
+from aaren_ts.utils.normal import check_quantile_levels
+
 __all__ = ["as_frame", "point_frame", "quantile_frame", "variance_frame"]
 
 
@@ -35,6 +37,7 @@ def quantile_frame(
     """Quantiles ``alpha`` of each series' forecast distribution, in sktime's columns."""
     f = forecaster
     alpha = [float(a) for a in alpha]
+    check_quantile_levels(np.asarray(alpha), where="predict_quantiles")
     with f.engine_.lock:
         steps, times = f._forecast_steps(fh, "predict_quantiles")
         known = f._known_future(X, steps, times, "predict_quantiles")

@@ -369,8 +369,9 @@ class AarenClassifier(
         """Train on a panel ``X`` with labels ``y``.
 
         All inputs are checked before anything changes: on a ``ValueError``/``TypeError`` (NaN/inf,
-        wrong rank, empty input, non-numeric data or labels, bad hyper-parameters) a previously
-        fitted model and its streams are left exactly as they were. A successful fit ends all streams.
+        wrong rank, empty input, non-numeric data or labels, bad hyper-parameters), or any failure
+        while training (an interrupt included), a previously fitted model and its streams are left
+        exactly as they were. A successful fit ends all streams.
 
         Parameters
         ----------
@@ -396,7 +397,8 @@ class AarenClassifier(
             raise ValueError(
                 f"X has {panel.n_instances} series but y has {len(labels)} labels; they must match"
             )
-        super().fit(self._panel_to_sktime(panel), labels)
+        sktime_panel = self._panel_to_sktime(panel)
+        self._all_or_nothing(lambda: super(AarenClassifier, self).fit(sktime_panel, labels))
         # sktime fits no network for a single class (it predicts that class) or for a 2D y (one clone
         # per column); the channel count is still checked at predict time
         self.n_channels_ = panel.n_channels

@@ -383,12 +383,11 @@ class AarenForecaster(
 
     # ------------------------------------------------------------------ sktime interface
     def fit(self, y: Any, X: Any = None, fh: Any = None) -> AarenForecaster:
-        """Fit to ``y`` (sktime's ``fit``); on bad input a fitted forecaster is left as it was.
+        """Fit to ``y`` (sktime's ``fit``); if it fails, a fitted forecaster is left as it was.
 
         sktime's ``fit`` resets the estimator before it checks ``y``, ``X`` and ``fh``, so bad input
-        would erase a fitted model and its streams; here a ``ValueError`` or ``TypeError`` puts every
-        attribute back before it propagates (the checks run before training starts, so the restored
-        network and streams are those of the previous fit).
+        would erase a fitted model and its streams; here any exception (bad input, a failure while
+        training, an interrupt) puts every attribute back before it propagates.
 
         Parameters
         ----------
@@ -399,13 +398,7 @@ class AarenForecaster(
         -------
         self
         """
-        before = dict(self.__dict__)
-        try:
-            return super().fit(y, X=X, fh=fh)
-        except (ValueError, TypeError):
-            self.__dict__.clear()
-            self.__dict__.update(before)
-            raise
+        return self._all_or_nothing(lambda: super(AarenForecaster, self).fit(y, X=X, fh=fh))
 
     def _pretrain(self, y: pd.DataFrame, X: pd.DataFrame | None = None, fh: ForecastingHorizon | None = None):
         """Train the global network on a panel; ``fit`` then conditions it on a series."""

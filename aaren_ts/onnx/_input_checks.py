@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from aaren_ts.utils.limits import MAX_STANDARDISED, first_beyond
+from aaren_ts.utils.normal import check_quantile_levels
 
 __all__ = ["check_magnitude", "check_observations", "checked_probabilities"]
 
@@ -21,13 +22,7 @@ def checked_probabilities(values: Any, name: str) -> np.ndarray:
     if arr.dtype.kind not in "fiu":
         raise TypeError(f"{name} must hold real numbers strictly between 0 and 1, got {values!r}")
     arr = arr.astype(np.float64).ravel()
-    if arr.size == 0:
-        raise ValueError(f"{name} is empty: give at least one probability strictly between 0 and 1")
-    if not np.all((arr > 0.0) & (arr < 1.0)):
-        raise ValueError(
-            f"{name} must lie strictly between 0 and 1 (the quantiles 0 and 1 of a Gaussian forecast are "
-            f"infinite), got {arr.tolist()}"
-        )
+    check_quantile_levels(arr, name)
     return arr
 
 

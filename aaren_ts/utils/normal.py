@@ -11,7 +11,15 @@ from statistics import NormalDist
 
 import numpy as np
 
-__all__ = ["CALIBRATION_COVERAGES", "MIN_LEVEL", "gaussian_z", "interpolate_z", "level_z"]
+__all__ = [
+    "CALIBRATION_COVERAGES",
+    "MIN_LEVEL",
+    "MIN_PROBABILITY",
+    "check_quantile_levels",
+    "gaussian_z",
+    "interpolate_z",
+    "level_z",
+]
 
 # Nominal coverages whose levels each stream tracks; other coverages interpolate between them.
 CALIBRATION_COVERAGES = (0.5, 0.8, 0.9, 0.95, 0.99)
@@ -62,6 +70,10 @@ def level_z(levels: np.ndarray) -> np.ndarray:
 
 _STANDARD_NORMAL = NormalDist()
 
+#: The smallest probability (and one minus the largest) of a quantile: nearer to 0 or 1, the central
+#: interval it bounds has a coverage that rounds to 1, whose half-width is infinite.
+MIN_PROBABILITY = 1e-16
+
 
 def gaussian_z(coverage: Sequence[float] | np.ndarray | float) -> np.ndarray:
     """Standard normal quantile of ``(1 + coverage) / 2``: the half-width, in standard deviations.
@@ -74,6 +86,20 @@ def gaussian_z(coverage: Sequence[float] | np.ndarray | float) -> np.ndarray:
         for c in values.ravel()
     ]
     return np.asarray(flat, dtype=np.float64).reshape(values.shape)
+
+
+def check_quantile_levels(alpha: np.ndarray, name: str = "alpha", where: str | None = None) -> None:
+    """Refuse probabilities ``alpha`` (float64) that are not strictly between 0 and 1, or are closer to
+    either than :data:`MIN_PROBABILITY` (the quantiles, and the intervals they bound, would be
+    infinite in float64); ``ValueError`` naming the argument ``name`` (and the call ``where``)."""
+    prefix = "" if where is None else f"{where}: "
+    if alpha.size == 0:
+        raise ValueError(f"{prefix}{name} is empty: give at least one probability strictly between 0 and 1")
+    if not np.all((alpha >= MIN_PROBABILITY) & (alpha <= 1.0 - MIN_PROBABILITY)):
+        raise ValueError(
+            f"{prefix}{name} must lie strictly between 0 and 1, at least {MIN_PROBABILITY:g} from either "
+            f"(the quantiles there are infinite), got {alpha.tolist()}"
+        )
 
 
 def interpolate_z(tracked: np.ndarray, coverage: Sequence[float] | np.ndarray) -> np.ndarray:

@@ -424,15 +424,16 @@ def test_non_real_values_are_refused_with_a_type_error(forecaster_file, classifi
 @pytest.mark.parametrize(
     ("alpha", "error", "match"),
     [
-        ([0.0, 0.5], ValueError, r"alpha must lie strictly between 0 and 1 .* got \[0.0, 0.5\]"),
+        ([0.0, 0.5], ValueError, r"alpha must lie strictly between 0 and 1.* got \[0.0, 0.5\]"),
         ([0.5, 1.0], ValueError, "alpha must lie strictly between 0 and 1"),
         ([-0.1], ValueError, "alpha must lie strictly between 0 and 1"),
         ([float("nan")], ValueError, "alpha must lie strictly between 0 and 1"),
+        ([1e-17, 0.5], ValueError, r"alpha must lie strictly between 0 and 1, at least 1e-16 from either"),
         ([], ValueError, "alpha is empty"),
         (["0.5"], TypeError, "alpha must hold real numbers"),
         ([True], TypeError, "alpha must hold real numbers"),
     ],
-    ids=["zero", "one", "negative", "nan", "empty", "text", "bool"],
+    ids=["zero", "one", "negative", "nan", "next-to-zero", "empty", "text", "bool"],
 )
 def test_quantiles_outside_the_open_unit_interval_are_refused(forecaster_file, alpha, error, match):
     streamer = OnnxStreamer(forecaster_file)

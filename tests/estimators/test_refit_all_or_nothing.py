@@ -1,0 +1,57 @@
+"""A refit that fails, for any reason, leaves a fitted estimator and its streams as they were."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from aaren_ts import AarenClassifier, AarenForecaster
+from aaren_ts.estimators import forecaster as forecaster_module
+from tests._params import TINY_FORECASTER, TINY_NETWORK
+
+
+def _panel(n: int = 12, length: int = 20, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 2
+    X = rng.normal(size=(n, 2, length)) + y[:, None, None]
+    return X, y
+
+
+def test_a_classifier_refit_on_values_that_overflow_keeps_the_fitted_model() -> None:
+    X, y = _panel()
+    clf = AarenClassifier(**TINY_NETWORK, max_epochs=1, n_random_features=840).fit(X, y)
+    proba = clf.predict_proba(X)
+    with pytest.raises(ValueError):
+        clf.fit(X * 1e38, y)  # finite in float64, beyond float32
+    np.testing.assert_array_equal(clf.predict_proba(X), proba)
+
+
+@pytest.mark.parametrize("failure", [KeyboardInterrupt, RuntimeError])
+def test_a_forecaster_refit_that_fails_while_training_keeps_the_fitted_model(monkeypatch, failure) -> None:
+    y = pd.DataFrame({"y": 10 + np.sin(np.arange(80) / 3)})
+    f = AarenForecaster(**TINY_FORECASTER).fit(y[:60])
+    f.partial_update(y[60:70])
+    forecast, net = f.predict(fh=[1, 2]), f.net_
+
+    def fail_half_way(forecaster, *args):
+        forecaster.net_ = None  # what a fit had replaced when it stopped
+        raise failure("stopped")
+
+    monkeypatch.setattr(forecaster_module, "fit_and_condition", fail_half_way)
+    with pytest.raises(failure, match="stopped"):
+        f.fit(y)
+    assert f.net_ is net and f.is_fitted
+    pd.testing.assert_frame_equal(f.predict(fh=[1, 2]), forecast)
+    f.partial_update(y[70:])  # the streams go on from where they were
+
+
+@pytest.mark.parametrize("alpha", [[1e-17], [0.5, 5e-17]])
+def test_quantile_levels_whose_quantiles_are_infinite_are_refused(alpha) -> None:
+    y = pd.DataFrame({"y": 10 + np.sin(np.arange(60) / 3)})
+    f = AarenForecaster(**TINY_FORECASTER).fit(y)
+    with pytest.raises(ValueError, match=r"at least 1e-16 from either"):
+        f.predict_quantiles(fh=[1], alpha=alpha)
+    with pytest.raises(ValueError, match=r"at least 1e-16 from either"):
+        f.predict_quantiles_array(alpha)
+    assert np.isfinite(f.predict_quantiles(fh=[1], alpha=[1e-15]).to_numpy()).all()
