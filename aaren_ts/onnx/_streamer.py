@@ -41,6 +41,12 @@ def _listed(nodes: list[Any]) -> list[tuple[str, str, list[Any]]]:
     return [(node.name, node.type, list(node.shape)) for node in nodes]
 
 
+def _npz_path(path: str | os.PathLike) -> Path:
+    """``path`` with the ``".npz"`` suffix :func:`numpy.savez` gives a path without it."""
+    target = Path(path)
+    return target if target.suffix == ".npz" else target.with_name(target.name + ".npz")
+
+
 class OnnxStreamer:
     """Serve a model exported with ``to_onnx``: the streams' state, advanced one observation at a time.
 
@@ -199,14 +205,12 @@ class OnnxStreamer:
         state, n_seen = self._snapshot
         if state is None:
             raise ValueError("no streams to save: feed time points with partial_update first")
-        target = Path(path)
-        if target.suffix != ".npz":
-            target = target.with_name(target.name + ".npz")
-        with atomic_write(target) as handle:
+        with atomic_write(_npz_path(path)) as handle:
             np.savez(handle, **state, __n_seen__=np.asarray(n_seen))
 
     def load_state(self, path: str | os.PathLike) -> OnnxStreamer:
-        """Restore streams saved by :meth:`save_state` from a streamer of the same exported file.
+        """Restore streams saved by :meth:`save_state` from a streamer of the same exported file (the
+        path as given to :meth:`save_state`: ``".npz"`` is appended where it lacks it).
 
         Raises
         ------
@@ -214,6 +218,7 @@ class OnnxStreamer:
             If the file's arrays do not match this model's state (names, dtypes, shapes, one number
             of streams); the streamer is then left as it was.
         """
+        path = _npz_path(path)
         try:
             with np.load(path, allow_pickle=False) as archive:
                 loaded = {name: archive[name] for name in archive.files}

@@ -426,6 +426,15 @@ def test_saved_streams_continue_in_another_streamer(exported, tmp_path):
     np.testing.assert_array_equal(restored.predict_interval(0.8)[1], streamer.predict_interval(0.8)[1])
 
 
+def test_a_state_saved_without_the_suffix_loads_by_the_same_path(exported, tmp_path):
+    streamer = OnnxStreamer(exported)
+    streamer.partial_update(np.array([[50.0], [52.0]]))
+    streamer.save_state(tmp_path / "streams")  # written as streams.npz, as numpy.savez does
+    assert (tmp_path / "streams.npz").exists()
+    restored = OnnxStreamer(exported).load_state(tmp_path / "streams")
+    np.testing.assert_array_equal(restored.predict(), streamer.predict())
+
+
 def test_a_state_of_another_model_is_refused_and_changes_nothing(exported, exported_classifier, tmp_path):
     clf_file, X = exported_classifier
     clf_streamer = OnnxStreamer(clf_file)
