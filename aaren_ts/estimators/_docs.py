@@ -21,13 +21,13 @@ backbone : {"aaren", "transformer"}
     Sequence mixer of the encoder; ``"transformer"`` is the KV-cached causal Transformer baseline
     (streaming then costs O(history) per step and its state grows).
 d_model : int
-    Width of the encoder's token vectors.
+    Width of the encoder's token vectors, 1 to 4096.
 n_heads : int
-    Attention heads per layer (must divide ``d_model``).
+    Attention heads per layer, 1 to 256 (must divide ``d_model``).
 n_layers : int
-    Encoder layers.
+    Encoder layers, 1 to 64.
 d_ff : int
-    Hidden width of the feed-forward layers.
+    Hidden width of the feed-forward layers, 1 to 16384.
 optimizer : {"adam", "adamw", "sgd", "rmsprop"} or torch optimizer class
     Optimizer of the skorch training loop.
 weight_decay : float

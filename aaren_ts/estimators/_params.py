@@ -27,6 +27,7 @@ __all__ = [
     "Options",
     "PositiveInt",
     "Registered",
+    "Size",
     "validate_params",
 ]
 
@@ -210,16 +211,25 @@ class _Callbacks(Constraint):
 
 
 PositiveInt = Interval(1, None, integer=True)
+
+
+def Size(most: int) -> Interval:
+    """A positive integer of at most ``most``: a size that decides how much memory and time a network
+    or a stream takes, bounded (far above any useful value) so that a parameter or a crafted file is
+    refused before anything is built."""
+    return Interval(1, most, integer=True)
+
+
 _Fraction = Interval(0.0, 1.0, closed="left")
 
 
 #: Parameters both estimators have, with one meaning and one check.
 SHARED_CONSTRAINTS: dict[str, Constraint] = {
     "backbone": Options(("aaren", "transformer")),
-    "d_model": PositiveInt,
-    "n_heads": PositiveInt,
-    "n_layers": PositiveInt,
-    "d_ff": PositiveInt,
+    "d_model": Size(4096),
+    "n_heads": Size(256),
+    "n_layers": Size(64),
+    "d_ff": Size(16384),
     "dropout": _Fraction,
     "optimizer": _Anything(),  # a name or a class: resolve_optimizer explains what is wrong
     "lr": Interval(0.0, None, closed="neither"),
@@ -228,7 +238,7 @@ SHARED_CONSTRAINTS: dict[str, Constraint] = {
     "lr_decay": Interval(0.0, 1.0, closed="right"),
     "batch_size": PositiveInt,
     "max_epochs": PositiveInt,
-    "n_estimators": PositiveInt,
+    "n_estimators": Size(64),
     "validation_fraction": Optional(_Fraction),
     "patience": Optional(PositiveInt),
     "device": _Anything(),  # a name, a torch.device or an Accelerator: resolve_device explains what is wrong

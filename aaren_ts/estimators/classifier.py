@@ -29,6 +29,7 @@ from aaren_ts.estimators._params import (
     Optional,
     Options,
     PositiveInt,
+    Size,
 )
 from aaren_ts.estimators._skorch import torch_seed
 from aaren_ts.estimators.classification._early import EarlyClassifierMixin
@@ -74,8 +75,8 @@ class AarenClassifier(
         O(1) per step from a running state.
     {backbone}
     kernel_size : int, default=3
-        Taps of the causal convolution that embeds each step from it and the ``kernel_size - 1`` steps
-        before it, which gives the encoder local order (``1``: a per-step linear map). Streams keep the
+        Taps of the causal convolution (at most 64) that embeds each step from it and the ``kernel_size - 1``
+        steps before it, which gives the encoder local order (``1``: a per-step linear map). Streams keep the
         last ``kernel_size - 1`` inputs.
     dilations : tuple of int or None, default=None
         ``None``: the single convolution above. Distinct positive ints: one such convolution per
@@ -87,12 +88,12 @@ class AarenClassifier(
         length, halved each time) added to its embedding; ``0``: none. ``"auto"``: 8 without random
         kernels, 0 with them. See :doc:`/design_notes/classifier_position` for the evidence.
     n_random_features : int, default=10000
-        About this many streamed MiniRocket features (:mod:`aaren_ts.nn.rocket`, see Notes), whose
-        ridge classifiers' answer is mixed with the network's; ``0`` leaves the network alone. See
-        :doc:`/design_notes/classifier_kernels` and :doc:`/design_notes/classifier_mixture` for the
-        evidence behind the defaults.
+        About this many streamed MiniRocket features (at most 200000) (:mod:`aaren_ts.nn.rocket`, see Notes),
+        whose ridge classifiers' answer is mixed with the network's; ``0`` leaves the network alone. See
+        :doc:`/design_notes/classifier_kernels` and :doc:`/design_notes/classifier_mixture` for the evidence
+        behind the defaults.
     n_estimators : int, default=2
-        Members of the ensemble (``>= 1``): member ``k`` trains as a classifier seeded with
+        Members of the ensemble (1 to 64): member ``k`` trains as a classifier seeded with
         ``random_state + 1000 k`` would, and the answer is the mean of their class distributions;
         ``fit``, prediction and streams cost about ``n_estimators`` times one classifier's. See
         :doc:`/design_notes/classifier_ensemble` for the evidence behind the default.
@@ -255,9 +256,9 @@ class AarenClassifier(
         **SHARED_CONSTRAINTS,
         "normalization": Options(("standard", None)),
         "readout": Options(READOUTS),
-        "kernel_size": PositiveInt,
+        "kernel_size": Size(64),
         "dilations": Optional(DistinctPositiveInts()),
-        "n_random_features": Interval(0, None, integer=True),
+        "n_random_features": Interval(0, 200_000, integer=True),
         "position_frequencies": Either(Options(("auto",)), Interval(0, None, integer=True)),
         "label_smoothing": Interval(0.0, 1.0, closed="left"),
         "prefix_weight": Interval(0.0, 1.0),

@@ -39,6 +39,7 @@ from aaren_ts.estimators._params import (
     Options,
     PositiveInt,
     Registered,
+    Size,
 )
 from aaren_ts.estimators._sktime_state import empty_data_slots
 from aaren_ts.nn.forecast import LOCAL_NORMS
@@ -75,14 +76,15 @@ class AarenForecaster(
     Parameters
     ----------
     context_length : int or None, default=None
-        Values each step's token embeds; older history reaches the forecast through the encoder's state.
-        ``None``: a quarter of the median training length, within [96, 168], or two horizons (at most a
-        third of that median, at least 8) where the median is below 96; fixed as ``context_length_``.
+        Values each step's token embeds (at most 16384); older history reaches the forecast through the
+        encoder's state. ``None``: a quarter of the median training length, within [96, 168], or two horizons
+        (at most a third of that median, at least 8) where the median is below 96; fixed as
+        ``context_length_``.
         See :doc:`/design_notes/forecaster_context_length` for the evidence behind the default.
     horizon : int or None, default=None
-        Number of steps the network forecasts. ``None``: the largest step of the ``fh`` passed to ``fit``
-        (then ``fh`` is required in ``fit``). Predicting further than ``horizon`` raises ``ValueError``;
-        refit with a larger ``horizon``.
+        Number of steps the network forecasts (at most 16384). ``None``: the largest step of the ``fh`` passed
+        to ``fit`` (then ``fh`` is required in ``fit``). Predicting further than ``horizon`` raises
+        ``ValueError``; refit with a larger ``horizon``.
     sp : int or "auto", default="auto"
         Seasonal period (24 for hourly data with a daily cycle), at most ``context_length``: that of the
         seasonal naive forecast the network starts from and falls back to (see Notes). ``"auto"``
@@ -123,8 +125,8 @@ class AarenForecaster(
         ``None``, or no validation tail: every one of ``max_epochs`` runs, and the last weights stay.
         See :doc:`/design_notes/forecaster_early_stopping` for the evidence behind the default.
     n_estimators : int, default=3
-        Networks of the deep ensemble, each trained as a lone network would be; the forecast is their
-        mean (their quantile functions averaged). Fitting, every streamed observation (still O(1)) and
+        Networks of the deep ensemble (at most 64), each trained as a lone network would be; the forecast is
+        their mean (their quantile functions averaged). Fitting, every streamed observation (still O(1)) and
         the export cost that many networks.
         See :doc:`/design_notes/forecaster_ensemble_size` for the evidence behind the default.
     validation_fraction : float or None, default=0.2
@@ -312,8 +314,8 @@ class AarenForecaster(
     _config: ClassVar[dict[str, Any]] = {"remember_data": False}
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         **SHARED_CONSTRAINTS,
-        "context_length": Optional(PositiveInt),
-        "horizon": Optional(PositiveInt),
+        "context_length": Optional(Size(16384)),
+        "horizon": Optional(Size(16384)),
         "channel_independent": Flag(),
         "local_norm": Options(LOCAL_NORMS),
         "target_transform": Options(TARGET_TRANSFORMS),

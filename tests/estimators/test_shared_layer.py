@@ -78,6 +78,8 @@ def test_every_parameter_is_checked_at_fit_naming_it(cls) -> None:
         ({"patience": 0}, "patience"),
         ({"weight_decay": -1.0}, "weight_decay"),
         ({"n_heads": 3}, "n_heads"),
+        ({"d_model": 32768}, "d_model"),
+        ({"n_layers": 100_000}, "n_layers"),
         ({"patience": 2.5}, "patience"),
         ({"backbone": "lstm"}, "backbone"),
     ],
