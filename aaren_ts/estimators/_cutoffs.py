@@ -17,7 +17,7 @@ from sktime.forecasting.base import ForecastingHorizon
 
 from aaren_ts.engine.forecast import series_label
 
-__all__ = ["SeriesCutoffs", "continuation", "relative_steps"]
+__all__ = ["SeriesCutoffs", "continuation", "in_zone_of", "relative_steps", "zoned_horizon"]
 
 
 def _is_integer_index(index: pd.Index) -> bool:
@@ -109,6 +109,37 @@ def index_from_plain(data: dict[str, Any]) -> pd.Index:
             index.freq = data["freq"]
         return index
     return pd.Index([data["value"]])
+
+
+def in_zone_of(times: pd.Index, cutoff: pd.Index | None, where: str, what: str) -> pd.Index:
+    """``times`` in the time zone of ``cutoff`` (the same instants, as pandas converts them); a mix of
+    time-zone-aware and naive times is refused (``ValueError`` naming ``what``), as pandas refuses to
+    compare them. Other indexes are returned as they are."""
+    if not isinstance(times, pd.DatetimeIndex) or not isinstance(cutoff, pd.DatetimeIndex):
+        return times
+    if times.tz is None and cutoff.tz is not None:
+        raise ValueError(
+            f"{where}: {what} have no time zone, but the cutoff {cutoff[0]!r} has one: tz_localize them"
+        )
+    if times.tz is not None and cutoff.tz is None:
+        raise ValueError(
+            f"{where}: {what} have a time zone ({times.tz}), but the cutoff {cutoff[0]!r} has none: "
+            "tz_localize(None) them, or fit on times with a zone"
+        )
+    if times.tz is not None and str(times.tz) != str(cutoff.tz):
+        return times.tz_convert(cutoff.tz)
+    return times
+
+
+def zoned_horizon(fh: Any, cutoff: pd.Index, where: str) -> Any:
+    """``fh`` with absolute times (a ``ForecastingHorizon`` or an index of them) in the time zone of
+    ``cutoff`` (:func:`in_zone_of`); anything else as it is."""
+    absolute = isinstance(fh, ForecastingHorizon) and not fh.is_relative
+    times = fh.to_pandas() if absolute else fh
+    if not isinstance(times, pd.DatetimeIndex):
+        return fh
+    zoned = in_zone_of(times, cutoff, where, "fh's times")
+    return ForecastingHorizon(zoned, is_relative=False) if zoned is not times else fh
 
 
 def relative_steps(fh: ForecastingHorizon, cutoff: pd.Index) -> np.ndarray:

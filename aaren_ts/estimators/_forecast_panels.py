@@ -21,7 +21,7 @@ from aaren_ts.engine._undo import UndoLog, all_or_nothing
 from aaren_ts.engine.forecast import series_label
 from aaren_ts.estimators._base import standardization
 from aaren_ts.estimators._covariates import covariate_columns, covariates_at
-from aaren_ts.estimators._cutoffs import absolute_times, continuation, relative_steps
+from aaren_ts.estimators._cutoffs import absolute_times, continuation, in_zone_of, relative_steps
 from aaren_ts.estimators._panel import SeriesPanel, index_freq, panel_frame, split_series
 from aaren_ts.utils.log_target import (
     NonPositiveValueWarning,
@@ -371,7 +371,9 @@ class ForecastPanelsMixin:
                     )
                 new.append(series_id)
             else:
-                keep = continuation(time, self._cutoffs.cutoffs[row], strict, where, series_id)
+                cutoff = self._cutoffs.cutoffs[row]
+                time = in_zone_of(time, cutoff, where, f"{series_label(series_id)}'s times")
+                keep = continuation(time, cutoff, strict, where, series_id)
                 if keep is None:
                     continue
                 time, part = time[keep], part[keep]

@@ -13,7 +13,7 @@ from sktime.forecasting.base import BaseForecaster, ForecastingHorizon
 
 from aaren_ts.engine.forecast import ForecastEngine
 from aaren_ts.estimators._base import AarenEstimatorMixin
-from aaren_ts.estimators._cutoffs import SeriesCutoffs
+from aaren_ts.estimators._cutoffs import SeriesCutoffs, zoned_horizon
 from aaren_ts.estimators._docs import document_shared_parameters
 from aaren_ts.estimators._fit_report import SKIPPABLE_STEPS
 from aaren_ts.estimators._forecast_arrays import ForecastArraysMixin
@@ -401,6 +401,13 @@ class AarenForecaster(
         self
         """
         return self._all_or_nothing(lambda: super(AarenForecaster, self).fit(y, X=X, fh=fh))
+
+    def _check_fh(self, fh: Any, pred_int: bool = False) -> Any:
+        """sktime's check of ``fh``, its absolute times first converted to the cutoff's time zone (a mix
+        of time-zone-aware and naive times is refused)."""
+        if self.is_fitted and fh is not None:
+            fh = zoned_horizon(fh, self.cutoff, "predict")
+        return super()._check_fh(fh, pred_int=pred_int)
 
     def _pretrain(self, y: pd.DataFrame, X: pd.DataFrame | None = None, fh: ForecastingHorizon | None = None):
         """Train the global network on a panel; ``fit`` then conditions it on a series."""
