@@ -16,9 +16,9 @@ import torch
 
 from aaren_ts.estimators._cutoffs import SeriesCutoffs, index_from_plain, index_to_plain
 from aaren_ts.estimators._fit_report import report_from_plain, report_to_plain
+from aaren_ts.estimators._identity import key_from_plain, key_to_plain, names_from_plain
 from aaren_ts.estimators._sktime_state import (
     plain_metadata,
-    plain_names,
     restore_sktime_state,
     sktime_state,
 )
@@ -88,14 +88,16 @@ class FittedForecasterMixin:
                 "context_length": int(self.context_length_),
                 "sp": int(self.sp_),
                 "n_channels": self.n_channels_,
-                "columns": plain_names(self.columns_),
-                "exog_columns": None if self.exog_columns_ is None else plain_names(self.exog_columns_),
+                "columns": [key_to_plain(c) for c in self.columns_],
+                "exog_columns": None
+                if self.exog_columns_ is None
+                else [key_to_plain(c) for c in self.exog_columns_],
                 "n_future": int(self.n_future_),
                 "member_losses": list(self._member_losses()),
                 "member_initial_forecasts": list(self._member_starts()),
                 "linear_share": float(getattr(self, "linear_share_", 0.0)),
                 "level_names": plain_metadata(self.level_names_),
-                "series_ids": [plain_metadata(i) for i in engine.ids],
+                "series_ids": [key_to_plain(i) for i in engine.ids],
                 "series_cutoffs": self._cutoffs.to_plain(),
                 "mean": engine.mean,
                 "scale": engine.scale,
@@ -129,9 +131,9 @@ class FittedForecasterMixin:
         # (archives written before sp="auto" hold the parameter, an int then)
         self.sp_ = int(attributes.get("sp", self.sp))
         self.n_channels_ = int(attributes["n_channels"])
-        self.columns_ = pd.Index(attributes["columns"])
+        self.columns_ = names_from_plain(attributes["columns"])
         exog_columns = attributes.get("exog_columns")
-        self.exog_columns_ = None if exog_columns is None else pd.Index(exog_columns)
+        self.exog_columns_ = None if exog_columns is None else names_from_plain(exog_columns)
         self.n_future_ = int(attributes.get("n_future", 0))
         if "static_mean" in attributes:  # (archives written before static covariates: none)
             self.static_mean_ = _saved(attributes, "static_mean", torch.float64)
@@ -157,7 +159,7 @@ class FittedForecasterMixin:
         self.net_.module_.eval()
         levels = attributes["level_names"]
         self.level_names_ = None if levels is None else list(levels)
-        ids = [i if not isinstance(i, list) else tuple(i) for i in attributes["series_ids"]]
+        ids = [key_from_plain(i) for i in attributes["series_ids"]]
         self._new_engine()
         mean, scale = (_saved(attributes, name, torch.float64) for name in ("mean", "scale"))
         if len(mean) != len(ids) or not (

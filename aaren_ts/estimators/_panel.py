@@ -97,6 +97,11 @@ def split_series(y: pd.DataFrame, where: str, freq: BaseOffset | str | None = No
         return SeriesPanel([None], times, [values], y.columns, None)
     instances = y.index.droplevel(-1)
     codes, uniques = pd.factorize(instances)
+    if (codes < 0).any() or any(instances.get_level_values(k).isna().any() for k in range(instances.nlevels)):
+        raise ValueError(
+            f"{where}: y has a missing (NaN) series id in its index level(s) "
+            f"{list(instances.names)}: every series needs an id"
+        )
     order = np.argsort(codes, kind="stable")
     bounds = np.searchsorted(codes[order], np.arange(len(uniques) + 1))
     time_level = y.index.get_level_values(-1)[order]

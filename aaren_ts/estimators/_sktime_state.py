@@ -21,7 +21,6 @@ __all__ = [
     "SKTIME_ATTRIBUTES",
     "empty_data_slots",
     "plain_metadata",
-    "plain_names",
     "restore_sktime_state",
     "sktime_state",
 ]
@@ -48,11 +47,6 @@ def empty_data_slots(forecaster: BaseForecaster) -> None:
     """
     forecaster._y = None
     forecaster._X = None
-
-
-def plain_names(columns: pd.Index) -> list[Any]:
-    """Column names as ints and strings (others as their text)."""
-    return [c if isinstance(c, int | str) else str(c) for c in columns]
 
 
 def plain_metadata(meta: Any) -> Any:
