@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from aaren_ts.utils.files import atomic_write
+from aaren_ts.utils.files import atomic_write, check_stored_members
 
 __all__ = [
     "FORMAT_VERSION",
@@ -56,32 +56,9 @@ def save_payload(path: str | os.PathLike, payload: dict[str, Any]) -> None:
         torch.save(payload, handle)
 
 
-def _check_records(data: bytes, shown: str) -> None:
-    """Refuse a ``torch.save`` payload (itself a zip file) whose records are compressed or larger than it.
-
-    ``torch.save`` stores every record uncompressed; ``torch.load`` would also inflate compressed ones,
-    so a crafted payload could make a few kilobytes expand into gigabytes. Only the zip's directory is
-    read here, nothing is inflated.
-    """
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as records:
-            infos = records.infolist()
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError) as err:
-        raise ValueError(f"{shown!r} is damaged or not written by aaren_ts (unreadable payload)") from err
-    for info in infos:
-        if info.compress_type != zipfile.ZIP_STORED or info.file_size != info.compress_size:
-            raise ValueError(
-                f"{shown!r}: the payload's record {info.filename!r} is compressed ({info.compress_size} "
-                f"bytes declared to expand to {info.file_size}); aaren_ts writes every record "
-                "uncompressed, so this file was altered and is refused unread"
-            )
-    if sum(info.file_size for info in infos) > len(data):
-        raise ValueError(f"{shown!r}: the payload's records declare more bytes than it holds; refused unread")
-
-
 def _payload_from_bytes(data: bytes, estimator: str, shown: str) -> dict[str, Any]:
     """The checked payload in ``data`` (see :func:`load_payload`)."""
-    _check_records(data, shown)
+    check_stored_members(data, shown, "the payload's record")
     try:
         payload = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
     except RuntimeError as err:  # torch's reader: a record missing, of the wrong size, ...

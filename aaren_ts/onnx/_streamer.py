@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import math
 import os
 import threading
@@ -22,7 +23,7 @@ from aaren_ts.statistical.partner import (
     state_entries,
     stream_arrays,
 )
-from aaren_ts.utils.files import atomic_write
+from aaren_ts.utils.files import atomic_write, check_stored_members
 from aaren_ts.utils.log_target import first_non_positive, from_log, to_log
 from aaren_ts.utils.normal import gaussian_z, interpolate_z, level_z
 
@@ -219,8 +220,13 @@ class OnnxStreamer:
             of streams); the streamer is then left as it was.
         """
         path = _npz_path(path)
+        data = path.read_bytes()  # (FileNotFoundError as it is)
         try:
-            with np.load(path, allow_pickle=False) as archive:
+            check_stored_members(data, path.name, "the state's array")
+        except ValueError as err:
+            raise ValueError(f"{path} is not a readable state saved by save_state: {err}") from None
+        try:
+            with np.load(io.BytesIO(data), allow_pickle=False) as archive:
                 loaded = {name: archive[name] for name in archive.files}
         except (ValueError, OSError, EOFError, TypeError, zipfile.BadZipFile) as err:
             if isinstance(err, FileNotFoundError):

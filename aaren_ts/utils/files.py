@@ -20,15 +20,17 @@ Standard library only: the torch-free :mod:`aaren_ts.onnx` uses it too.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import re
 import secrets
 import stat
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["atomic_write", "stale_temporaries", "temporaries"]
+__all__ = ["atomic_write", "check_stored_members", "stale_temporaries", "temporaries"]
 
 _SUFFIX = ".tmp"
 
@@ -137,3 +139,24 @@ def atomic_write(target: str | os.PathLike) -> Iterator[BinaryIO]:
             os.unlink(temporary)
         raise
     _fsync_folder(target.parent)
+
+
+def check_stored_members(data: bytes, shown: str, what: str = "member") -> None:
+    """Refuse a zip archive ``data`` (a ``torch.save`` payload, a ``numpy.savez`` file) whose members
+    are compressed or declare more bytes than it holds: aaren_ts writes them uncompressed, and
+    inflating a crafted member could turn kilobytes into gigabytes. Only the zip's directory is read;
+    ``ValueError`` naming the file ``shown`` and the ``what`` refused."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            infos = archive.infolist()
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError) as err:
+        raise ValueError(f"{shown!r} is damaged or not written by aaren_ts (unreadable zip)") from err
+    for info in infos:
+        if info.compress_type != zipfile.ZIP_STORED or info.file_size != info.compress_size:
+            raise ValueError(
+                f"{shown!r}: {what} {info.filename!r} is compressed ({info.compress_size} bytes declared to "
+                f"expand to {info.file_size}); aaren_ts writes it uncompressed, so this file was altered "
+                "or written otherwise, and is refused unread"
+            )
+    if sum(info.file_size for info in infos) > len(data):
+        raise ValueError(f"{shown!r}: its {what}s declare more bytes than it holds; refused unread")

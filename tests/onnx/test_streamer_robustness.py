@@ -584,3 +584,16 @@ def test_a_classifier_state_with_values_no_stream_has_is_refused(
         OnnxStreamer(classifier_file).load_state(tmp_path / "good.npz").predict_proba(),
         streamer.predict_proba(),
     )
+
+
+def test_a_compressed_state_file_is_refused_unread(forecaster_file, tmp_path):
+    streamer = OnnxStreamer(forecaster_file)
+    state = streamer.state()
+    bomb = tmp_path / "bomb.npz"  # a few kilobytes that would inflate to 200 MB
+    padding = np.zeros(50_000_000, dtype=np.float32)
+    np.savez_compressed(bomb, **state, padding=padding, __n_seen__=np.asarray(0))
+    assert bomb.stat().st_size < 1_000_000
+    before = streamer.state()
+    with pytest.raises(ValueError, match=r"is compressed .* refused unread"):
+        streamer.load_state(bomb)
+    assert all(np.array_equal(before[k], v) for k, v in streamer.state().items())
