@@ -194,8 +194,19 @@ def _from_multiindex(X: pd.DataFrame, name: str, allow_empty_series: bool) -> Pa
     if X.shape[0] == 0:
         raise ValueError(f"{name} is empty: the DataFrame has no rows")
     values = _as_float(X.to_numpy(), name)
+    duplicated = X.index.duplicated()
+    if duplicated.any():
+        instance, time = X.index[int(np.argmax(duplicated))]
+        raise ValueError(
+            f"{name}: instance {instance!r} has more than one row at time point {time!r}; each "
+            "(instance, time) pair must be unique"
+        )
     codes, uniques = pd.factorize(X.index.get_level_values(0))
-    order = np.argsort(codes, kind="stable")
+    try:  # every instance's rows in time order, as its time level says
+        time_rank, _ = pd.factorize(X.index.get_level_values(1), sort=True)
+    except TypeError as err:
+        raise ValueError(f"{name}: the time level's values cannot be ordered: {err}") from None
+    order = np.lexsort((time_rank, codes))
     bounds = np.searchsorted(codes[order], np.arange(len(uniques) + 1))
     series = [values[order[bounds[i] : bounds[i + 1]]] for i in range(len(uniques))]
     return _from_series_list(series, name, allow_empty_series)
