@@ -196,6 +196,10 @@ class FittedForecasterMixin:
             self.engine_.restore_theta({name: value.numpy() for name, value in theta.items()}, n_seen)
         self.engine_.restore(attributes["streams"], n_seen, n_observed)
         self._cutoffs = SeriesCutoffs.from_plain(attributes["series_cutoffs"])
+        if len(self._cutoffs) != len(ids):
+            raise ValueError(
+                f"the saved cutoffs ({len(self._cutoffs)}) do not fit the {len(ids)} saved series"
+            )
         if "fit_report" in attributes:  # (archives written before the fit report: none)
             self.fit_report_ = report_from_plain(attributes["fit_report"], ids, list(self.columns_))
         restore_sktime_state(self, attributes, index_from_plain(attributes["cutoff"]))

@@ -188,6 +188,10 @@ def _first_weight(payload) -> str:
         (lambda p: p["attributes"]["series_ids"].append("x"), "does not fit the 4 saved series"),
         (lambda p: p["params"].update(horizon="three"), "horizon"),
         (lambda p: p["params"].update(n_layers=100_000), "n_layers must be an integer in [1, 64]"),
+        (
+            lambda p: p["attributes"].update(series_cutoffs=p["attributes"]["series_cutoffs"][:-1]),
+            "the saved cutoffs (2) do not fit the 3 saved series",
+        ),
         (lambda p: p["params"].update(context_length=2**27), "context_length must be None or an integer"),
         (lambda p: p["attributes"].update(naive=p["attributes"]["naive"] + 1.5), "shares in [0, 1]"),
         (lambda p: p["attributes"].update(naive=p["attributes"]["naive"].int()), "naive must be"),

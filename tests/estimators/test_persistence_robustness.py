@@ -309,3 +309,23 @@ def test_a_damaged_archive_is_refused_with_a_clear_error(models, tmp_path, quiet
     with pytest.raises(ValueError, match=r"truncated\.zip' is not a file written by AarenClassifier\.save"):
         AarenClassifier.load(truncated)
     assert _same_weights(AarenClassifier.load(sources[0]), fitted[0])  # the source itself is intact
+
+
+@pytest.mark.parametrize(
+    ("edit", "match"),
+    [
+        (lambda a: a.update(channel_scale=-a["channel_scale"]), "channel standardisation"),
+        (lambda a: a.update(channel_scale=a["channel_scale"] * 0), "channel standardisation"),
+        (lambda a: a.update(channel_mean=a["channel_mean"] * float("nan")), "channel standardisation"),
+        (lambda a: a.update(channel_scale=a["channel_scale"][:1]), "channel standardisation"),
+        (lambda a: a.update(classes=torch.zeros_like(a["classes"])), "distinct labels"),
+    ],
+    ids=["negative-scale", "zero-scale", "nan-mean", "short-scale", "repeated-classes"],
+)
+def test_a_classifier_archive_with_values_a_model_cannot_hold_is_refused(tiny, tmp_path, edit, match):
+    payload = _payload(tiny)
+    edit(payload["attributes"])
+    crafted = tmp_path / "crafted.zip"
+    _rebuild(tiny, crafted, {PAYLOAD_ENTRY: _torch_bytes(payload)})
+    with pytest.raises(ValueError, match=match):
+        AarenClassifier.load(crafted)

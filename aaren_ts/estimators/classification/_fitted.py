@@ -16,6 +16,7 @@ import torch
 from aaren_ts.engine.classify import ClassifierStreams
 from aaren_ts.estimators.classification._early import AUTO_THRESHOLD_FLOOR
 from aaren_ts.estimators.classification._net import ClassifierNets
+from aaren_ts.utils.limits import MAX_SCALE
 
 __all__ = ["FittedClassifierMixin"]
 
@@ -48,12 +49,15 @@ class FittedClassifierMixin:
         classes = classes.numpy() if isinstance(classes, torch.Tensor) else np.asarray(classes)
         if attributes["classes_kind"] == "O":
             classes = classes.astype(object)
+        if classes.ndim != 1 or len(classes) < 1 or len(set(classes.tolist())) != len(classes):
+            raise ValueError(f"the saved classes must be distinct labels, got {classes.tolist()!r}")
         self.classes_ = classes
         self.n_classes_ = len(classes)
         self._class_dictionary = {c: i for i, c in enumerate(classes)}
         self.n_channels_ = int(attributes["n_channels"])
         self.channel_mean_ = attributes["channel_mean"].numpy()
         self.channel_scale_ = attributes["channel_scale"].numpy()
+        _check_standardization(self.channel_mean_, self.channel_scale_, self.n_channels_)
         self.fit_time_ = attributes["fit_time"]
         self.random_kernels_ = attributes.get("random_kernels")
         # (saved before the position's sines and cosines: the network had none)
@@ -91,3 +95,15 @@ class FittedClassifierMixin:
         if not 0.0 < threshold <= 1.0:
             raise ValueError(f"the saved probability_threshold_ must lie in (0, 1], got {threshold}")
         return threshold
+
+
+def _check_standardization(mean: np.ndarray, scale: np.ndarray, n_channels: int) -> None:
+    """Refuse a saved standardisation that is not one finite mean and one positive scale of at most
+    ``MAX_SCALE`` per channel (a zero, negative or huge scale would change every probability)."""
+    shapes_fit = mean.shape == scale.shape == (n_channels,)
+    if not shapes_fit or not (np.isfinite(mean).all() and (scale > 0).all() and (scale <= MAX_SCALE).all()):
+        raise ValueError(
+            f"the saved channel standardisation does not fit the {n_channels} channel(s): one finite mean "
+            f"and one positive scale of at most {MAX_SCALE:.3g} each, got mean {mean.tolist()} and "
+            f"scale {scale.tolist()}"
+        )
