@@ -70,6 +70,8 @@ def check_state_values(streamer: Any, loaded: dict[str, np.ndarray], n_seen: int
         _check_distributions(streamer, issued[filled][..., 0], issued[filled][..., 1:], "issued", refuse)
     if "theta.weight" in loaded:
         _check_theta(streamer, loaded, n_seen, refuse)
+    if not (loaded["series_scale"] > 0).all():
+        refuse("series_scale", "holds a scale at or below zero")
     c = streamer.spec.n_channels
     mean, scale = loaded["series_mean"][:, None, :c], loaded["series_scale"][:, None, :c]
     with np.errstate(over="ignore", invalid="ignore"):

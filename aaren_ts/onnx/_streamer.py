@@ -151,6 +151,8 @@ class OnnxStreamer:
             else np.zeros((n_streams, spec.n_channels), dtype=bool)
         )
         self._initial = state
+        if spec.kind == "forecaster":  # the streams the file starts from: values a stream can hold
+            check_state_values(self, state, 0, f"{source} (its embedded streams)")
         self._output_names = [*spec.outputs, *(f"new.{name}" for name in spec.state)]
         self._lock = threading.Lock()  # serialises the updates; readers take the committed snapshot
         self._snapshot: tuple[dict[str, np.ndarray] | None, int] = (None, 0)

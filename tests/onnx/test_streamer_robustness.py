@@ -314,6 +314,30 @@ def test_metadata_that_disagrees_with_the_graph_is_refused_at_load(
         OnnxStreamer(path)
 
 
+def _nan(name: str):
+    def change(state):
+        state[name] = state[name].copy()
+        state[name].reshape(-1)[0] = np.nan
+
+    return change
+
+
+def _negative_scale(state):
+    state["series_scale"] = -state["series_scale"]
+
+
+@pytest.mark.parametrize(
+    ("name", "change"),
+    [("levels", _nan("levels")), ("output.loc", _nan("output.loc")), ("series_scale", _negative_scale)],
+)
+def test_embedded_streams_a_model_cannot_hold_are_refused_at_load(forecaster_file, tmp_path, name, change):
+    model = _proto(forecaster_file)
+    path = tmp_path / "crafted.onnx"  # sealed after the change: the checksum says nothing of tampering
+    path.write_bytes(sealed_bytes(_with_metadata(model, {STATE_KEY: _state_entry(model, change)})))
+    with pytest.raises(ValueError, match=rf"crafted\.onnx \(its embedded streams\): {re.escape(name)} "):
+        OnnxStreamer(path)
+
+
 def test_a_classifier_whose_classes_disagree_with_its_graph_is_refused(classifier_file, tmp_path):
     model = _proto(classifier_file)
     spec = json.loads(_metadata(model)[SPEC_KEY])
