@@ -33,7 +33,6 @@ import torch
 from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
 from sktime.exceptions import NotFittedError as _SktimeNotFittedError
 
-from aaren_ts.estimators._deprecations import translate_removed
 from aaren_ts.estimators._params import Constraint, validate_params
 from aaren_ts.estimators._persistence import load_archive, save_archive
 from aaren_ts.estimators._skorch import (
@@ -136,21 +135,10 @@ class AarenEstimatorMixin:
 
     def _store_init_params(self, arguments: dict[str, Any]) -> None:
         """Store every constructor argument, unchanged, as the attribute of the same name (what
-        scikit-learn requires of ``__init__``); call it with ``locals()`` first thing in ``__init__``.
-
-        Removed parameters, which ``__init__`` takes as ``**removed``, set the current parameters that
-        replaced them (:func:`~aaren_ts.estimators._deprecations.translate_removed`), with a
-        ``FutureWarning``."""
-        params: dict[str, Any] = {}
-        removed: dict[str, Any] = {}
-        for name, parameter in inspect.signature(type(self).__init__).parameters.items():
-            if parameter.kind == parameter.VAR_KEYWORD:
-                removed = dict(arguments[name])
-            elif name != "self":
-                params[name] = arguments[name]
-        params.update(translate_removed(type(self), removed, params))
-        for name, value in params.items():
-            setattr(self, name, value)
+        scikit-learn requires of ``__init__``); call it with ``locals()`` first thing in ``__init__``."""
+        for name in inspect.signature(type(self).__init__).parameters:
+            if name != "self":
+                setattr(self, name, arguments[name])
 
     def _all_or_nothing(self, fit: Callable[[], Any]) -> Any:
         """Run ``fit`` (sktime's, which resets the estimator first); if it raises, anything included (bad

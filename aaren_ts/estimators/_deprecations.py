@@ -1,7 +1,8 @@
 """Constructor parameters that were folded into others or removed, translated with a ``FutureWarning``.
 
-An estimator's ``__init__`` takes them through ``**removed`` and calls :func:`translate_removed`,
-which returns the current parameters that express the same setting (``early_stopping=False`` is
+An estimator's ``__init__``, decorated by :func:`accepts_removed_parameters`, takes them beside its own
+(its signature, which scikit-learn and sktime read, lists only the current ones) and sets the current
+parameters that express the same setting (:func:`translate_removed`: ``early_stopping=False`` is
 ``patience=None``). A setting the current parameters cannot express raises ``TypeError`` naming the
 parameter and what replaced it, as an unknown keyword would. Archives saved before the change load
 through the same translation (their defaults map to today's).
@@ -9,11 +10,13 @@ through the same translation (their defaults map to today's).
 
 from __future__ import annotations
 
+import functools
+import inspect
 import warnings
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["translate_removed"]
+__all__ = ["accepts_removed_parameters", "translate_removed"]
 
 #: What became of each removed parameter, per estimator: a function from (its value, the current
 #: parameters) to the current parameters it sets, raising ``_Unsupported`` where none can.
@@ -148,6 +151,27 @@ def translate_removed(
             warnings.warn(
                 f"{owner}: {name} is deprecated and will be removed in a later release: {replacement}",
                 FutureWarning,
-                stacklevel=3,
+                stacklevel=3,  # the call of the estimator's __init__
             )
     return updates
+
+
+def accepts_removed_parameters(init: Callable[..., None]) -> Callable[..., None]:
+    """Decorate an estimator's ``__init__`` so that it also takes its removed parameters: the keywords
+    it does not name are translated (:func:`translate_removed`) after it ran, and the current
+    parameters they map to are set. The decorated function shows ``init``'s signature, and keeps it
+    as ``deprecated_original``, where scikit-learn and sktime look for an estimator's parameters."""
+    names = set(inspect.signature(init).parameters)
+
+    @functools.wraps(init)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> None:
+        removed = {name: kwargs.pop(name) for name in list(kwargs) if name not in names}
+        init(self, *args, **kwargs)
+        if removed:
+            params = {name: getattr(self, name) for name in names if name != "self"}
+            for name, value in translate_removed(type(self), removed, params).items():
+                setattr(self, name, value)
+
+    wrapper.__signature__ = inspect.signature(init)  # type: ignore[attr-defined]
+    wrapper.deprecated_original = init  # type: ignore[attr-defined]
+    return wrapper

@@ -19,6 +19,7 @@ from sktime.classification.base import BaseClassifier
 
 from aaren_ts.engine.classify import ClassifierStreams
 from aaren_ts.estimators._base import AarenEstimatorMixin, standardization
+from aaren_ts.estimators._deprecations import accepts_removed_parameters
 from aaren_ts.estimators._docs import document_shared_parameters
 from aaren_ts.estimators._inputs import SKLEARN_EXPECTED_FAILED_CHECKS, Panel, coerce_labels, to_panel
 from aaren_ts.estimators._params import (
@@ -266,6 +267,7 @@ class AarenClassifier(
         "consecutive_predictions": PositiveInt,
     }
 
+    @accepts_removed_parameters
     def __init__(
         self,
         d_model: int = 64,
@@ -299,7 +301,6 @@ class AarenClassifier(
         verbose: int = 0,
         callbacks: list | None = None,
         num_threads: int | None = None,
-        **removed: Any,
     ) -> None:
         self._store_init_params(locals())
         super().__init__()

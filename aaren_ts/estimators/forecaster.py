@@ -14,6 +14,7 @@ from sktime.forecasting.base import BaseForecaster, ForecastingHorizon
 from aaren_ts.engine.forecast import ForecastEngine
 from aaren_ts.estimators._base import AarenEstimatorMixin
 from aaren_ts.estimators._cutoffs import SeriesCutoffs, zoned_horizon
+from aaren_ts.estimators._deprecations import accepts_removed_parameters
 from aaren_ts.estimators._docs import document_shared_parameters
 from aaren_ts.estimators._fit_report import SKIPPABLE_STEPS
 from aaren_ts.estimators._forecast_arrays import ForecastArraysMixin
@@ -330,6 +331,7 @@ class AarenForecaster(
         "skip_steps": Optional(Each(Options(SKIPPABLE_STEPS))),
     }
 
+    @accepts_removed_parameters
     def __init__(
         self,
         context_length: int | None = None,
@@ -367,7 +369,6 @@ class AarenForecaster(
         verbose: int = 0,
         callbacks: Sequence[Any] | None = None,
         num_threads: int | None = None,
-        **removed: Any,
     ) -> None:
         self._store_init_params(locals())
         super().__init__()
