@@ -50,6 +50,7 @@ from aaren_ts.estimators._skorch import (
 )
 from aaren_ts.nn import EncoderConfig
 from aaren_ts.nn.ensemble import member_seed
+from aaren_ts.utils.signing import key_bytes
 
 __all__ = ["AarenEstimatorMixin", "NotFittedError", "standardization"]
 
@@ -295,7 +296,7 @@ class AarenEstimatorMixin:
         return net_class(**{**params, **net_params})
 
     # ------------------------------------------------------------------ export
-    def to_onnx(self, path: str | os.PathLike) -> Path:
+    def to_onnx(self, path: str | os.PathLike, signing_key: bytes | str | None = None) -> Path:
         """Write one streaming step of the fitted model, with its streams' state, as an ONNX file.
 
         The graph advances a batch of streams (a dynamic axis) by one observation each: its inputs
@@ -318,6 +319,10 @@ class AarenEstimatorMixin:
         ----------
         path : str or path-like
             The file to write (conventionally ``*.onnx``).
+        signing_key : bytes or str, optional
+            Sign the file with this secret key (HMAC-SHA256, at least 16 bytes) for tamper evidence:
+            :class:`~aaren_ts.onnx.OnnxStreamer` given the same key refuses a file altered since. The
+            checksum detects damage only.
 
         Returns
         -------
@@ -325,9 +330,11 @@ class AarenEstimatorMixin:
             The file written.
         """
         self.check_is_fitted("to_onnx")
-        return self._export_onnx(path)
+        if signing_key is not None:
+            key_bytes(signing_key)  # (a bad key is refused before the export's work)
+        return self._export_onnx(path, signing_key)
 
-    def _export_onnx(self, path: str | os.PathLike) -> Path:
+    def _export_onnx(self, path: str | os.PathLike, signing_key: bytes | str | None) -> Path:
         """Export through :mod:`aaren_ts.onnx.export` (each estimator passes its network and state)."""
         raise NotImplementedError
 
@@ -344,7 +351,12 @@ class AarenEstimatorMixin:
         """Raise if there is no trained network to save (sktime's ``check_is_fitted`` by default)."""
         self.check_is_fitted()
 
-    def save(self, path: str | os.PathLike | None = None, serialization_format: str = "safe") -> Any:
+    def save(
+        self,
+        path: str | os.PathLike | None = None,
+        serialization_format: str = "safe",
+        signing_key: bytes | str | None = None,
+    ) -> Any:
         """Write the fitted estimator to a ``.zip`` file whose load never runs code from the file.
 
         The archive holds the weights, the constructor parameters, the fitted attributes and the
@@ -362,6 +374,10 @@ class AarenEstimatorMixin:
             ``model.zip``). ``None`` returns sktime's in-memory pickle ``(cls, bytes)`` instead.
         serialization_format : {"safe", "pickle", "cloudpickle"}, default="safe"
             ``"safe"`` writes the format above; the others are sktime's pickle-based formats.
+        signing_key : bytes or str, optional
+            Sign the archive with this secret key (HMAC-SHA256, at least 16 bytes) for tamper
+            evidence: :meth:`load` with the same key refuses a file altered since. The archive's
+            checksums detect damage only. ``"safe"`` format only.
 
         Returns
         -------
@@ -369,21 +385,32 @@ class AarenEstimatorMixin:
             The file written (``"safe"``), or what sktime's ``save`` returns.
         """
         if path is None or serialization_format != "safe":
+            if signing_key is not None:
+                raise ValueError(
+                    "save: signing_key signs the 'safe' format written to a path only; got "
+                    f"path={path!r}, serialization_format={serialization_format!r}"
+                )
             fmt = "pickle" if serialization_format == "safe" else serialization_format
             return super().save(path, serialization_format=fmt)
         self._check_savable()
+        if signing_key is not None:
+            key_bytes(signing_key)  # (a bad key is refused before anything is written)
         params = savable_params(self.get_params(deep=False))
         state_dict = self.net_.module_.state_dict()
-        return save_archive(path, type(self), params, state_dict, self._fitted_attributes())
+        return save_archive(path, type(self), params, state_dict, self._fitted_attributes(), signing_key)
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> Any:
+    def load(cls, path: str | os.PathLike, signing_key: bytes | str | None = None) -> Any:
         """Read an estimator written by :meth:`save`; nothing in the file is unpickled or executed.
 
         Parameters
         ----------
         path : str or path-like
             The file, with or without its ``.zip`` suffix.
+        signing_key : bytes or str, optional
+            The key the archive was signed with (:meth:`save`): an unsigned archive, or one whose
+            signature does not match, is refused before anything in it is read. Without a key a
+            signature is not checked.
 
         Returns
         -------
@@ -391,7 +418,7 @@ class AarenEstimatorMixin:
             Fitted, on the device its ``device`` parameter names (``"auto"``: CUDA if present), with
             its streams where they were when saved.
         """
-        payload = load_archive(path, cls)
+        payload = load_archive(path, cls, signing_key)
         shown = os.fspath(path)
         try:
             _check_weights(payload["state_dict"])

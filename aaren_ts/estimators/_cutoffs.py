@@ -86,29 +86,32 @@ class SeriesCutoffs:
 
 
 def index_to_plain(index: pd.Index) -> dict[str, Any]:
-    """A one-element time index as plain data (for weights-only persistence)."""
+    """A one-element time index as plain data (for weights-only persistence), its name included (as
+    text where it is not a string or an int)."""
     value = index[0]
     freq = getattr(index, "freqstr", None)
+    name = index.name if index.name is None or isinstance(index.name, str | int) else str(index.name)
     if isinstance(index, pd.PeriodIndex):
-        return {"kind": "period", "value": str(value), "freq": freq}
+        return {"kind": "period", "value": str(value), "freq": freq, "name": name}
     if isinstance(index, pd.DatetimeIndex):
         tz = str(index.tz) if index.tz else None
-        return {"kind": "datetime", "value": value.isoformat(), "freq": freq, "tz": tz}
-    return {"kind": "int", "value": int(value), "freq": None}
+        return {"kind": "datetime", "value": value.isoformat(), "freq": freq, "tz": tz, "name": name}
+    return {"kind": "int", "value": int(value), "freq": None, "name": name}
 
 
 def index_from_plain(data: dict[str, Any]) -> pd.Index:
     """The inverse of :func:`index_to_plain`."""
+    name = data.get("name")  # (files saved before the name was kept: none)
     if data["kind"] == "period":
-        return pd.PeriodIndex([data["value"]], freq=data["freq"])
+        return pd.PeriodIndex([data["value"]], freq=data["freq"], name=name)
     if data["kind"] == "datetime":
-        index = pd.DatetimeIndex([pd.Timestamp(data["value"])])
+        index = pd.DatetimeIndex([pd.Timestamp(data["value"])], name=name)
         if data.get("tz"):
             index = index.tz_convert(data["tz"]) if index.tz is not None else index.tz_localize(data["tz"])
         if data["freq"]:
             index.freq = data["freq"]
         return index
-    return pd.Index([data["value"]])
+    return pd.Index([data["value"]], name=name)
 
 
 def in_zone_of(times: pd.Index, cutoff: pd.Index | None, where: str, what: str) -> pd.Index:

@@ -51,10 +51,10 @@ verbose : int
     installed, text otherwise); ``0`` is silent.
 callbacks : list of skorch callbacks or (name, callback) pairs, optional
     Extra skorch callbacks (cloned at ``fit``).
-num_threads : int or None
+num_threads : int or None, default=1
     torch intra-op threads while fitting, predicting and streaming (restored afterwards); ``None``
-    keeps torch's setting. These networks are small: ``1`` is often as fast, and much faster on a
-    busy machine.
+    keeps torch's setting (every core). One thread, scikit-learn's convention, suits these small
+    networks and busy machines; more help large networks on idle cores.
 """
 
 

@@ -2,8 +2,9 @@
 
 :class:`ForecastInputChecksMixin` gives :class:`~aaren_ts.AarenForecaster` sktime's
 ``predict_interval`` and ``predict_quantiles`` with ``coverage`` and ``alpha`` checked before any work
-(sktime's own checks fail inside numpy on an empty or non-numeric value); :func:`too_short` explains a
-``y`` too short to train on, and what to pass instead.
+(sktime's own checks fail inside numpy on an empty or non-numeric value), and ``y`` and ``X`` checked
+for columns that do not hold numbers before sktime's checks (:func:`check_real_columns`);
+:func:`too_short` explains a ``y`` too short to train on, and what to pass instead.
 """
 
 from __future__ import annotations
@@ -16,11 +17,48 @@ import pandas as pd
 
 from aaren_ts.estimators._panel import SeriesPanel
 
-__all__ = ["ForecastInputChecksMixin", "check_probabilities", "too_short"]
+__all__ = ["ForecastInputChecksMixin", "check_probabilities", "check_real_columns", "too_short"]
+
+
+def check_real_columns(data: Any, name: str, where: str = "", allow_bool: bool = False) -> None:
+    """Refuse a pandas or numpy ``data`` (``y`` or ``X``, as ``name``) with a column that does not hold
+    real numbers (int or float; with ``allow_bool``, bool too), naming the column, its dtype and the
+    call ``where``.
+
+    Raises
+    ------
+    TypeError
+        Naming the first such column and its dtype, with the conversion to try.
+    """
+    if isinstance(data, pd.Series):
+        data = data.to_frame()
+    if isinstance(data, np.ndarray):
+        data = pd.DataFrame(data.reshape(len(data), -1)) if data.ndim else None
+    if not isinstance(data, pd.DataFrame):
+        return
+    kinds = "iufb" if allow_bool else "iuf"
+    for column, dtype in data.dtypes.items():
+        if getattr(dtype, "kind", "O") not in kinds or isinstance(dtype, pd.CategoricalDtype):
+            taken = "int, float or bool" if allow_bool else "int or float"
+            raise TypeError(
+                f"{where + ': ' if where else ''}{name}'s column {column!r} has dtype {dtype}; the "
+                f"forecaster takes real numbers ({taken}): complex numbers, text, categories and objects "
+                f"are refused rather than converted (convert the column first, e.g. {name}.astype(float), "
+                "if its values are numbers)"
+            )
 
 
 class ForecastInputChecksMixin:
-    """sktime's interval calls of :class:`~aaren_ts.AarenForecaster`, their arguments checked first."""
+    """sktime's interval calls of :class:`~aaren_ts.AarenForecaster`, their arguments checked first,
+    and ``y`` and ``X`` checked for columns that do not hold numbers before sktime's checks."""
+
+    def _check_X_y(self, X: Any = None, y: Any = None, **kwargs: Any) -> Any:
+        """sktime's checks of ``X`` and ``y`` (at ``fit``, ``update`` and ``predict``), after
+        :func:`check_real_columns`'s: sktime would call a column of numbers stored as objects
+        "categorical"."""
+        check_real_columns(y, "y")
+        check_real_columns(X, "X", allow_bool=True)
+        return super()._check_X_y(X=X, y=y, **kwargs)
 
     def predict_interval(
         self, fh: Any = None, X: pd.DataFrame | None = None, coverage: float | Sequence[float] = 0.90

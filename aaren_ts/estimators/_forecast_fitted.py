@@ -195,6 +195,7 @@ class FittedForecasterMixin:
                 raise ValueError("the saved Theta streams must be a mapping of names to arrays")
             self.engine_.restore_theta({name: value.numpy() for name, value in theta.items()}, n_seen)
         self.engine_.restore(attributes["streams"], n_seen, n_observed)
+        _check_forecasts_finite(self, n_observed)
         self._cutoffs = SeriesCutoffs.from_plain(attributes["series_cutoffs"])
         if len(self._cutoffs) != len(ids):
             raise ValueError(
@@ -203,6 +204,23 @@ class FittedForecasterMixin:
         if "fit_report" in attributes:  # (archives written before the fit report: none)
             self.fit_report_ = report_from_plain(attributes["fit_report"], ids, list(self.columns_))
         restore_sktime_state(self, attributes, index_from_plain(attributes["cutoff"]))
+
+
+def _check_forecasts_finite(forecaster: Any, n_observed: np.ndarray) -> None:
+    """Refuse restored streams whose forecasts, or 99 % bounds, are not finite in the series' units
+    (each stream that has observed a value): values on the log scale are mapped back through the
+    exponential, so a ``log_target`` or standardisation altered in the file would forecast ``inf``."""
+    rows = np.flatnonzero(np.asarray(n_observed) > 0)
+    if not len(rows):
+        return
+    engine = forecaster.engine_
+    quantiles = engine.predict_quantiles([0.005, 0.995], rows).transpose(0, 1, 3, 2)  # channels last
+    forecasts = [engine.predict(rows), quantiles]
+    if not all(np.isfinite(forecaster._from_model_scale(f, rows)).all() for f in forecasts):
+        raise ValueError(
+            "the saved streams forecast non-finite values in the series' units: the saved log_target, "
+            "standardisation or streams do not belong together (altered or damaged?)"
+        )
 
 
 def _saved(attributes: dict[str, Any], name: str, dtype: torch.dtype) -> np.ndarray:

@@ -22,6 +22,7 @@ from aaren_ts.engine.forecast import series_label
 from aaren_ts.estimators._base import standardization
 from aaren_ts.estimators._covariates import covariate_columns, covariates_at
 from aaren_ts.estimators._cutoffs import absolute_times, continuation, in_zone_of, relative_steps
+from aaren_ts.estimators._forecast_checks import check_real_columns
 from aaren_ts.estimators._panel import SeriesPanel, index_freq, panel_frame, split_series
 from aaren_ts.utils.log_target import (
     NonPositiveValueWarning,
@@ -46,17 +47,6 @@ class _StreamPlan(NamedTuple):
     log_target: np.ndarray  # (len(ids), n_channels): which channels of each series are on the log scale
 
 
-def _check_real_columns(y: pd.DataFrame, where: str) -> None:
-    """``TypeError`` naming the first column of ``y`` that does not hold real numbers."""
-    for column, dtype in y.dtypes.items():
-        if dtype.kind not in "iuf":
-            raise TypeError(
-                f"{where}: y's column {column!r} has dtype {dtype}; the forecaster takes real numbers (int "
-                "or float): booleans, complex numbers, text and objects are refused rather than converted "
-                "(convert the column first, e.g. y.astype(float), if its values are numbers)"
-            )
-
-
 def _describe_levels(level_names: list[Any] | None) -> str:
     if level_names is None:
         return "a single series (no MultiIndex)"
@@ -68,7 +58,7 @@ class ForecastPanelsMixin:
 
     def _split(self, y: pd.DataFrame, where: str) -> SeriesPanel:
         """``y`` taken apart into series, checked against what ``fit`` (or ``pretrain``) saw."""
-        _check_real_columns(y, where)
+        check_real_columns(y, "y", where)
         cutoffs = getattr(self, "_cutoffs", None)
         known_freq = index_freq(cutoffs.cutoffs) if cutoffs is not None and where != "fit" else None
         panel = split_series(y, where, freq=known_freq)

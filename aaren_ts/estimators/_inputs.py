@@ -1,7 +1,7 @@
 """Panel (collection of time series) inputs to padded arrays with lengths, with clear errors.
 
 The estimators accept the panel containers practitioners use and turn each into a :class:`Panel`:
-a zero-padded float32 array ``(n_instances, max_length, n_channels)`` (time before channels, the
+a zero-padded float64 array ``(n_instances, max_length, n_channels)`` (time before channels, the
 layout the networks consume) plus the true length of every series. Padding sits at the end of each
 series; the networks mask it, so nothing depends on how long the longest series was.
 
@@ -61,7 +61,8 @@ class Panel:
     Attributes
     ----------
     values : ndarray
-        float32 ``(n_instances, max_length, n_channels)``; entries past a series' length are 0.
+        float64 ``(n_instances, max_length, n_channels)``; entries past a series' length are 0. (The
+        estimators standardise in float64 and hand the networks float32.)
     lengths : ndarray
         int64 ``(n_instances,)``, the number of real time points of each series (may be 0 only where
         the caller allowed empty series).
@@ -150,7 +151,7 @@ def _from_series_list(series: Sequence[np.ndarray], name: str, allow_empty_serie
             f"{name}: series {int(np.flatnonzero(lengths == 0)[0])} has 0 time points; every series "
             "needs at least one"
         )
-    values = np.zeros((len(series), int(lengths.max(initial=0)), n_channels), dtype=np.float32)
+    values = np.zeros((len(series), int(lengths.max(initial=0)), n_channels), dtype=np.float64)
     for i, s in enumerate(series):
         _check_finite(s, f"{name} (series {i})")
         values[i, : s.shape[0]] = s
@@ -182,7 +183,7 @@ def _from_numpy(X: np.ndarray, name: str, allow_empty_series: bool) -> Panel:
             "of 1 is required; each series needs at least one time point"
         )
     _check_finite(values, name)
-    out = np.ascontiguousarray(values.transpose(0, 2, 1), dtype=np.float32)
+    out = np.ascontiguousarray(values.transpose(0, 2, 1), dtype=np.float64)
     return Panel(out, np.full(n, length, dtype=np.int64))
 
 

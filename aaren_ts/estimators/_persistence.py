@@ -20,10 +20,12 @@ import numpy as np
 import torch
 
 from aaren_ts.utils.files import atomic_write, check_stored_members
+from aaren_ts.utils.signing import SIGNATURE_LENGTH, check_signature, signature
 
 __all__ = [
     "FORMAT_VERSION",
     "PAYLOAD_ENTRY",
+    "SIGNATURE_ENTRY",
     "load_archive",
     "load_payload",
     "save_archive",
@@ -93,8 +95,15 @@ def load_payload(
 
 #: Name of the weights-only payload inside a saved ``.zip`` archive.
 PAYLOAD_ENTRY = "aaren_ts_payload.pt"
+#: Name of the entry holding a signed archive's signature (:mod:`aaren_ts.utils.signing`).
+SIGNATURE_ENTRY = "aaren_ts_signature"
 #: The entries of a saved archive (``_metadata`` is sktime's; :func:`load_archive` never reads it).
-_MEMBERS = frozenset({"_metadata", PAYLOAD_ENTRY})
+_MEMBERS = frozenset({"_metadata", PAYLOAD_ENTRY, SIGNATURE_ENTRY})
+
+
+def _purpose(estimator_cls: type) -> str:
+    """What an archive's signature covers besides its payload: the kind of file and its estimator."""
+    return f"aaren_ts archive of {estimator_cls.__name__}"
 
 
 def save_archive(
@@ -103,6 +112,7 @@ def save_archive(
     params: dict[str, Any],
     state_dict: dict[str, torch.Tensor],
     attributes: dict[str, Any],
+    signing_key: bytes | str | None = None,
 ) -> Path:
     """Write a fitted estimator to a ``.zip`` archive that sktime's ``load`` also reads.
 
@@ -122,6 +132,9 @@ def save_archive(
         The network's weights.
     attributes : dict
         Fitted attributes needed to predict (``classes_``, scaling statistics, stream state, ...).
+    signing_key : bytes or str, optional
+        Sign the payload with this key (HMAC-SHA256, :mod:`aaren_ts.utils.signing`), in an entry of
+        its own.
 
     Returns
     -------
@@ -146,9 +159,14 @@ def save_archive(
     }
     buffer = io.BytesIO()
     torch.save(payload, buffer)
+    signed = (
+        None if signing_key is None else signature(signing_key, _purpose(estimator_cls), [buffer.getvalue()])
+    )
     with atomic_write(target) as handle, zipfile.ZipFile(handle, "w") as archive:
         archive.writestr("_metadata", pickle.dumps(estimator_cls))
         archive.writestr(PAYLOAD_ENTRY, buffer.getbuffer())
+        if signed is not None:
+            archive.writestr(SIGNATURE_ENTRY, signed)
     return target
 
 
@@ -182,21 +200,34 @@ def _payload_entry(archive: zipfile.ZipFile, size: int, shown: str, name: str) -
     return info
 
 
-def load_archive(path: str | os.PathLike, estimator_cls: type) -> dict[str, Any]:
+def _written_signature(archive: zipfile.ZipFile, shown: str) -> bytes | None:
+    """The signature entry's bytes (``None``: the archive is not signed), its size checked first."""
+    if SIGNATURE_ENTRY not in archive.namelist():
+        return None
+    info = archive.getinfo(SIGNATURE_ENTRY)
+    if info.compress_type != zipfile.ZIP_STORED or info.file_size != SIGNATURE_LENGTH:
+        raise ValueError(f"{shown!r}: its signature entry is not a signature (altered?); refused unread")
+    return archive.read(info)
+
+
+def load_archive(
+    path: str | os.PathLike, estimator_cls: type, signing_key: bytes | str | None = None
+) -> dict[str, Any]:
     """Read the payload of an archive written by :func:`save_archive`, without unpickling anything.
 
     The archive's member list and the payload's declared sizes are checked before anything is read
     (:func:`_payload_entry`), the payload is read into memory (its CRC-32 checked), and the records
     inside it are checked in turn before ``torch.load`` reads them: a crafted archive cannot make
-    loading inflate more data than the file holds, and nothing is extracted to disk.
+    loading inflate more data than the file holds, and nothing is extracted to disk. With
+    ``signing_key`` the payload's signature is checked first (an unsigned archive is refused).
 
     Raises
     ------
     FileNotFoundError
         If neither ``path`` nor ``path + ".zip"`` exists.
     ValueError
-        If the file is not such an archive, holds another estimator, is damaged, or declares more
-        data than it holds.
+        If the file is not such an archive, holds another estimator, is damaged, declares more data
+        than it holds, or (with ``signing_key``) is unsigned or its signature does not match.
     """
     name = estimator_cls.__name__
     source = Path(path)
@@ -210,7 +241,10 @@ def load_archive(path: str | os.PathLike, estimator_cls: type) -> dict[str, Any]
     try:
         with zipfile.ZipFile(source) as archive:
             info = _payload_entry(archive, source.stat().st_size, shown, name)
+            written = _written_signature(archive, shown)
             data = archive.read(info)
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, zlib.error) as err:
         raise ValueError(f"{shown!r} is damaged: {err}") from err
+    if signing_key is not None:
+        check_signature(signing_key, _purpose(estimator_cls), [data], written, repr(shown))
     return _payload_from_bytes(data, name, shown)

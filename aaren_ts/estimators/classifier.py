@@ -147,8 +147,9 @@ class AarenClassifier(
         Number of classes.
     n_channels_ : int
         Channels seen in fit; predict and streaming inputs must have as many.
-    channel_mean_, channel_scale_ : ndarray
-        Per-channel scaling statistics from the training data.
+    channel_mean_, channel_scale_ : ndarray of float64
+        Per-channel mean and scale of the training data; every input is standardised with them in
+        float64 before the networks (float32) see it.
     random_kernels_ : dict or None
         The random kernels' configuration drawn from the training series (``dilations``,
         ``n_biases``, ``seed``, ``prefix_lengths``), ``None`` with ``n_random_features=0``; those of
@@ -300,7 +301,7 @@ class AarenClassifier(
         random_state: int | np.random.RandomState | None = None,
         verbose: int = 0,
         callbacks: list | None = None,
-        num_threads: int | None = None,
+        num_threads: int | None = 1,
     ) -> None:
         self._store_init_params(locals())
         super().__init__()
@@ -410,8 +411,7 @@ class AarenClassifier(
         panel = to_panel(X)
         self.n_channels_ = panel.n_channels
         mean, scale = standardization(panel.values[panel.mask()], self.normalization == "standard")
-        self.channel_mean_ = mean.astype(np.float32)
-        self.channel_scale_ = scale.astype(np.float32)
+        self.channel_mean_, self.channel_scale_ = mean, scale
         values, lengths = self._scaled(panel)
         codes = np.searchsorted(self.classes_, y).astype(np.int64)
         seed = torch_seed(self.random_state)
@@ -521,12 +521,14 @@ class AarenClassifier(
         for t in range(panel.max_length):
             yield staged[:, t].copy()
 
-    def _export_onnx(self, path: str | os.PathLike) -> Path:
+    def _export_onnx(self, path: str | os.PathLike, signing_key: bytes | str | None) -> Path:
         from aaren_ts.onnx.export import export_classifier
 
         self._require_network("to_onnx")
         classes = np.asarray(self.classes_).tolist()
-        return export_classifier(self.net_.module_, path, self.channel_mean_, self.channel_scale_, classes)
+        return export_classifier(
+            self.net_.module_, path, self.channel_mean_, self.channel_scale_, classes, signing_key=signing_key
+        )
 
     # ================================================================== sktime test parameters
     @classmethod

@@ -368,7 +368,7 @@ class AarenForecaster(
         random_state: int | np.random.RandomState | None = None,
         verbose: int = 0,
         callbacks: Sequence[Any] | None = None,
-        num_threads: int | None = None,
+        num_threads: int | None = 1,
     ) -> None:
         self._store_init_params(locals())
         super().__init__()
@@ -506,11 +506,11 @@ class AarenForecaster(
             self._sync_cutoffs()
         return super().cutoff
 
-    def _export_onnx(self, path: str | os.PathLike) -> Path:
+    def _export_onnx(self, path: str | os.PathLike, signing_key: bytes | str | None) -> Path:
         from aaren_ts.onnx.export import export_forecaster
 
         exog = [] if self.exog_columns_ is None else [str(c) for c in self.exog_columns_]
-        return export_forecaster(self.engine_, path, exog_columns=exog)
+        return export_forecaster(self.engine_, path, exog_columns=exog, signing_key=signing_key)
 
     # ------------------------------------------------------------------ test parameters
     @classmethod

@@ -7,7 +7,8 @@ module needs numpy and the standard library only. Metadata entries are added to 
 ``aaren_ts.quantile_function``, its distribution head's quantile function as a second serialised ONNX
 graph (base64), with future-known covariates ``aaren_ts.future_effect``, their effect on the forecasts
 as a third (:class:`~aaren_ts.engine.covariates.FutureEffect`), and ``aaren_ts.sha256``, the integrity
-checksum of the whole file.
+checksum of the whole file; a file exported with a ``signing_key`` also ``aaren_ts.hmac_sha256``, its
+signature.
 
 **The checksum** is the SHA-256 of the file's bytes with the checksum's own 64 hexadecimal digits
 written as zeros. The exporter serialises the model with 64 zeros in that entry, hashes the bytes and
@@ -16,6 +17,11 @@ finds that one entry in the bytes, zeroes it, hashes and compares before ONNX Ru
 It covers the graph and its weights, the spec and the initial state alike (the weights are most of the
 file, and a flipped bit in them would change the answers silently), and needs no ONNX or protobuf
 parser: an ``aaren_ts.onnx`` deployment has ONNX Runtime and numpy only.
+
+**The signature** (:mod:`aaren_ts.utils.signing`) is the HMAC-SHA256, under the user's key, of the
+file's bytes with both the signature's and the checksum's digits written as zeros. The exporter writes
+the signature first, then the checksum over the signed bytes; the streamer given the key checks the
+checksum, then the signature, before ONNX Runtime parses anything.
 
 **Format versions.** 1: no checksum. 2: the checksum; the classifier's spec carries its channels'
 standardisation (the streamer refuses values that would overflow, :mod:`aaren_ts.utils.limits`). 3: a
@@ -37,6 +43,8 @@ from typing import Any
 
 import numpy as np
 
+from aaren_ts.utils.signing import check_signature, signature
+
 __all__ = [
     "FORMAT_VERSION",
     "ModelSpec",
@@ -44,6 +52,7 @@ __all__ = [
     "read_metadata",
     "sealed_bytes",
     "verify_checksum",
+    "verify_signature",
     "write_metadata",
 ]
 
@@ -53,7 +62,10 @@ STATE_KEY = "aaren_ts.state"
 #: The forecaster's functions exported as graphs of their own, by name (metadata key ``aaren_ts.<name>``).
 GRAPH_NAMES = ("quantile_function", "future_effect")
 CHECKSUM_KEY = "aaren_ts.sha256"
+SIGNATURE_KEY = "aaren_ts.hmac_sha256"
 _UNSEALED = "0" * 64
+#: What an export's signature covers besides its bytes (:func:`aaren_ts.utils.signing.signature`).
+_SIGNATURE_PURPOSE = "aaren_ts ONNX export"
 
 
 @dataclass
@@ -149,34 +161,75 @@ def write_metadata(
         entry.key, entry.value = key, value
 
 
-def _checksum_entry(digest: str) -> bytes:
-    """The serialised metadata entry ``aaren_ts.sha256 = digest`` (a protobuf ``StringStringEntryProto``:
-    field 1, the key, then field 2, the value, each a tag byte, a length byte and the bytes)."""
-    key = CHECKSUM_KEY.encode("ascii")
+def _checksum_entry(digest: str, name: str = CHECKSUM_KEY) -> bytes:
+    """The serialised metadata entry ``name = digest`` (a protobuf ``StringStringEntryProto``: field 1,
+    the key, then field 2, the value, each a tag byte, a length byte and the bytes)."""
+    key = name.encode("ascii")
     return b"\x0a" + bytes([len(key)]) + key + b"\x12" + bytes([len(digest)]) + digest.encode("ascii")
 
 
-def sealed_bytes(model: Any) -> bytes:
+def sealed_bytes(model: Any, signing_key: bytes | str | None = None) -> bytes:
     """The bytes of the ONNX ``model`` (a ``ModelProto`` with the aaren_ts metadata) with its checksum
-    entry added: what the exported file holds.
+    entry added, and its signature under ``signing_key`` where given: what the exported file holds.
 
     Raises
     ------
     ValueError
-        If the model already has a checksum entry.
+        If the model already has a checksum or signature entry.
     """
-    if any(entry.key == CHECKSUM_KEY for entry in model.metadata_props):
-        raise ValueError(f"the model already holds a {CHECKSUM_KEY} entry")
-    entry = model.metadata_props.add()
-    entry.key, entry.value = CHECKSUM_KEY, _UNSEALED
+    names = [CHECKSUM_KEY] if signing_key is None else [SIGNATURE_KEY, CHECKSUM_KEY]
+    if any(entry.key in (CHECKSUM_KEY, SIGNATURE_KEY) for entry in model.metadata_props):
+        raise ValueError(f"the model already holds a {CHECKSUM_KEY} or {SIGNATURE_KEY} entry")
+    for name in names:
+        entry = model.metadata_props.add()
+        entry.key, entry.value = name, _UNSEALED
     try:
         data = model.SerializeToString()
     finally:
-        del model.metadata_props[-1]
+        del model.metadata_props[-len(names) :]
+    for name in names:  # the entries' bytes are unique in any real model; checked anyway
+        if data.count(_checksum_entry(_UNSEALED, name)) != 1:
+            raise ValueError(f"cannot place the {name} entry: its bytes occur elsewhere in the model")
+    if signing_key is not None:
+        signed = signature(signing_key, _SIGNATURE_PURPOSE, [data])
+        data = data.replace(_checksum_entry(_UNSEALED, SIGNATURE_KEY), _checksum_entry(signed, SIGNATURE_KEY))
     unsealed = _checksum_entry(_UNSEALED)
-    if data.count(unsealed) != 1:  # the entry's bytes are unique in any real model; checked anyway
-        raise ValueError("cannot place the checksum: its entry's bytes occur elsewhere in the model")
     return data.replace(unsealed, _checksum_entry(hashlib.sha256(data).hexdigest()))
+
+
+def _digest_at(data: bytes, name: str, source: str) -> int | None:
+    """Where the 64 digits of the one metadata entry ``name`` begin in ``data`` (``None``: no entry)."""
+    key = _checksum_entry(_UNSEALED, name)[: -len(_UNSEALED)]
+    start = data.find(key)
+    if start < 0:
+        return None
+    if data.find(key, start + 1) >= 0:
+        raise ValueError(f"{source} is damaged or was altered: it holds more than one {name} entry")
+    return start + len(key)
+
+
+def _zeroed(data: bytes, begin: int) -> bytes:
+    """``data`` with the 64 digits at ``begin`` written as zeros."""
+    return data[:begin] + _UNSEALED.encode("ascii") + data[begin + len(_UNSEALED) :]
+
+
+def verify_signature(data: bytes, signing_key: bytes | str, source: str) -> None:
+    """Check the signature of an exported file's bytes ``data`` under ``signing_key`` (see the
+    module's docstring); the checksum is checked first (:func:`verify_checksum`).
+
+    Raises
+    ------
+    ValueError
+        If the file is unsigned, or its signature does not match (altered after export, or signed
+        with another key).
+    """
+    at = _digest_at(data, SIGNATURE_KEY, source)
+    written = None if at is None else data[at : at + len(_UNSEALED)]
+    checksum_at = _digest_at(data, CHECKSUM_KEY, source)
+    content = data if at is None else _zeroed(data, at)
+    if checksum_at is not None:
+        content = _zeroed(content, checksum_at)
+    check_signature(signing_key, _SIGNATURE_PURPOSE, [content], written, source)
 
 
 def verify_checksum(data: bytes, source: str) -> bool:
@@ -194,15 +247,11 @@ def verify_checksum(data: bytes, source: str) -> bool:
         If the checksum does not match the bytes (the file was damaged or altered after export), or
         the file holds the entry more than once.
     """
-    key = _checksum_entry(_UNSEALED)[: -len(_UNSEALED)]
-    start = data.find(key)
-    if start < 0:
+    begin = _digest_at(data, CHECKSUM_KEY, source)
+    if begin is None:
         return False
-    if data.find(key, start + 1) >= 0:
-        raise ValueError(f"{source} is damaged or was altered: it holds more than one {CHECKSUM_KEY} entry")
-    begin = start + len(key)
     written = data[begin : begin + len(_UNSEALED)]
-    actual = hashlib.sha256(data[:begin] + _UNSEALED.encode("ascii") + data[begin + len(_UNSEALED) :])
+    actual = hashlib.sha256(_zeroed(data, begin))
     if written != actual.hexdigest().encode("ascii"):
         raise ValueError(
             f"{source} is damaged or was altered after export: its content does not match the SHA-256 "

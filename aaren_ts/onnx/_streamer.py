@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import io
 import math
 import os
 import threading
-import zipfile
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from aaren_ts.onnx._format import ModelSpec, check_interface, read_metadata, verify_checksum
+from aaren_ts.onnx._format import ModelSpec, check_interface, read_metadata, verify_checksum, verify_signature
 from aaren_ts.onnx._input_checks import check_magnitude, check_observations, checked_probabilities
 from aaren_ts.onnx._state_checks import check_state_values
+from aaren_ts.onnx._state_files import npz_path, read_state, write_state
 from aaren_ts.statistical.partner import (
     STATE_PREFIX,
     PartnerStreams,
@@ -23,13 +21,11 @@ from aaren_ts.statistical.partner import (
     state_entries,
     stream_arrays,
 )
-from aaren_ts.utils.files import atomic_write, check_stored_members
 from aaren_ts.utils.log_target import first_non_positive, from_log, to_log
 from aaren_ts.utils.normal import gaussian_z, interpolate_z, level_z
 
 __all__ = ["OnnxStreamer"]
 
-_MAX_COUNT = 2**53  # the most steps a saved state may count (every count below is exact in float64)
 _ONE_SIGMA = math.erf(1.0 / math.sqrt(2.0))  # the coverage of mean +- one standard deviation
 _EXTRA_HINT = 'OnnxStreamer needs ONNX Runtime, in the "onnx" extra: pip install "aaren_ts[onnx]"'
 
@@ -40,12 +36,6 @@ THETA_WEIGHT = f"{STATE_PREFIX}weight"  # the state's entry that marks streams w
 def _listed(nodes: list[Any]) -> list[tuple[str, str, list[Any]]]:
     """ONNX Runtime's description of a graph's inputs or outputs as ``(name, type, shape)``."""
     return [(node.name, node.type, list(node.shape)) for node in nodes]
-
-
-def _npz_path(path: str | os.PathLike) -> Path:
-    """``path`` with the ``".npz"`` suffix :func:`numpy.savez` gives a path without it."""
-    target = Path(path)
-    return target if target.suffix == ".npz" else target.with_name(target.name + ".npz")
 
 
 class OnnxStreamer:
@@ -64,6 +54,10 @@ class OnnxStreamer:
         Threads ONNX Runtime may use within one step (``intra_op_num_threads``).
     providers : sequence of str, optional
         ONNX Runtime execution providers, in order of preference (default: the CPU provider).
+    signing_key : bytes or str, optional
+        The key the file was signed with (``to_onnx(path, signing_key=...)``): an unsigned file, or one
+        whose signature does not match, is refused before ONNX Runtime reads it. Without a key a
+        signature is not checked.
 
     Raises
     ------
@@ -103,7 +97,11 @@ class OnnxStreamer:
     """
 
     def __init__(
-        self, path: str | os.PathLike, n_threads: int = 1, providers: Sequence[str] | None = None
+        self,
+        path: str | os.PathLike,
+        n_threads: int = 1,
+        providers: Sequence[str] | None = None,
+        signing_key: bytes | str | None = None,
     ) -> None:
         try:
             import onnxruntime
@@ -116,6 +114,8 @@ class OnnxStreamer:
         with open(source, "rb") as handle:  # read once: what is checked is what ONNX Runtime parses
             data = handle.read()
         sealed = verify_checksum(data, source)
+        if signing_key is not None:
+            verify_signature(data, signing_key, source)
         try:
             self._session = onnxruntime.InferenceSession(
                 data, sess_options=options, providers=list(providers or ["CPUExecutionProvider"])
@@ -197,49 +197,35 @@ class OnnxStreamer:
         state = self._state
         return {} if state is None else {k: v.copy() for k, v in state.items()}
 
-    def save_state(self, path: str | os.PathLike) -> None:
+    def save_state(self, path: str | os.PathLike, signing_key: bytes | str | None = None) -> None:
         """Write the streams' state (every array of :meth:`state`, and :attr:`n_seen`) to a ``.npz`` file.
 
         :meth:`load_state` on a streamer of the same exported file restores it, e.g. after a restart.
         Nothing in the file is pickled. As with :func:`numpy.savez`, ``".npz"`` is appended to a path
         without it. The file is written atomically (a temporary file renamed onto it): a process
-        killed while saving leaves the previous file intact, never a broken one.
+        killed while saving leaves the previous file intact, never a broken one. With
+        ``signing_key`` (bytes or str, at least 16 bytes, kept secret) the file is signed
+        (HMAC-SHA256): :meth:`load_state` with the same key refuses it once altered.
         """
         state, n_seen = self._snapshot
         if state is None:
             raise ValueError("no streams to save: feed time points with partial_update first")
-        with atomic_write(_npz_path(path)) as handle:
-            np.savez(handle, **state, __n_seen__=np.asarray(n_seen))
+        write_state(path, state, n_seen, signing_key)
 
-    def load_state(self, path: str | os.PathLike) -> OnnxStreamer:
+    def load_state(self, path: str | os.PathLike, signing_key: bytes | str | None = None) -> OnnxStreamer:
         """Restore streams saved by :meth:`save_state` from a streamer of the same exported file (the
-        path as given to :meth:`save_state`: ``".npz"`` is appended where it lacks it).
+        path as given to :meth:`save_state`: ``".npz"`` is appended where it lacks it). With
+        ``signing_key``, only a file signed with that key is read.
 
         Raises
         ------
         ValueError
             If the file's arrays do not match this model's state (names, dtypes, shapes, one number
-            of streams); the streamer is then left as it was.
+            of streams), or (with ``signing_key``) it is unsigned or altered since it was signed; the
+            streamer is then left as it was.
         """
-        path = _npz_path(path)
-        data = path.read_bytes()  # (FileNotFoundError as it is)
-        try:
-            check_stored_members(data, path.name, "the state's array")
-        except ValueError as err:
-            raise ValueError(f"{path} is not a readable state saved by save_state: {err}") from None
-        try:
-            with np.load(io.BytesIO(data), allow_pickle=False) as archive:
-                loaded = {name: archive[name] for name in archive.files}
-        except (ValueError, OSError, EOFError, TypeError, zipfile.BadZipFile) as err:
-            if isinstance(err, FileNotFoundError):
-                raise
-            raise ValueError(f"{path} is not a readable state saved by save_state (damaged?): {err}") from err
-        count = loaded.pop("__n_seen__", np.asarray(-1))
-        if count.shape != () or count.dtype.kind not in "iu" or not 0 <= int(count) <= _MAX_COUNT:
-            raise ValueError(
-                f"{path}: its step count __n_seen__ is {count!r}, not a count of steps (altered or damaged?)"
-            )
-        n_seen = int(count)
+        path = npz_path(path)
+        loaded, n_seen = read_state(path, signing_key)
         reference = self._initial if self.kind == "forecaster" else self._template()
         if set(loaded) != set(reference):
             missing, extra = sorted(set(reference) - set(loaded)), sorted(set(loaded) - set(reference))

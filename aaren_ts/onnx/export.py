@@ -373,7 +373,10 @@ def _require_constant_state(module: torch.nn.Module) -> None:
 
 
 def export_forecaster(
-    engine: ForecastEngine, path: str | os.PathLike, exog_columns: list[str] | tuple[str, ...] = ()
+    engine: ForecastEngine,
+    path: str | os.PathLike,
+    exog_columns: list[str] | tuple[str, ...] = (),
+    signing_key: bytes | str | None = None,
 ) -> Path:
     """Write the streaming step of ``engine``'s network and its streams' state to the ONNX file ``path``.
 
@@ -385,6 +388,8 @@ def export_forecaster(
         The file to write.
     exog_columns : sequence of str
         Names of the covariates the network takes, in order (future-known ones first).
+    signing_key : bytes or str, optional
+        Sign the file with this key (:func:`~aaren_ts.onnx._format.sealed_bytes`).
 
     Returns
     -------
@@ -403,7 +408,7 @@ def export_forecaster(
     graphs = {"quantile_function": _quantile_graph(QuantileFunction(engine.module), spec)}
     if spec.n_future:
         graphs["future_effect"] = _future_effect_graph(FutureEffect(engine.module), spec)
-    return _export(step, state, spec, path, graphs)
+    return _export(step, state, spec, path, graphs, signing_key)
 
 
 def export_classifier(
@@ -412,6 +417,7 @@ def export_classifier(
     channel_mean: np.ndarray,
     channel_scale: np.ndarray,
     classes: list[Any],
+    signing_key: bytes | str | None = None,
 ) -> Path:
     """Write the streaming step of a classifier network to the ONNX file ``path``.
 
@@ -425,6 +431,8 @@ def export_classifier(
         The standardisation of the inputs, applied inside the graph.
     classes : list
         The class labels, in the order of the network's outputs.
+    signing_key : bytes or str, optional
+        Sign the file with this key (:func:`~aaren_ts.onnx._format.sealed_bytes`).
 
     Returns
     -------
@@ -433,7 +441,7 @@ def export_classifier(
     _require_onnx()
     _require_constant_state(module)
     step, state, spec = _classifier_step(module, channel_mean, channel_scale, classes)
-    return _export(step, state, spec, path)
+    return _export(step, state, spec, path, signing_key=signing_key)
 
 
 def _onnx_program(
@@ -488,8 +496,9 @@ def _export(
     spec: ModelSpec,
     path: str | os.PathLike,
     graphs: dict[str, bytes] | None = None,
+    signing_key: bytes | str | None = None,
 ) -> Path:
-    """Export ``step`` with its metadata to the file ``path``."""
+    """Export ``step`` with its metadata to the file ``path`` (signed with ``signing_key``)."""
     inputs = _example_inputs(spec, state)
     names = [spec.observation, *([spec.covariates] if spec.covariates else []), *spec.constants, *spec.state]
     outputs = [*spec.outputs, *(f"new.{name}" for name in spec.state)]
@@ -499,7 +508,7 @@ def _export(
     proto = _onnx_program(step, inputs, names, outputs, dynamic)
     write_metadata(proto, spec, state, graphs)
     path = Path(path)
-    data = sealed_bytes(proto)
+    data = sealed_bytes(proto, signing_key)
     with atomic_write(path) as handle:
         handle.write(data)
     return path

@@ -114,7 +114,7 @@ def test_fit_chooses_the_weights_on_held_out_series_and_the_answer_mixes_by_them
     weights = module.head_weight.numpy()
     assert ((weights >= 0) & (weights <= 1)).all() and not np.all(weights == 0.5)
     with torch.no_grad():
-        values = (X.transpose(0, 2, 1) - clf.channel_mean_) / clf.channel_scale_
+        values = ((X.transpose(0, 2, 1) - clf.channel_mean_) / clf.channel_scale_).astype(np.float32)
         z, _ = module.encode(torch.as_tensor(values), torch.ones(40, 20, dtype=torch.bool))
         last = z[:, -1].double()
         linear = module.head[1]

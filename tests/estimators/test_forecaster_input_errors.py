@@ -120,3 +120,30 @@ def test_fit_on_a_series_with_no_observed_value_is_refused() -> None:
 def test_fit_on_values_whose_spread_overflows_says_to_rescale() -> None:
     with pytest.raises(ValueError, match="rescale the series"):  # (the log scale would take them)
         AarenForecaster(**TINY_FORECASTER, target_transform=None).fit(_series() * 1e298)
+
+
+@pytest.mark.parametrize(
+    ("column", "match"),
+    [
+        (np.arange(60.0).astype(object), r"column .y. has dtype object.*y\.astype\(float\)"),
+        (["a"] * 60, r"column .y. has dtype str"),
+        (pd.Categorical(["a", "b"] * 30), r"column 'y' has dtype category"),
+    ],
+    ids=["numbers-as-objects", "strings", "categorical"],
+)
+def test_a_column_that_does_not_hold_numbers_is_named(fitted, column, match) -> None:
+    y = pd.DataFrame({"y": column})
+    with pytest.raises(TypeError, match=match):
+        AarenForecaster(**TINY_FORECASTER).fit(y, fh=[1, 2])
+    before = fitted.predict().to_numpy().copy()
+    later = pd.DataFrame({"y": column}, index=pd.RangeIndex(60, 120))
+    with pytest.raises(TypeError, match=match):
+        fitted.update(later, update_params=False)
+    np.testing.assert_array_equal(fitted.predict().to_numpy(), before)
+
+
+def test_a_covariate_that_does_not_hold_numbers_is_named() -> None:
+    y = _series()
+    X = pd.DataFrame({"promo": ["yes", "no"] * 30}, index=y.index)
+    with pytest.raises(TypeError, match=r"X.s column .promo. has dtype"):
+        AarenForecaster(**TINY_FORECASTER).fit(y, X=X, fh=[1, 2])

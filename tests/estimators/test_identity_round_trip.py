@@ -65,3 +65,21 @@ def test_a_missing_series_id_is_refused_not_dropped() -> None:
     y.index = y.index.set_levels(["a", np.nan], level=0, verify_integrity=False)
     with pytest.raises(ValueError, match=r"missing \(NaN\) series id"):
         AarenForecaster(**TINY_FORECASTER).fit(y)
+
+
+@pytest.mark.parametrize(
+    "index",
+    [
+        pd.period_range("2000-01", periods=40, freq="M", name="month"),
+        pd.date_range("2000-01-01", periods=40, freq="D", name="day"),
+        pd.RangeIndex(40, name="step"),
+    ],
+    ids=["period", "datetime", "integer"],
+)
+def test_the_cutoff_keeps_its_index_name_through_save_and_load(index, tmp_path) -> None:
+    y = pd.DataFrame({"y": 10.0 + np.random.default_rng(0).normal(size=40).cumsum()}, index=index)
+    f = AarenForecaster(**TINY_FORECASTER).fit(y, fh=[1, 2])
+    loaded = AarenForecaster.load(f.save(tmp_path / "model"))
+    assert f.cutoff.name == index.name
+    pd.testing.assert_index_equal(loaded.cutoff, f.cutoff)
+    pd.testing.assert_index_equal(loaded.predict().index, f.predict().index)

@@ -22,10 +22,11 @@ import warnings
 import zipfile
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
-from aaren_ts import AarenClassifier
+from aaren_ts import AarenClassifier, AarenForecaster
 from aaren_ts.estimators._persistence import PAYLOAD_ENTRY
 from aaren_ts.utils.files import stale_temporaries, temporaries
 
@@ -329,3 +330,27 @@ def test_a_classifier_archive_with_values_a_model_cannot_hold_is_refused(tiny, t
     _rebuild(tiny, crafted, {PAYLOAD_ENTRY: _torch_bytes(payload)})
     with pytest.raises(ValueError, match=match):
         AarenClassifier.load(crafted)
+
+
+@pytest.fixture(scope="module")
+def tiny_forecaster(tmp_path_factory):
+    """A small forecaster fitted on its series' own scale (values in the thousands), saved."""
+    rng = np.random.default_rng(0)
+    y = pd.DataFrame({"y": 5000 + 50 * rng.normal(size=80).cumsum()})
+    est = AarenForecaster(
+        d_model=8, n_heads=2, n_layers=1, d_ff=16, n_estimators=1, context_length=8, max_epochs=1,
+        horizon=3, target_transform=None, random_state=0,
+    )  # fmt: skip
+    return est.fit(y, fh=[1, 2, 3]).save(tmp_path_factory.mktemp("tiny_forecaster") / "tiny")
+
+
+def test_a_forecaster_archive_switched_to_the_log_scale_is_refused(tiny_forecaster, tmp_path):
+    """Its streams hold values in the thousands: through the exponential they would forecast inf."""
+    payload = _payload(tiny_forecaster)
+    assert not payload["attributes"]["log_target"].any()
+    payload["attributes"]["log_target"] = torch.ones_like(payload["attributes"]["log_target"])
+    crafted = tmp_path / "crafted.zip"
+    _rebuild(tiny_forecaster, crafted, {PAYLOAD_ENTRY: _torch_bytes(payload)})
+    with pytest.raises(ValueError, match="forecast non-finite values in the series' units"):
+        AarenForecaster.load(crafted)
+    assert np.isfinite(AarenForecaster.load(tiny_forecaster).predict().to_numpy()).all()

@@ -621,3 +621,47 @@ def test_a_compressed_state_file_is_refused_unread(forecaster_file, tmp_path):
     with pytest.raises(ValueError, match=r"is compressed .* refused unread"):
         streamer.load_state(bomb)
     assert all(np.array_equal(before[k], v) for k, v in streamer.state().items())
+
+
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="POSIX interval timers")
+def test_an_interrupt_during_an_update_leaves_the_streams_before_or_fully_advanced(forecaster_file):
+    """Ctrl-C (a KeyboardInterrupt raised at a random moment of a many-step update, 20 trials): the
+    streamer holds the state from before the call or the fully advanced one, never one between."""
+    streamer = OnnxStreamer(forecaster_file)
+    y, X = _step(streamer)
+    n_steps = 200
+    ys, Xs = np.repeat(y[:, None], n_steps, axis=1), np.repeat(X[:, None], n_steps, axis=1)
+    before = streamer.state()
+    tic = time.perf_counter()
+    advanced = OnnxStreamer(forecaster_file).partial_update(ys, X=Xs).state()
+    duration = time.perf_counter() - tic
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    rng = np.random.default_rng(0)
+    outcomes = []
+    try:
+        for _ in range(20):
+            trial = OnnxStreamer(forecaster_file)
+            signal.setitimer(signal.ITIMER_REAL, float(rng.uniform(0.05, 1.2) * duration))
+            try:
+                trial.partial_update(ys, X=Xs)
+                time.sleep(0.4 * duration)  # a late interrupt lands here
+            except KeyboardInterrupt:
+                pass
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0.0)
+            state = trial.state()
+            if all(np.array_equal(state[k], before[k]) for k in before):
+                outcomes.append("before")
+            elif all(np.array_equal(state[k], advanced[k]) for k in advanced):
+                outcomes.append("advanced")
+            else:
+                outcomes.append("torn")
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+    assert "torn" not in outcomes, outcomes
+    assert "before" in outcomes, outcomes  # the interrupts did land inside the calls
+    assert trial.partial_update(y, X=X).n_seen >= 1  # and the streamer still works
