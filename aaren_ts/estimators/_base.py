@@ -141,14 +141,15 @@ class AarenEstimatorMixin:
             if name != "self":
                 setattr(self, name, arguments[name])
 
-    def _all_or_nothing(self, fit: Callable[[], Any]) -> Any:
-        """Run ``fit`` (sktime's, which resets the estimator first); if it raises, anything included (bad
-        input, a failure while training, an interrupt), put every attribute back, so a fitted model and
-        its streams are left as they were. Training builds new networks and streams; weights it
-        fine-tunes in place (after ``pretrain``) are put back too."""
+    def _all_or_nothing(self, fit: Callable[[], Any], trains: bool = True) -> Any:
+        """Run ``fit`` (sktime's ``fit`` or ``update``, which set attributes before they train); if it
+        raises, anything included (bad input, a failure while training, an interrupt), put every
+        attribute back, so a fitted model and its streams are left as they were. Training builds new
+        networks and streams; weights it fine-tunes in place (after ``pretrain``, or with ``trains``
+        in ``update``) are put back too."""
         before = dict(self.__dict__)
         net = before.get("net_")
-        weights = None if net is None else copy.deepcopy(net.module_.state_dict())
+        weights = None if net is None or not trains else copy.deepcopy(net.module_.state_dict())
         try:
             return fit()
         except BaseException:

@@ -119,7 +119,7 @@ class ForecasterTrainingMixin:
         default :meth:`_member_losses`) from the initial forecast ``start`` (default the member's,
         :meth:`_member_starts`; an ensemble's members are built alike and then take the trained
         networks' weights)."""
-        from skorch import NeuralNet
+        from aaren_ts.estimators._nets import ForecastNeuralNet
 
         module_params = {
             "n_channels": int(self.n_channels_),
@@ -148,7 +148,7 @@ class ForecasterTrainingMixin:
         if n_members > 1:
             module, module_params = ForecastEnsemble, {"n_members": n_members, **module_params}
         return self._build_net(
-            NeuralNet, module, module_params, loss, train_split, with_callbacks,
+            ForecastNeuralNet, module, module_params, loss, train_split, with_callbacks,
             average_best_epochs=AVERAGED_BEST_EPOCHS, **collate,
         )  # fmt: skip
 

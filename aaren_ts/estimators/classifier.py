@@ -34,7 +34,7 @@ from aaren_ts.estimators._params import (
 )
 from aaren_ts.estimators._skorch import torch_seed
 from aaren_ts.estimators.classification._early import EarlyClassifierMixin
-from aaren_ts.estimators.classification._fitted import FittedClassifierMixin
+from aaren_ts.estimators.classification._fitted import FittedClassifierMixin, check_training_scale
 from aaren_ts.estimators.classification._inference import final_proba, scaled_values, staged_proba
 from aaren_ts.estimators.classification._kernels import kernel_config, mixture_split
 from aaren_ts.estimators.classification._net import ClassifierNets
@@ -411,6 +411,7 @@ class AarenClassifier(
         panel = to_panel(X)
         self.n_channels_ = panel.n_channels
         mean, scale = standardization(panel.values[panel.mask()], self.normalization == "standard")
+        check_training_scale(scale)
         self.channel_mean_, self.channel_scale_ = mean, scale
         values, lengths = self._scaled(panel)
         codes = np.searchsorted(self.classes_, y).astype(np.int64)

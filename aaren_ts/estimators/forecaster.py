@@ -403,6 +403,22 @@ class AarenForecaster(
         """
         return self._all_or_nothing(lambda: super(AarenForecaster, self).fit(y, X=X, fh=fh))
 
+    def update(self, y: Any, X: Any = None, update_params: bool = True) -> AarenForecaster:
+        """sktime's ``update``; if it fails or is interrupted, the forecaster is left as it was (sktime
+        moves the cutoff and stores ``y`` before the streams advance).
+
+        Parameters
+        ----------
+        y, X, update_params
+            As :meth:`sktime.forecasting.base.BaseForecaster.update`.
+
+        Returns
+        -------
+        self
+        """
+        call = super().update
+        return self._all_or_nothing(lambda: call(y, X=X, update_params=update_params), trains=update_params)
+
     def _check_fh(self, fh: Any, pred_int: bool = False) -> Any:
         """sktime's check of ``fh``, its absolute times first converted to the cutoff's time zone (a mix
         of time-zone-aware and naive times is refused)."""

@@ -22,8 +22,8 @@ def test_a_classifier_refit_on_values_that_overflow_keeps_the_fitted_model() -> 
     X, y = _panel()
     clf = AarenClassifier(**TINY_NETWORK, max_epochs=1, n_random_features=840).fit(X, y)
     proba = clf.predict_proba(X)
-    with pytest.raises(ValueError):
-        clf.fit(X * 1e38, y)  # finite in float64, beyond float32
+    with pytest.raises(ValueError, match=r"X: channel 0 has a standard deviation of .*rescale the data"):
+        clf.fit(X * 1e38, y)  # finite in float64, and a scale no saved model could load back
     np.testing.assert_array_equal(clf.predict_proba(X), proba)
 
 
@@ -55,3 +55,40 @@ def test_quantile_levels_whose_quantiles_are_infinite_are_refused(alpha) -> None
     with pytest.raises(ValueError, match=r"at least 1e-16 from either"):
         f.predict_quantiles_array(alpha)
     assert np.isfinite(f.predict_quantiles(fh=[1], alpha=[1e-15]).to_numpy()).all()
+
+
+def test_skorch_does_not_swallow_an_interrupt_during_training() -> None:
+    """skorch ends training at a KeyboardInterrupt and returns normally; the estimators' nets raise it
+    again once training has ended, so the estimator's call is interrupted (and undone) whole."""
+    import torch
+
+    from aaren_ts.estimators._nets import ClassifierNeuralNet, ForecastNeuralNet
+
+    class Interrupting(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.linear = torch.nn.Linear(2, 2)
+
+        def forward(self, X):
+            raise KeyboardInterrupt
+
+    X, y = np.zeros((8, 2), dtype=np.float32), np.arange(8) % 2
+    for net_class in (ForecastNeuralNet, ClassifierNeuralNet):
+        net = net_class(Interrupting, criterion=torch.nn.MSELoss, max_epochs=2, train_split=None, verbose=0)
+        with pytest.raises(KeyboardInterrupt):
+            net.fit(X, y.astype(np.float32).reshape(-1, 1) if net_class is ForecastNeuralNet else y)
+        assert not hasattr(net, "_interrupt")
+
+
+def test_a_refused_update_leaves_the_cutoff_and_the_streams() -> None:
+    """sktime's update moves the cutoff and stores y before the streams advance: a refused update
+    (a new series that cannot be standardised) puts them back too."""
+    index = pd.MultiIndex.from_product([["a", "b"], range(40)], names=["series", "time"])
+    y = pd.DataFrame({"y": 10 + np.sin(np.arange(80) / 3)}, index=index)
+    f = AarenForecaster(**TINY_FORECASTER).fit(y, fh=[1, 2])
+    cutoff, forecast = f.cutoff, f.predict()
+    bad = pd.DataFrame({"y": [1e300, -1e300]}, index=pd.MultiIndex.from_product([["c"], [40, 41]]))
+    with pytest.raises(ValueError, match="new series 'c'"):
+        f.update(bad, update_params=False)
+    pd.testing.assert_index_equal(f.cutoff, cutoff)
+    pd.testing.assert_frame_equal(f.predict(), forecast)

@@ -18,7 +18,7 @@ from aaren_ts.estimators.classification._early import AUTO_THRESHOLD_FLOOR
 from aaren_ts.estimators.classification._net import ClassifierNets
 from aaren_ts.utils.limits import MAX_SCALE
 
-__all__ = ["FittedClassifierMixin"]
+__all__ = ["FittedClassifierMixin", "check_training_scale"]
 
 
 class FittedClassifierMixin:
@@ -95,6 +95,20 @@ class FittedClassifierMixin:
         if not 0.0 < threshold <= 1.0:
             raise ValueError(f"the saved probability_threshold_ must lie in (0, 1], got {threshold}")
         return threshold
+
+
+def check_training_scale(scale: np.ndarray) -> None:
+    """Refuse training data whose channel's standard deviation exceeds ``MAX_SCALE`` (a saved model
+    could not be loaded back; such values are a sentinel or the wrong units): ``ValueError`` naming
+    the channel."""
+    beyond = np.flatnonzero(~(scale <= MAX_SCALE))
+    if len(beyond):
+        channel = int(beyond[0])
+        raise ValueError(
+            f"X: channel {channel} has a standard deviation of {scale[channel]:.3g}; the classifier "
+            f"standardises by at most {MAX_SCALE:.3g} (values this large are a sentinel or in the wrong "
+            "units? rescale the data)"
+        )
 
 
 def _check_standardization(mean: np.ndarray, scale: np.ndarray, n_channels: int) -> None:

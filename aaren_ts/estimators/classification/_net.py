@@ -89,7 +89,7 @@ class ClassifierNets:
         ``None``), or with ``"fitted"`` (default) the classifier's own, a
         :class:`~aaren_ts.nn.ensemble.ClassifierEnsemble` when ``n_estimators > 1``; the other
         arguments as :meth:`~aaren_ts.estimators._base.AarenEstimatorMixin._build_net` takes them."""
-        from skorch import NeuralNetClassifier
+        from aaren_ts.estimators._nets import ClassifierNeuralNet
 
         module: type[torch.nn.Module] = ClassifierModule
         module_params: dict[str, Any] = {
@@ -104,7 +104,7 @@ class ClassifierNets:
         )
         batches = {"batch_size": int(batch_size or self.batch_size), "classes": np.arange(self.n_classes)}
         return self.build_net(
-            NeuralNetClassifier, module, module_params, loss, train_split, with_callbacks,
+            ClassifierNeuralNet, module, module_params, loss, train_split, with_callbacks,
             own_use, max_epochs=max_epochs, **batches,
         )  # fmt: skip
 
