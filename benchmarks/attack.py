@@ -1364,7 +1364,7 @@ def cases_transactions(fx: Fixtures) -> Cases:
             lambda: s().fit(_series() * np.nan), "NaN|observ", s()
         ),
         "forecaster: refit interrupted at random moments, the model kept or replaced whole": lambda: (
-            _interrupted(fx.single(), lambda f: f.fit(_series(80)), trials, rng)
+            _interrupted(fx.single(), lambda f: f.fit(_series(80)), min(trials, 6), rng)
         ),
         "classifier: refit interrupted at random moments, the model kept or replaced whole": lambda: (
             _interrupted(fx.classifier(), lambda c: c.fit(X * 2.0, y), min(trials, 8), rng)
