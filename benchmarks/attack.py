@@ -1570,17 +1570,18 @@ def cases_bounds(fx: Fixtures) -> Cases:
 
 
 def cases_numerics(fx: Fixtures) -> Cases:
-    import torch
-
-    from aaren_ts import AarenClassifier
+    from aaren_ts import AarenClassifier, AarenForecaster
 
     X, y = _classes()
     s, st, c = Shared(fx.single), Shared(fx.streamer), Shared(fx.classifier)
     offset = 1e8  # float32 resolves 8 at this magnitude
+    # a panel forecaster that computes with two threads (OpenMP's threads do not survive a fork)
+    threaded = Shared(
+        lambda: AarenForecaster(**fx.forecaster_params(n_estimators=1, num_threads=2)).fit(_panel())
+    )
 
     def fork_after_threads() -> tuple[str, str]:
-        f = fx.panel()
-        threads = torch.get_num_threads()
+        f = copy.deepcopy(threaded())
         expected = f.predict_array()  # multi-threaded inference in the parent first
         status, value = _in_fork(lambda: f.predict_array())
         if status == "hung":
@@ -1589,10 +1590,11 @@ def cases_numerics(fx: Fixtures) -> Cases:
             return "obscure", value
         if not np.array_equal(value, expected):
             return "silent wrong", "the child's forecasts differ from the parent's"
-        return "correct", f"the child's forecasts equal the parent's ({threads} threads in the parent)"
+        return "correct", "the child's forecasts equal the parent's (num_threads=2 in the parent)"
 
     def fork_during_updates() -> tuple[str, str]:
-        f, reference = fx.panel(), fx.panel()
+        f, reference = copy.deepcopy(threaded()), copy.deepcopy(threaded())
+        f.predict_array()  # multi-threaded inference in the parent first
         step = f.engine_.mean[:, None, :1] + 1.0
         n = 60 if fx.quick else 200
         replay = [reference.predict_array()]
