@@ -220,34 +220,59 @@ class Shared:
 
 
 # ------------------------------------------------------------------------ judging outcomes
-def _weights(obj: Any) -> list[np.ndarray]:
+Snapshot = list[tuple[str, np.ndarray]]
+
+
+def _weights(obj: Any) -> Snapshot:
     net = getattr(obj, "net_", None)
     if net is None:
         return []
-    return [t.detach().cpu().numpy().copy() for t in net.module_.state_dict().values()]
+    return [(f"weight {k}", t.detach().cpu().numpy().copy()) for k, t in net.module_.state_dict().items()]
 
 
-def _snapshot(obj: Any) -> list[np.ndarray]:
-    """Everything of ``obj`` a refused or interrupted call must leave as it was: a forecaster's streams,
-    series, cutoffs and weights; a classifier's probabilities, standardisation and weights; a streamer's
-    state."""
+def _snapshot(obj: Any) -> Snapshot:
+    """Everything of ``obj`` a refused or interrupted call must leave as it was, part by part: a
+    forecaster's streams, series, cutoffs and weights; a classifier's probabilities, standardisation and
+    weights; a streamer's state."""
     from aaren_ts import AarenClassifier, AarenForecaster
 
     if isinstance(obj, AarenForecaster):
-        arrays = [t.detach().cpu().numpy().copy() for t in obj.stream_state_tensors()]
-        identity = [repr(obj.series_ids_), repr(obj.series_cutoffs_.tolist()), repr(obj.cutoff)]
-        return [*arrays, np.asarray(obj.engine_.n_seen).copy(), np.asarray(identity), *_weights(obj)]
+        streams = [(f"stream tensor {k}", t.detach().cpu().numpy().copy()) for k, t in
+                   enumerate(obj.stream_state_tensors())]  # fmt: skip
+        identity = [
+            ("n_seen", np.asarray(obj.engine_.n_seen).copy()),
+            ("series ids", np.asarray(repr(obj.series_ids_))),
+            ("series cutoffs", np.asarray(repr(obj.series_cutoffs_.tolist()))),
+            ("cutoff", np.asarray(repr(obj.cutoff))),
+        ]
+        return [*streams, *identity, *_weights(obj)]
     if isinstance(obj, AarenClassifier):
-        fitted = [np.asarray(obj.channel_mean_), np.asarray(obj.channel_scale_), np.asarray(obj.classes_)]
-        return [np.asarray(obj.predict_proba(_classes()[0])), *fitted, *_weights(obj)]
-    return [*obj.state().values(), np.asarray(obj.n_seen)]
+        fitted = [
+            (name, np.asarray(getattr(obj, name))) for name in ("channel_mean_", "channel_scale_", "classes_")
+        ]
+        return [("probabilities", np.asarray(obj.predict_proba(_classes()[0]))), *fitted, *_weights(obj)]
+    return [*obj.state().items(), ("n_seen", np.asarray(obj.n_seen))]
 
 
-def _same(a: list[np.ndarray], b: list[np.ndarray]) -> bool:
-    return len(a) == len(b) and all(
-        x.shape == y.shape and np.array_equal(x, y, equal_nan=x.dtype.kind == "f")
-        for x, y in zip(a, b, strict=True)
-    )
+def _same(a: Snapshot, b: Snapshot) -> bool:
+    return not _changed(a, b)
+
+
+def _changed(a: Snapshot, b: Snapshot) -> str:
+    """What differs between the snapshots ``a`` and ``b`` (empty if nothing): the parts, with the values
+    of a small one."""
+    if [name for name, _ in a] != [name for name, _ in b]:
+        return "its parts themselves"
+    parts = [
+        (name, x, y)
+        for (name, x), (_, y) in zip(a, b, strict=True)
+        if not (x.shape == y.shape and np.array_equal(x, y, equal_nan=x.dtype.kind == "f"))
+    ]
+    if not parts:
+        return ""
+    name, x, y = parts[0]
+    first = f"{name}: {x} -> {y}" if x.size <= 4 or x.dtype.kind == "U" else name
+    return first + (f" and {len(parts) - 1} parts more" if len(parts) > 1 else "")
 
 
 def _finite(value: Any) -> bool:
@@ -272,8 +297,8 @@ def refused(
         result = call()
     except kinds as err:
         message = f"{type(err).__name__}: {err}"
-        if obj is not None and not _same(_snapshot(obj), before):
-            return "state lost", message
+        if obj is not None and (change := _changed(before, _snapshot(obj))):
+            return "state lost", f"refused, but it changed {change}; {message}"
         return ("clear" if re.search(pattern, str(err), re.IGNORECASE) else "obscure"), message
     except Exception as err:
         return "obscure", f"{type(err).__name__}: {err}"
@@ -395,16 +420,18 @@ def _interrupted(
     before, after = _snapshot(start), _snapshot(advanced)
     if _same(before, after):
         return "obscure", "the call changed nothing: nothing to interrupt"
-    seen, swallowed = [], 0
+    seen, swallowed, torn = [], 0, ""
     for _ in range(trials):
         f = copy.deepcopy(start)
         swallowed += _interrupt(lambda f=f: call(f), float(rng.uniform(0.0, 1.2 * duration))) == "swallowed"
         now = _snapshot(f)
         seen.append("before" if _same(now, before) else "after" if _same(now, after) else "torn")
+        if seen[-1] == "torn" and not torn:
+            torn = f"; the first in between changed {_changed(before, now)}"
     detail = (
         f"{trials} interrupts in {duration:.2f} s calls: {seen.count('before')} left it as it was, "
         f"{seen.count('after')} as the whole call does, {seen.count('torn')} in between; {swallowed} "
-        "swallowed (the call went on and returned normally)"
+        f"swallowed (the call went on and returned normally){torn}"
     )
     return ("state lost", detail) if "torn" in seen else ("correct", detail)
 
@@ -519,6 +546,39 @@ def cases_shapes(fx: Fixtures) -> Cases:
     return out
 
 
+def scaled_fit(fx: Fixtures, factor: float, classifier: Any = None) -> tuple[str, str]:
+    """A classifier fitted (``classifier``: refitted) on ``X * factor``: refused naming the problem, a
+    refitted one left as it was; or, as standardisation cancels the factor, fitted to the probabilities
+    that ``X`` gives, and saved and loaded back as it is."""
+    from aaren_ts import AarenClassifier
+
+    X, y = _classes()
+    c = classifier if classifier is not None else AarenClassifier(**fx.classifier_params())
+    before = None if classifier is None else _snapshot(classifier)
+    try:
+        c.fit(X * factor, y)
+    except (ValueError, TypeError) as err:
+        if before is not None and (change := _changed(before, _snapshot(classifier))):
+            return "state lost", f"refused, but it changed {change}; {type(err).__name__}: {err}"
+        named = re.search("inf|overflow|float32|standard deviations|rescale|scale", str(err), re.IGNORECASE)
+        return ("clear" if named else "obscure"), f"{type(err).__name__}: {err}"
+    except Exception as err:
+        return "obscure", f"{type(err).__name__}: {err}"
+    got, expected = c.predict_proba(X * factor), fx.classifier().predict_proba(X)
+    gap = float(np.abs(got - expected).max())
+    if not gap < 1e-6:
+        return (
+            "silent wrong",
+            f"accepted, its probabilities {gap:.3g} from those X gives (scale {c.channel_scale_})",
+        )
+    try:
+        loaded = AarenClassifier.load(c.save(Path(tempfile.mkdtemp()) / "scaled"))
+    except Exception as err:
+        return "state lost", f"accepted and right, but the archive save wrote is refused by load: {err}"
+    same = np.array_equal(loaded.predict_proba(X * factor), got)
+    return ("correct", f"fitted as X is (to {gap:.1e}), saved and loaded") if same else ("silent wrong", "")
+
+
 def cases_values(fx: Fixtures) -> Cases:
     from aaren_ts import AarenForecaster
 
@@ -571,6 +631,7 @@ def cases_values(fx: Fixtures) -> Cases:
     out["fit: values 1e300"] = lambda: refused(
         lambda: AarenForecaster(**TINY).fit(_series() * 1e298), "rescale"
     )
+    out["classifier: fit on X * 1e300 (its spread overflows)"] = lambda: scaled_fit(fx, 1e300)
     return out
 
 
@@ -1369,8 +1430,8 @@ def cases_transactions(fx: Fixtures) -> Cases:
         "classifier: refit interrupted at random moments, the model kept or replaced whole": lambda: (
             _interrupted(fx.classifier(), lambda c: c.fit(X * 2.0, y), min(trials, 8), rng)
         ),
-        "classifier: refit on X * 1e38 refused, the model kept": lambda: refused(
-            lambda: c().fit(X * 1e38, y), "inf|overflow|float32|standard deviations|rescale", c()
+        "classifier: refit on X * 1e38 refused (the model kept) or fitted, saved and loaded": lambda: (
+            scaled_fit(fx, 1e38, c())
         ),
         "classifier: refit with labels of another length refused, the model kept": lambda: refused(
             lambda: c().fit(X, y[:5]), "length|samples|instances|inconsistent|labels", c()
@@ -1862,7 +1923,7 @@ def main() -> None:
     rows.append(["**total**", counts["total"]["cases"], *(counts["total"][o] for o in OUTCOMES)])
     table = markdown_table(header, rows)
     details = [
-        [r["category"], r["case"], r["outcome"], r["detail"].replace("|", "/").replace("\n", " ")[:160]]
+        [r["category"], r["case"], r["outcome"], r["detail"].replace("|", "/").replace("\n", " ")[:300]]
         for r in outcomes
     ]
     command = "python benchmarks/attack.py" + (" --quick" if args.quick else "")
