@@ -1367,8 +1367,15 @@ def _panel_update(new_value: float) -> pd.DataFrame:
 
 
 def cases_transactions(fx: Fixtures) -> Cases:
+    from aaren_ts import AarenClassifier, AarenForecaster
+
     X, y = _classes()
     s, c = Shared(fx.single), Shared(fx.classifier)
+    # one network each, to refit quickly (the classifier for ten epochs, so that training takes its time)
+    one = Shared(lambda: AarenForecaster(**fx.forecaster_params(n_estimators=1)).fit(_series()))
+    small = Shared(
+        lambda: AarenClassifier(**fx.classifier_params(**QUICK_CLASSIFIER, max_epochs=10)).fit(X, y)
+    )
     trials = 3 if fx.quick else 12
     rng = np.random.default_rng(0)
 
@@ -1425,10 +1432,10 @@ def cases_transactions(fx: Fixtures) -> Cases:
             lambda: s().fit(_series() * np.nan), "NaN|observ", s()
         ),
         "forecaster: refit interrupted at random moments, the model kept or replaced whole": lambda: (
-            _interrupted(fx.single(), lambda f: f.fit(_series(80)), min(trials, 6), rng)
+            _interrupted(one(), lambda f: f.fit(_series(80)), trials, rng)
         ),
         "classifier: refit interrupted at random moments, the model kept or replaced whole": lambda: (
-            _interrupted(fx.classifier(), lambda c: c.fit(X * 2.0, y), min(trials, 8), rng)
+            _interrupted(small(), lambda c: c.fit(X * 2.0, y), trials, rng)
         ),
         "classifier: refit on X * 1e38 refused (the model kept) or fitted, saved and loaded": lambda: (
             scaled_fit(fx, 1e38, c())
