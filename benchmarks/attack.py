@@ -44,7 +44,7 @@ import warnings
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -413,6 +413,7 @@ def _interrupted(
 ) -> tuple[str, str]:
     """Ctrl-C at random moments of ``call`` on copies of ``start``: each copy must be left as ``start``
     was, or as ``call`` leaves it when it is not interrupted, never in between."""
+    call(copy.deepcopy(start))  # a first call may pay for what the later ones do not: not timed
     advanced = copy.deepcopy(start)
     tic = time.perf_counter()
     call(advanced)
@@ -434,6 +435,49 @@ def _interrupted(
         f"swallowed (the call went on and returned normally){torn}"
     )
     return ("state lost", detail) if "torn" in seen else ("correct", detail)
+
+
+def _ctrl_c() -> Any:
+    """A skorch callback for an estimator's ``callbacks``: once armed (``armed[0] = True``), it raises
+    ``KeyboardInterrupt`` at the end of the next training batch, as a Ctrl-C there would (at a moment
+    that does not depend on timing)."""
+    from skorch.callbacks import Callback
+
+    class CtrlC(Callback):
+        armed: ClassVar[list[bool]] = [False]  # (shared by the copies an estimator makes)
+
+        def on_batch_end(self, net: Any, **kwargs: Any) -> None:
+            if self.armed[0]:
+                self.armed[0] = False
+                raise KeyboardInterrupt
+
+    return CtrlC()
+
+
+def _ctrl_c_in_training(make: Callable[[Any], Any], call: Callable[[Any], Any]) -> tuple[str, str]:
+    """``call`` on the estimator ``make(callback)`` fitted, with a Ctrl-C in its training: the
+    ``KeyboardInterrupt`` must come through, and the estimator be left as it was."""
+    ctrl_c = _ctrl_c()
+    estimator = make(ctrl_c)
+    before = _snapshot(estimator)
+    ctrl_c.armed[0] = True
+    try:
+        call(estimator)
+    except KeyboardInterrupt:
+        if change := _changed(before, _snapshot(estimator)):
+            return "state lost", f"the interrupt came through, but it changed {change}"
+        return "correct", "the interrupt came through, the estimator as it was"
+    except Exception as err:
+        return "obscure", f"{type(err).__name__}: {err}"
+    finally:
+        fired, ctrl_c.armed[0] = not ctrl_c.armed[0], False
+    if not fired:
+        return "obscure", "no training batch ended: nothing was interrupted"
+    change = _changed(before, _snapshot(estimator))
+    return (
+        "state lost",
+        f"the KeyboardInterrupt was swallowed: the call returned normally, trained part way ({change})",
+    )
 
 
 def _in_fork(call: Callable[[], Any], timeout: float = FORK_TIMEOUT) -> tuple[str, Any]:
@@ -1436,6 +1480,18 @@ def cases_transactions(fx: Fixtures) -> Cases:
         ),
         "classifier: refit interrupted at random moments, the model kept or replaced whole": lambda: (
             _interrupted(small(), lambda c: c.fit(X * 2.0, y), trials, rng)
+        ),
+        "forecaster: Ctrl-C in a refit's training (a callback raises it)": lambda: _ctrl_c_in_training(
+            lambda cb: AarenForecaster(**fx.forecaster_params(n_estimators=1, callbacks=[cb])).fit(_series()),
+            lambda f: f.fit(_series(80)),
+        ),
+        "forecaster: Ctrl-C in an update's fine-tuning (a callback raises it)": lambda: _ctrl_c_in_training(
+            lambda cb: AarenForecaster(**fx.forecaster_params(n_estimators=1, callbacks=[cb])).fit(_series()),
+            lambda f: f.update(pd.DataFrame({"y": [101.0, 102.0, 103.0]}, index=[60, 61, 62])),
+        ),
+        "classifier: Ctrl-C in a refit's training (a callback raises it)": lambda: _ctrl_c_in_training(
+            lambda cb: AarenClassifier(**fx.classifier_params(**QUICK_CLASSIFIER, callbacks=[cb])).fit(X, y),
+            lambda c: c.fit(X * 2.0, y),
         ),
         "classifier: refit on X * 1e38 refused (the model kept) or fitted, saved and loaded": lambda: (
             scaled_fit(fx, 1e38, c())
