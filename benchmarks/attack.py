@@ -67,8 +67,12 @@ CATEGORIES = {
 #: The cases ``--quick`` runs: one or two of each category.
 QUICK = {
     "shapes": ["array: wrong channels", "pandas update: str"],
-    "values": ["array: inf", "classifier: X * 1e+38"],
-    "archives": ["NaN encoder state", "classifier: channel_scale negative"],
+    "values": ["array: inf", "classifier: X * 1e+38", "classifier: fit on X * 1e300 (its spread overflows)"],
+    "archives": [
+        "NaN encoder state",
+        "classifier: channel_scale negative",
+        "signed: a weight altered, CRCs recomputed",
+    ],
     "files": ["state: NaN encoder", "onnx: embedded levels NaN (resealed)"],
     "threads": [
         "readers: 7 threads read a forecaster while one streams",
@@ -80,6 +84,10 @@ QUICK = {
     "transactions": [
         "panel: a new series with inf is refused, nothing added",
         "array update of 2000 series interrupted at random moments",
+        "update refused after fine-tuning (a new series of 1e300): weights and streams kept",
+        "forecaster: Ctrl-C in a refit's training (a callback raises it)",
+        "forecaster: Ctrl-C in an update's fine-tuning (a callback raises it)",
+        "classifier: Ctrl-C in a refit's training (a callback raises it)",
     ],
     "identity": [
         "aware Timestamp ids keep type and zone through save/load",
@@ -787,6 +795,40 @@ def cases_archives(fx: Fixtures) -> Cases:
         return bomb.getvalue()
 
     standardisation = "channel standardisation|standard deviations"
+    key = b"k" * 32  # a signing key (any 16 bytes or more)
+
+    def signed_then(change: str) -> Callable[[], tuple[str, str]]:
+        """A signed archive read with its key after ``change``: ``"weights"`` (a weight altered and
+        the archive rebuilt, the CRCs recomputed), ``"unsigned"`` (the signature removed) or
+        ``"other key"``; ``"none"`` must load and step."""
+
+        def run() -> tuple[str, str]:
+            source = fx.panel().save(work / f"signed_{change}", signing_key=key)
+            if change == "none":
+                expected = fx.panel().predict_quantiles_array([0.5])
+                loaded = AarenForecaster.load(source, signing_key=key)
+                return works(
+                    lambda: loaded.predict_quantiles_array([0.5]), lambda q: np.array_equal(q, expected)
+                )
+            with zipfile.ZipFile(source) as archive:
+                entries = {name: archive.read(name) for name in archive.namelist()}
+            payload_name = "aaren_ts_payload.pt"
+            if change == "weights":
+                payload = torch.load(io.BytesIO(entries[payload_name]), weights_only=True)
+                first = next(iter(payload["state_dict"]))
+                payload["state_dict"][first] = payload["state_dict"][first] * 1.01
+                entries[payload_name] = _torch_bytes(payload, zipfile.ZIP_STORED)
+            elif change == "unsigned":
+                entries.pop("aaren_ts_signature")
+            target = work / f"signed_{change}_altered.zip"
+            with zipfile.ZipFile(target, "w") as archive:
+                for entry, data in entries.items():
+                    archive.writestr(entry, data)
+            reader_key = b"o" * 32 if change == "other key" else key
+            pattern = "not signed" if change == "unsigned" else "does not match the signing key"
+            return refused(lambda: AarenForecaster.load(target, signing_key=reader_key), pattern)
+
+        return run
 
     def scale(value: float) -> Callable[[dict], None]:
         return lambda a: a.update(channel_scale=torch.full_like(a["channel_scale"], value))
@@ -847,6 +889,10 @@ def cases_archives(fx: Fixtures) -> Cases:
         "classifier: classes duplicated": crafted_classifier(
             "classes", lambda a: a.update(classes=torch.zeros_like(a["classes"])), "distinct"
         ),
+        "signed: read with its key (control)": signed_then("none"),
+        "signed: a weight altered, CRCs recomputed": signed_then("weights"),
+        "signed: the signature removed": signed_then("unsigned"),
+        "signed: read with another key": signed_then("other key"),
     }
 
 

@@ -4,7 +4,9 @@ skorch stops training at a ``KeyboardInterrupt`` and returns from ``fit`` and ``
 training had finished, which suits an interactive session but would let an estimator's ``fit``,
 ``update`` or ``pretrain`` carry on with a network trained for fewer epochs than asked. The nets here
 stop training the same way (skorch's ``on_train_end`` callbacks still run) and then raise the
-interrupt, so the estimator's call is interrupted whole and puts back what it changed.
+interrupt, so the estimator's call is interrupted whole and puts back what it changed. skorch's
+``EarlyStopping`` ends training by raising ``KeyboardInterrupt`` too: that one, raised when its
+patience has run out, ends training as skorch intends.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from skorch import NeuralNet, NeuralNetClassifier
+from skorch.callbacks import EarlyStopping
 
 __all__ = ["ClassifierNeuralNet", "ForecastNeuralNet", "InterruptsPropagate"]
 
@@ -24,8 +27,16 @@ class InterruptsPropagate:
         try:
             return super().fit_loop(X, y, epochs=epochs, **fit_params)
         except KeyboardInterrupt as interrupt:
-            self._interrupt = interrupt  # skorch's partial_fit swallows it; partial_fit raises it
+            if not self._stopped_early():
+                self._interrupt = interrupt  # skorch's partial_fit swallows it; partial_fit raises it
             raise
+
+    def _stopped_early(self) -> bool:
+        """Whether an ``EarlyStopping`` callback has run out of patience (it raised the interrupt)."""
+        return any(
+            isinstance(callback, EarlyStopping) and getattr(callback, "misses_", 0) >= callback.patience
+            for _, callback in getattr(self, "callbacks_", [])
+        )
 
     def partial_fit(self, X: Any, y: Any = None, classes: Any = None, **fit_params: Any) -> Any:
         self._interrupt = None

@@ -411,7 +411,7 @@ class AarenClassifier(
         panel = to_panel(X)
         self.n_channels_ = panel.n_channels
         mean, scale = standardization(panel.values[panel.mask()], self.normalization == "standard")
-        check_training_scale(scale)
+        check_training_scale(mean, scale)
         self.channel_mean_, self.channel_scale_ = mean, scale
         values, lengths = self._scaled(panel)
         codes = np.searchsorted(self.classes_, y).astype(np.int64)

@@ -92,3 +92,20 @@ def test_a_refused_update_leaves_the_cutoff_and_the_streams() -> None:
         f.update(bad, update_params=False)
     pd.testing.assert_index_equal(f.cutoff, cutoff)
     pd.testing.assert_frame_equal(f.predict(), forecast)
+
+
+def test_early_stopping_still_ends_training_without_an_interrupt() -> None:
+    """skorch's EarlyStopping raises KeyboardInterrupt to stop: that one is not the user's Ctrl-C."""
+    import torch
+    from skorch.callbacks import EarlyStopping
+
+    from aaren_ts.estimators._nets import ForecastNeuralNet
+
+    X = np.zeros((8, 2), dtype=np.float32)
+    net = ForecastNeuralNet(
+        torch.nn.Linear, module__in_features=2, module__out_features=1, criterion=torch.nn.MSELoss,
+        lr=0.0, max_epochs=20, callbacks=[EarlyStopping(patience=2, monitor="train_loss")], train_split=None,
+        verbose=0,
+    )  # fmt: skip
+    net.fit(X, np.zeros((8, 1), dtype=np.float32))
+    assert len(net.history) == 3

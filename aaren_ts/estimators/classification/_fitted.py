@@ -97,11 +97,11 @@ class FittedClassifierMixin:
         return threshold
 
 
-def check_training_scale(scale: np.ndarray) -> None:
-    """Refuse training data whose channel's standard deviation exceeds ``MAX_SCALE`` (a saved model
-    could not be loaded back; such values are a sentinel or the wrong units): ``ValueError`` naming
-    the channel."""
-    beyond = np.flatnonzero(~(scale <= MAX_SCALE))
+def check_training_scale(mean: np.ndarray, scale: np.ndarray) -> None:
+    """Refuse training data whose channel's mean is not finite or whose standard deviation exceeds
+    ``MAX_SCALE`` (a saved model could not be loaded back; such values are a sentinel or the wrong
+    units): ``ValueError`` naming the channel."""
+    beyond = np.flatnonzero(~((scale <= MAX_SCALE) & np.isfinite(mean)))
     if len(beyond):
         channel = int(beyond[0])
         raise ValueError(
