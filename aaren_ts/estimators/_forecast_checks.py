@@ -23,7 +23,7 @@ __all__ = ["ForecastInputChecksMixin", "check_probabilities", "check_real_column
 def check_real_columns(data: Any, name: str, where: str = "", allow_bool: bool = False) -> None:
     """Refuse a pandas or numpy ``data`` (``y`` or ``X``, as ``name``) with a column that does not hold
     real numbers (int or float; with ``allow_bool``, bool too), naming the column, its dtype and the
-    call ``where``.
+    call ``where``. A nested panel (cells holding series) is left to sktime's checks.
 
     Raises
     ------
@@ -38,13 +38,16 @@ def check_real_columns(data: Any, name: str, where: str = "", allow_bool: bool =
         return
     kinds = "iufb" if allow_bool else "iuf"
     for column, dtype in data.dtypes.items():
+        cells = data[column].dropna()
+        if len(cells) and isinstance(cells.iloc[0], pd.Series | np.ndarray):
+            return  # a nested panel (sktime's nested_univ): sktime converts and checks it
         if getattr(dtype, "kind", "O") not in kinds or isinstance(dtype, pd.CategoricalDtype):
             taken = "int, float or bool" if allow_bool else "int or float"
             raise TypeError(
                 f"{where + ': ' if where else ''}{name}'s column {column!r} has dtype {dtype}; the "
-                f"forecaster takes real numbers ({taken}): complex numbers, text, categories and objects "
-                f"are refused rather than converted (convert the column first, e.g. {name}.astype(float), "
-                "if its values are numbers)"
+                f"forecaster takes real numbers ({taken}): complex numbers, text, objects and categorical "
+                "data are refused rather than converted (convert the column first, e.g. "
+                f"{name}.astype(float), if its values are numbers)"
             )
 
 
