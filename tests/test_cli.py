@@ -169,9 +169,11 @@ def test_forecast_shows_progress_by_default_and_plots(
 ) -> None:
     pytest.importorskip("matplotlib")
     assert main(_forecast(tmp_path)) == 0
-    out = capsys.readouterr().out
-    assert "train_loss" in out and "valid_loss" in out  # skorch's epoch log
-    assert "\x1b[" not in out  # captured, not a terminal: no colour codes
+    out, err = capsys.readouterr()
+    # captured, not a terminal: a line a stage on standard error, no epoch table, no colour codes
+    assert "AarenForecaster.fit: network 1 of " in err and "AarenForecaster.fit: done in" in err
+    assert "train_loss" not in out + err
+    assert "\x1b[" not in out + err
     assert "seasonal naive (sp=12)" in out
     assert (tmp_path / "plots" / "forecast_airline_aaren.png").is_file()
 
@@ -186,7 +188,8 @@ def test_forecast_through_a_pipe_writes_plain_text(tmp_path: Path) -> None:
         check=False,  # pipes, as in `aaren-ts ... | tee`
     )
     assert done.returncode == 0, done.stderr
-    assert "train_loss" in done.stdout and "airline T=12 AarenForecaster" in done.stdout
+    assert "airline T=12 AarenForecaster" in done.stdout
+    assert "AarenForecaster.fit: done in" in done.stderr and "train_loss" not in done.stdout
     assert "\x1b[" not in done.stdout + done.stderr
     assert "\r" not in done.stdout + done.stderr  # no progress bar redrawn in place
     assert "Warning" not in done.stderr  # sktime's notices included
@@ -199,6 +202,18 @@ def test_forecast_quiet_shows_no_progress(tmp_path: Path, capsys: pytest.Capture
     assert "airline T=12 AarenForecaster" in captured.out
 
 
+def test_classify_through_a_pipe_prints_a_short_report(tmp_path: Path) -> None:
+    # the defaults but for one epoch a network (the lines are the same): a line a stage, then the result
+    argv = [sys.executable, "-m", "aaren_ts.cli", "classify", "--max-epochs", "1", "--device", "cpu"]
+    argv += ["--data-home", str(tmp_path), "--no-download"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr
+    lines = (done.stdout + done.stderr).splitlines()
+    assert len(lines) <= 30, lines
+    assert "AarenClassifier.fit: network 2 of 2: 1 epoch" in done.stderr and "test accuracy" in done.stdout
+    assert "\r" not in done.stdout + done.stderr
+
+
 @pytest.mark.parametrize("quiet", [False, True])
 def test_classify_progress(quiet: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["classify", "--max-epochs", "1", "--device", "cpu", "--data-home", str(tmp_path), "--no-download"]
@@ -206,7 +221,8 @@ def test_classify_progress(quiet: bool, tmp_path: Path, capsys: pytest.CaptureFi
     argv += ["--param", "n_estimators=1", "--param", "n_random_features=840"]
     assert main(argv + (["--quiet"] if quiet else [])) == 0
     captured = capsys.readouterr()
-    assert ("train_loss" in captured.out) is not quiet
+    assert ("AarenClassifier.fit: network 1 of 1: 1 epoch" in captured.err) is not quiet
+    assert "train_loss" not in captured.out + captured.err  # the epoch tables need --verbose 2
     assert "\x1b[" not in captured.out + captured.err
     assert "test accuracy" in captured.out and "paper, Aaren: 96.65 %" in captured.out
 

@@ -35,6 +35,7 @@ from sktime.exceptions import NotFittedError as _SktimeNotFittedError
 
 from aaren_ts.estimators._params import Constraint, validate_params
 from aaren_ts.estimators._persistence import load_archive, save_archive
+from aaren_ts.estimators._progress import EpochProgress
 from aaren_ts.estimators._skorch import (
     accelerator_of,
     data_parallel_net_class,
@@ -262,7 +263,8 @@ class AarenEstimatorMixin:
             Estimator-specific net parameters; they override the shared ones.
         """
         callbacks = None
-        verbose = 0 if own_use else int(self.verbose)
+        # skorch's epoch table and batch bar from verbose=2; verbose=1 shows the fit's own progress
+        verbose = 0 if own_use or int(self.verbose) < 2 else int(self.verbose)
         epochs = int(self.max_epochs if max_epochs is None else max_epochs)
         if with_callbacks:
             callbacks = make_callbacks(
@@ -273,6 +275,9 @@ class AarenEstimatorMixin:
                 user_callbacks=None if own_use else self.callbacks,
                 average_best_epochs=average_best_epochs,
             )
+            if int(self.verbose) >= 1:
+                # (first: early stopping ends training by raising in its own on_epoch_end)
+                callbacks.insert(0, ("epoch_progress", EpochProgress()))
         params: dict[str, Any] = {
             "module": module,
             "criterion": criterion,

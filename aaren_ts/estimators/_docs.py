@@ -46,9 +46,10 @@ device : str, torch.device or accelerate.Accelerator
     data-parallel across the processes ``accelerate launch`` started (``batch_size`` per process, the
     ``distributed`` extra; saved as ``"auto"``). See the user guide's "Scaling out".
 verbose : int
-    ``> 0`` shows skorch's epoch log (without colour codes where the output is not a terminal) and a
-    progress bar where one can be drawn: on a terminal, or in a notebook (a widget with ipywidgets
-    installed, text otherwise); ``0`` is silent.
+    ``1``: one progress bar for the whole fit on a terminal or in a notebook, a line per stage (each
+    network, the decisions) where standard error is a file or a pipe; ``2``: every stage's line and
+    skorch's epoch table of every network; ``0`` is silent. Decisions worth a warning are logged
+    whatever the setting.
 callbacks : list of skorch callbacks or (name, callback) pairs, optional
     Extra skorch callbacks (cloned at ``fit``).
 num_threads : int or None, default=1

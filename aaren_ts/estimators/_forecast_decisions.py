@@ -21,7 +21,7 @@ import torch
 
 from aaren_ts.estimators._fit_report import FitReport
 from aaren_ts.estimators._interval_spread import tail_intervals
-from aaren_ts.estimators._skorch import print_epoch_line
+from aaren_ts.estimators._progress import note
 from aaren_ts.estimators._weight_averaging import unwrapped_network
 from aaren_ts.nn.ensemble import ForecastEnsemble
 from aaren_ts.nn.forecast_training import NAIVE_MARGIN, NAIVE_T, held_out_errors
@@ -115,7 +115,7 @@ class ValidationTails:
     report : FitReport
         Where each decision is recorded.
     verbose : bool
-        Whether to print the decisions the report does not record.
+        Whether to print (as lines of the fit's progress) the decisions the report does not record.
     """
 
     series: list[np.ndarray]
@@ -219,7 +219,7 @@ class ValidationTails:
                 f"level's by {100 * (np.exp(mean) - 1):+.1f} % (t = {t:.1f}): every network starts from it",
             )
         elif self.verbose:
-            print_epoch_line(
+            note(
                 "Before training, the seasonal naive forecast's tail error differs from the level's by "
                 f"{100 * (np.exp(mean) - 1):+.1f} % (t = {t:.1f}): both starts are trained"
             )

@@ -28,6 +28,7 @@ from aaren_ts.estimators._fit_report import FitReport, notable_decisions
 from aaren_ts.estimators._forecast_checks import too_short
 from aaren_ts.estimators._forecast_decisions import NaiveVerdict
 from aaren_ts.estimators._panel import SeriesPanel
+from aaren_ts.estimators._progress import fit_progress, note, stage
 from aaren_ts.estimators._theta_combination import fit_combination
 from aaren_ts.statistical.ets import ETSStreams
 
@@ -68,9 +69,12 @@ def fit_and_condition(
     report = f._start_fit_report()
     if pretrained:
         report.extend(getattr(f, "_pretrain_report", ()))
+    epochs, networks = (int(f.update_epochs), 1) if pretrained else (int(f.max_epochs), int(f.n_estimators))
     try:
-        panel, log_target, fallback = train_on_panel(f, y, X, fh, pretrained)
-        condition_streams(f, panel, log_target, fallback)
+        with fit_progress(f.verbose, "AarenForecaster.fit", epochs * networks, networks):
+            panel, log_target, fallback = train_on_panel(f, y, X, fh, pretrained)
+            with stage("streams through the series"):
+                condition_streams(f, panel, log_target, fallback)
     finally:
         f._report = None
     frame = report.frame()
@@ -135,6 +139,7 @@ def train_on_panel(
             message="Training again on the series' own scale: on the log scale the network beat "
             "the naive forecast on no series' validation tail",
         )
+        note("the log scale kept no network: training again on the series' own scale")
         panel, log_target = f._on_model_scale(raw, "fit", own_scale=True)
         fallback = f._train(panel, log_target=log_target)
     return panel, log_target, fallback
@@ -157,7 +162,9 @@ def pretrain_on_panel(
     panel, log_target = f._on_model_scale(raw, "pretrain")
     f._set_static_standardization(panel, "pretrain")
     f.columns_ = panel.columns.copy()
-    f._train(panel, log_target=log_target)
+    networks = int(f.n_estimators)
+    with fit_progress(f.verbose, "AarenForecaster.pretrain", int(f.max_epochs) * networks, networks):
+        f._train(panel, log_target=log_target)
     f._pretrain_report = list(report.rows)
     f._report = None
 
@@ -171,7 +178,8 @@ def pretrain_update(
     f._horizon(fh, "pretrain")
     panel, log_target = f._on_model_scale(f._split_with_covariates(y, X, "pretrain"), "pretrain")
     if f.update_epochs > 0:
-        f._train(panel, epochs=int(f.update_epochs), log_target=log_target)
+        with fit_progress(f.verbose, "AarenForecaster.pretrain", int(f.update_epochs), 1):
+            f._train(panel, epochs=int(f.update_epochs), log_target=log_target)
 
 
 def condition_streams(
@@ -305,7 +313,8 @@ def update_streams(forecaster: Any, y: pd.DataFrame, X: pd.DataFrame | None, upd
                 fresh = SeriesPanel(plan.ids, plan.times, plan.values, f.columns_, f.level_names_)
                 if any(len(v) >= 2 for v in fresh.values):
                     undo.add(_weights_restorer(f.net_))
-                    f._train(fresh, epochs=int(f.update_epochs), log_target=plan.log_target)
+                    with fit_progress(f.verbose, "AarenForecaster.update", int(f.update_epochs), 1):
+                        f._train(fresh, epochs=int(f.update_epochs), log_target=plan.log_target)
             f._apply(plan, "update", undo)
     except BaseException:
         f._set_cutoff(old_cutoff)

@@ -34,8 +34,8 @@ from aaren_ts.estimators._forecast_decisions import (
     auto_starts,
 )
 from aaren_ts.estimators._panel import SeriesPanel, series_label
+from aaren_ts.estimators._progress import note, stage
 from aaren_ts.estimators._seasonality import detect_sp
-from aaren_ts.estimators._skorch import print_epoch_line
 from aaren_ts.estimators._weight_averaging import AVERAGED_BEST_EPOCHS, join_members, unwrapped_network
 from aaren_ts.nn.ensemble import ForecastEnsemble
 from aaren_ts.nn.forecast import ForecastNet
@@ -59,7 +59,7 @@ class ForecasterTrainingMixin:
 
     def _start_fit_report(self) -> FitReport:
         """A new record of the decisions of this fit (``fit_report_``), announcing each when verbose."""
-        self._report = FitReport(self.skip_steps or (), print_epoch_line if self.verbose else None)
+        self._report = FitReport(self.skip_steps or (), note if int(self.verbose) >= 2 else None)
         return self._report
 
     def _fit_report(self) -> FitReport:
@@ -195,12 +195,10 @@ class ForecasterTrainingMixin:
         self, train_split: Any, train_ds: SegmentDataset, losses: tuple[str, ...], k: int, start: str
     ) -> Any:
         """Network ``k``'s skorch net, trained alone on ``losses[k]`` from the initial forecast ``start``."""
-        if self.verbose:
-            print_epoch_line(
-                f"Training network {k + 1} of {len(losses)} ({losses[k]} loss, from the {start} forecast)"
-            )
-        net = self._build_forecast_net(train_split, n_members=1, member=k, losses=losses, start=start)
-        net.fit(train_ds, y=None)
+        label = f"network {k + 1} of {len(losses)} ({losses[k]} loss, from the {start} forecast)"
+        with stage(label, epochs=int(self.max_epochs)):
+            net = self._build_forecast_net(train_split, n_members=1, member=k, losses=losses, start=start)
+            net.fit(train_ds, y=None)
         return net
 
     def _standardize(self, parts: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -372,7 +370,7 @@ class ForecasterTrainingMixin:
                 train_split = predefined_split(valid_ds) if valid_ds is not None else None
                 whole = [np.concatenate([t, v]) for t, v in zip(train, valid, strict=True)]
                 tails = ValidationTails(whole, [len(t) for t in train], self._resolved_device(), report,
-                                        bool(self.verbose))  # fmt: skip
+                                        int(self.verbose) >= 2)  # fmt: skip
                 trained: dict[int, Any] = {}
                 self.member_losses_, self.member_initial_forecasts_ = losses, self._planned_starts(losses)
                 if report.skips("initial_forecast"):
@@ -401,16 +399,18 @@ class ForecasterTrainingMixin:
                     if "early_stopping" in dict(self.net_.callbacks_):
                         self.net_.set_params(callbacks__early_stopping=None)
                         self.net_.initialize_callbacks()
-                self.net_.partial_fit(train_ds, y=None, epochs=int(epochs))
+                with stage("fine-tuning on the series", epochs=int(epochs)):
+                    self.net_.partial_fit(train_ds, y=None, epochs=int(epochs))
         fallback = None
         if epochs is None:
-            loss = self._member_losses()[0]
-            self.linear_share_ = tails.blend_linear(unwrapped_network(self.net_), loss)
-            c = self.n_channels_
-            log = np.zeros((len(train), c), dtype=bool) if log_target is None else np.asarray(log_target)
-            log_scale = np.where(log, scale[:, :c], 0.0)
-            labels = (panel.ids, list(panel.columns[:c]))
-            fallback = tails.judge_against_naive(self.net_.module_, loss, log_scale, labels)
+            with stage("decisions on the validation tails"):
+                loss = self._member_losses()[0]
+                self.linear_share_ = tails.blend_linear(unwrapped_network(self.net_), loss)
+                c = self.n_channels_
+                log = np.zeros((len(train), c), dtype=bool) if log_target is None else np.asarray(log_target)
+                log_scale = np.where(log, scale[:, :c], 0.0)
+                labels = (panel.ids, list(panel.columns[:c]))
+                fallback = tails.judge_against_naive(self.net_.module_, loss, log_scale, labels)
         self.net_.module_.eval()
         return fallback
 

@@ -128,7 +128,8 @@ def add_common_arguments(
         type=int,
         default=1,
         metavar="LEVEL",
-        help="training progress: 1 shows a progress bar and the epoch log (the default), 0 nothing",
+        help="training progress on standard error: 1 one bar for the whole fit (a line per stage where "
+        "standard error is not a terminal; the default), 2 also every network's epoch table, 0 nothing",
     )
     talk.add_argument(
         "-q",

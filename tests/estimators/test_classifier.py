@@ -184,7 +184,7 @@ def test_verbose_and_user_callbacks(capsys):
 
     X, y = _panel()
     user_cb = EpochTimer()
-    clf = AarenClassifier(max_epochs=2, verbose=1, callbacks=[("timer", user_cb)], **TINY).fit(X, y)
+    clf = AarenClassifier(max_epochs=2, verbose=2, callbacks=[("timer", user_cb)], **TINY).fit(X, y)
     names = [name for name, _ in clf.net_.callbacks]
     assert "timer" in names
     assert "progress_bar" not in names  # the output is captured, not a terminal: no bar redrawn in place
@@ -192,6 +192,9 @@ def test_verbose_and_user_callbacks(capsys):
     captured = capsys.readouterr()
     assert "epoch" in captured.out  # skorch's epoch table...
     assert "\x1b[" not in captured.out + captured.err  # ...without colour codes
+    AarenClassifier(max_epochs=2, verbose=1, **TINY).fit(X, y)
+    captured = capsys.readouterr()  # verbose=1: a line a stage on standard error, no table
+    assert captured.out == "" and "AarenClassifier.fit: network 1 of 1: 2 epochs" in captured.err
 
 
 class _Terminal(io.StringIO):
@@ -207,8 +210,13 @@ def test_verbose_on_a_terminal_shows_a_bar_and_a_coloured_table(monkeypatch):
     monkeypatch.setattr(sys, "stderr", err)
     X, y = _panel(n=40)
     clf = AarenClassifier(max_epochs=2, verbose=1, validation_fraction=0.25, **TINY).fit(X, y)
+    assert "progress_bar" not in [name for name, _ in clf.net_.callbacks]
+    assert "AarenClassifier.fit: done: 100%" in err.getvalue()  # one bar, over every network's epochs
+    assert out.getvalue() == ""
+    err.truncate(0)
+    clf = AarenClassifier(max_epochs=2, verbose=2, validation_fraction=0.25, **TINY).fit(X, y)
     assert "progress_bar" in [name for name, _ in clf.net_.callbacks]
-    assert "it/s" in err.getvalue()  # the text bar
+    assert "it/s" in err.getvalue()  # skorch's bar over each epoch's batches
     assert "valid_loss" in out.getvalue() and "\x1b[" in out.getvalue()  # skorch's colours mark the best
 
 

@@ -62,7 +62,7 @@ def test_each_member_is_trained_as_a_classifier_of_its_own_and_the_mixtures_shar
     assert not np.allclose(alone[0].predict_proba(X), alone[1].predict_proba(X))  # (two different members)
     capsys.readouterr()
     AarenClassifier(n_estimators=2, random_state=0, verbose=1, **SMALL).fit(X, y)
-    assert capsys.readouterr().out.count("to weigh it against the kernels") == 1
+    assert capsys.readouterr().err.count("to weigh the kernels:") == 1
     # member k's kernels are drawn from its own seed; the first member's are the classifier's own
     assert ensemble.random_kernels_["seed"] == 0
     rows = ensemble.net_.history[:, "member"]

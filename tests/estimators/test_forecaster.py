@@ -369,7 +369,14 @@ def test_callbacks_and_verbose(capsys):
     # the estimator's parameter is cloned, never mutated; the net's copy counted the epochs
     assert dict(f.net_.callbacks_)["count"].epochs == TINY["max_epochs"]
     captured = capsys.readouterr()
-    assert "epoch" in captured.out.lower()
+    # verbose=1 where standard error is not a terminal: a line a stage there, no epoch table
+    epochs = TINY["max_epochs"]
+    line = f"AarenForecaster.fit: network 1 of 1 (mse loss, from the naive forecast): {epochs} epochs"
+    assert line in captured.err
+    assert "AarenForecaster.fit: done in" in captured.err and captured.out == ""
+    AarenForecaster(**TINY, horizon=2, verbose=2).fit(y)
+    captured = capsys.readouterr()  # verbose=2: the lines and skorch's epoch table, on standard output
+    assert "train_loss" in captured.out and "AarenForecaster.fit: network 1 of 1" in captured.out
     assert "\x1b[" not in captured.out + captured.err  # captured output is not a terminal: no colour codes
     AarenForecaster(**TINY, horizon=2).fit(y)
     assert capsys.readouterr().out == ""

@@ -41,7 +41,7 @@ def _fit(y: pd.DataFrame, **params) -> AarenForecaster:
 
 
 def test_auto_blends_the_map_in_where_the_tails_favour_it(capsys):
-    forecaster = _fit(_panel(), verbose=1)
+    forecaster = _fit(_panel(), verbose=2)
     assert forecaster.linear_share_ > 0
     assert "A linear model's share of" in capsys.readouterr().out
     plain = _fit(_panel(), skip_steps=["linear_share"])

@@ -21,7 +21,8 @@ import numpy as np
 import torch
 
 from aaren_ts.engine.early import best_threshold
-from aaren_ts.estimators._skorch import make_train_split, print_epoch_line
+from aaren_ts.estimators._progress import fit_progress, stage
+from aaren_ts.estimators._skorch import make_train_split
 from aaren_ts.estimators._weight_averaging import unwrapped_network
 from aaren_ts.estimators.classification._early import AUTO_THRESHOLD_FLOOR
 from aaren_ts.estimators.classification._kernels import (
@@ -157,6 +158,14 @@ class ClassifierTraining:
     def train(self, probability_threshold: float | str, consecutive_predictions: int) -> TrainedNetworks:
         """Every member trained (:meth:`member`), the threshold chosen and the members joined."""
         held_out = probability_threshold == "auto" and self.mixture is not None
+        networks = self.n_estimators + (self.mixture is not None)
+        epochs = self.n_estimators * self.max_epochs + (self.half_epochs() if self.mixture is not None else 0)
+        with fit_progress(self.verbose, "AarenClassifier.fit", epochs, networks):
+            return self._train(held_out, probability_threshold, consecutive_predictions)
+
+    def _train(
+        self, held_out: bool, probability_threshold: float | str, consecutive_predictions: int
+    ) -> TrainedNetworks:
         fitted = [self.member(k, held_out) for k in range(self.n_estimators)]
         members = [net for net, _ in fitted]
         threshold = choose_threshold(
@@ -179,9 +188,11 @@ class ClassifierTraining:
         also the class probabilities after every step of the series ``mixture[1]`` from the member as
         it would be trained on the series ``mixture[0]``
         (:func:`~aaren_ts.estimators.classification._kernels.held_out_staged_proba`), else ``None``."""
+        with stage(f"network {k + 1} of {self.n_estimators}", epochs=self.max_epochs):
+            return self._member(k, held_out)
+
+    def _member(self, k: int, held_out: bool) -> tuple[Any, np.ndarray | None]:
         seed = member_seed(self.seed, k)
-        if self.verbose and self.n_estimators > 1:
-            print_epoch_line(f"Training network {k + 1} of {self.n_estimators}")
         train_split = make_train_split(self.codes, self.fraction, seed)
         kernels = member_kernels(self.nets.random_kernels, k)
         net = self.nets.build(
@@ -205,23 +216,26 @@ class ClassifierTraining:
                     )
         return net, staged
 
+    def half_epochs(self) -> int:
+        """The epochs :meth:`half_network` trains for."""
+        return max(1, round(self.max_epochs * HALF_NETWORK_EPOCH_FRACTION))
+
     def half_network(self) -> ClassifierModule:
         """A network (without the kernels) trained as the classifier's own on the series
         ``mixture[0]`` for ``HALF_NETWORK_EPOCH_FRACTION`` of ``max_epochs``: trained the first time a
         member asks (in member 0's torch context), the same network after."""
         if self._half is None:
             rows = self.mixture[0]
-            if self.verbose:
-                print_epoch_line(f"Training a network on {len(rows)} series to weigh it against the kernels")
             split = make_train_split(self.codes[rows], self.fraction, self.seed)
-            epochs = max(1, round(self.max_epochs * HALF_NETWORK_EPOCH_FRACTION))
-            net = self.nets.build(
-                split,
-                batch_size=min(self.nets.batch_size, len(rows)),
-                random_kernels=None,
-                own_use=True,
-                max_epochs=epochs,
-            ).initialize()
-            net.partial_fit({"x": self.values[rows], "lengths": self.lengths[rows]}, self.codes[rows])
+            epochs = self.half_epochs()
+            with stage(f"a network on {len(rows)} series to weigh the kernels", epochs=epochs):
+                net = self.nets.build(
+                    split,
+                    batch_size=min(self.nets.batch_size, len(rows)),
+                    random_kernels=None,
+                    own_use=True,
+                    max_epochs=epochs,
+                ).initialize()
+                net.partial_fit({"x": self.values[rows], "lengths": self.lengths[rows]}, self.codes[rows])
             self._half = unwrapped_network(net)
         return self._half
