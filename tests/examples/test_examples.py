@@ -1,17 +1,16 @@
-"""Every example runs top to bottom in its reduced setting, so none can silently stop working.
+"""Every example runs top to bottom in its reduced setting, as the notebook a reader opens, so none can
+silently stop working.
 
-Each script runs in a fresh interpreter (as a user would run it) with ``AAREN_TS_EXAMPLES_QUICK=1``,
-``MPLBACKEND=Agg`` and a temporary output folder; the test checks the exit status, that the expected
-plots were written and that no FutureWarning (sktime's notices) reaches the output.
-``AAREN_TS_DATA`` is passed through: with the real files the examples use them, without them they
-fall back to data sets that ship with sktime.
+Each script is read by jupytext into a notebook and executed cell by cell in a fresh Jupyter kernel
+(nbclient and ipykernel, as a user's notebook runs) with ``AAREN_TS_EXAMPLES_QUICK=1``,
+``MPLBACKEND=Agg`` and a temporary output folder; the test checks that no cell fails, that the expected
+plots were written and that no FutureWarning (sktime's notices) reaches the output. The scripts also
+run as plain Python (the same code, cell after cell). ``AAREN_TS_DATA`` is passed through: with the
+real files the examples use them, without them they fall back to data sets that ship with sktime.
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -38,29 +37,46 @@ def test_examples_are_percent_format() -> None:
         assert "# %%" in text and "formats: py:percent" in text, f"{name} is not a jupytext percent script"
 
 
+def test_examples_open_as_notebooks() -> None:
+    jupytext = pytest.importorskip("jupytext", reason="jupytext (the docs extra) opens the examples")
+    nbformat = pytest.importorskip("nbformat")
+    for name in CASES:
+        notebook = jupytext.read(EXAMPLES / name)
+        nbformat.validate(notebook)
+        kinds = [cell.cell_type for cell in notebook.cells]
+        assert kinds.count("code") >= 2 and "markdown" in kinds, f"{name}: {kinds}"
+
+
+def _stream(notebook, name: str) -> str:
+    return "".join(
+        output.get("text", "")
+        for cell in notebook.cells
+        for output in cell.get("outputs", [])
+        if output["output_type"] == "stream" and output.get("name") == name
+    )
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("script", sorted(CASES))
-def test_example_runs(script: str, tmp_path: Path) -> None:
-    env = dict(os.environ)
-    env.update(
-        AAREN_TS_EXAMPLES_QUICK="1",
-        AAREN_TS_EXAMPLES_OUTPUT=str(tmp_path),
-        MPLBACKEND="Agg",
-        OMP_NUM_THREADS="1",
-        PYTHONWARNINGS="ignore::DeprecationWarning",
+def test_example_runs_as_a_notebook(script: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    jupytext = pytest.importorskip("jupytext", reason="jupytext (the docs extra) opens the examples")
+    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    for name, value in {
+        "AAREN_TS_EXAMPLES_QUICK": "1",
+        "AAREN_TS_EXAMPLES_OUTPUT": str(tmp_path),
+        "MPLBACKEND": "Agg",
+        "OMP_NUM_THREADS": "1",
+        "PYTHONWARNINGS": "ignore::DeprecationWarning",
+    }.items():
+        monkeypatch.setenv(name, value)  # (the kernel inherits this process's environment)
+    notebook = jupytext.read(EXAMPLES / script)
+    client = nbclient.NotebookClient(
+        notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(EXAMPLES)}}
     )
-    proc = subprocess.run(
-        [sys.executable, str(EXAMPLES / script)],
-        cwd=EXAMPLES,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.returncode == 0, f"{script} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
-    assert "reduced setting" in proc.stdout
-    assert "FutureWarning" not in proc.stderr, (
-        f"{script} lets a FutureWarning through:\n{proc.stderr[-3000:]}"
-    )
+    client.execute()  # raises CellExecutionError, with the cell and its traceback, where a cell fails
+    stdout, stderr = _stream(notebook, "stdout"), _stream(notebook, "stderr")
+    assert "reduced setting" in stdout
+    assert "FutureWarning" not in stderr, f"{script} lets a FutureWarning through:\n{stderr[-3000:]}"
     for name in CASES[script]:
         assert (tmp_path / name).is_file(), f"{script} did not write {name}"
