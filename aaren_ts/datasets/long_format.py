@@ -8,6 +8,7 @@ the same data as a ``pd-multiindex`` panel: a frame indexed by a (series, time) 
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Hashable, Sequence
 
 import numpy as np
@@ -88,7 +89,11 @@ def from_long_format(
             raise ValueError(f"from_long_format: column {name!r} is missing at row {row!r}")
     if pd.api.types.is_object_dtype(times.dtype) or pd.api.types.is_string_dtype(times.dtype):
         try:
-            times = pd.to_datetime(times)
+            with warnings.catch_warnings():
+                # (pandas says so when it reads each timestamp on its own; a column it cannot read
+                # at all is refused below, naming it)
+                warnings.filterwarnings("ignore", message="Could not infer format", category=UserWarning)
+                times = pd.to_datetime(times)
         except (TypeError, ValueError) as err:
             raise ValueError(
                 f"from_long_format: column {time_col!r} cannot be read as timestamps ({err})"
