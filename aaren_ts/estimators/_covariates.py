@@ -14,6 +14,7 @@ from collections.abc import Hashable, Sequence
 import numpy as np
 import pandas as pd
 
+from aaren_ts.estimators._forecast_checks import check_real_columns
 from aaren_ts.estimators._panel import series_label
 
 __all__ = ["covariate_columns", "covariates_at"]
@@ -59,10 +60,8 @@ def covariates_at(
     if missing:
         raise ValueError(f"{where}: X lacks the column(s) {missing} seen in fit")
     frame = X[list(columns)]
-    try:
-        frame = frame.astype(np.float64)
-    except (TypeError, ValueError) as err:
-        raise TypeError(f"{where}: X must hold numbers ({err})") from err
+    check_real_columns(frame, "X", where, allow_bool=True)
+    frame = frame.astype(np.float64)
     if is_panel != isinstance(frame.index, pd.MultiIndex):
         raise ValueError(
             f"{where}: X's index must have the same structure as y's "

@@ -176,7 +176,7 @@ def test_predict_needs_the_future_covariates_of_the_horizon(future, message):
         (pd.DataFrame({"u": 0.0, "w": [0.0] * 4}, index=range(120, 124)), "no row at 124"),
         (
             pd.DataFrame({"u": ["a"] * 5, "w": 0.0}, index=range(120, 125)),
-            r"X must hold numbers|X's column 'u' has dtype",
+            r"X's column 'u' has dtype",
         ),
     ],
 )
@@ -184,7 +184,7 @@ def test_bad_covariates_in_updates_are_rejected_and_change_nothing(bad_x, messag
     y, X = _driven(125)
     f = AarenForecaster(**TINY).fit(y[:120], X=X[:120])
     before, cutoff = _snapshot(f), f.cutoff
-    error = TypeError if "numbers" in message else ValueError
+    error = TypeError if "dtype" in message else ValueError
     with pytest.raises(error, match=message):
         f.partial_update(y[120:], X=bad_x)
     with pytest.raises(error, match=message):
