@@ -11,6 +11,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
@@ -19,6 +21,7 @@ import attack  # noqa: E402
 FAILURES = ("obscure", "silent wrong", "crash", "state lost")
 
 
+@pytest.mark.slow
 def test_the_quick_attack_finds_nothing(tmp_path) -> None:
     env = {
         **os.environ,

@@ -315,7 +315,7 @@ def notable_decisions(report: pd.DataFrame) -> list[str]:
         if naive == total:
             notes.append(
                 "the network did not clearly beat the seasonal naive forecast on the validation tail of "
-                "any series, so every series forecasts with the seasonal naive method"
+                "any series, so every series takes the seasonal naive forecast in its place"
             )
         elif naive or blend:
             notes.append(
@@ -334,6 +334,13 @@ def notable_decisions(report: pd.DataFrame) -> list[str]:
         partner = theta["decision"][combined].iloc[0].removeprefix("combined with ")
         count = int(combined.sum())
         notes.append(f"{count} of {len(theta)} series' channels combine the network with {partner}")
+    equal = theta["decision"].str.startswith("equal mean") if theta is not None else None
+    if equal is not None and equal.any():
+        partner = theta["decision"][equal].iloc[0].removeprefix("equal mean with ").split(":")[0]
+        notes.append(
+            f"{int(equal.sum())} of {len(theta)} series' channels forecast with the equal mean of their "
+            f"forecast and {partner}'s, having no validation tail to weigh the two"
+        )
     return notes
 
 

@@ -89,7 +89,7 @@ def announce_notable(report: pd.DataFrame) -> None:
     notes = notable_decisions(report)
     if not notes:
         return
-    combination_only = all("combine the network with" in note for note in notes)
+    combination_only = all("combine the network with" in note or "equal mean" in note for note in notes)
     level = logging.INFO if combination_only else logging.WARNING
     LOGGER.log(level, "AarenForecaster.fit: %s (fit_report_ has the statistics)", "; ".join(notes))
 
@@ -261,18 +261,28 @@ def theta_partners(
     smoothing's states to the streams' units."""
     mean, scale = standardization
     c = module.n_channels
-    alpha, season, weight, smoothing = fit_combination(
+    alpha, season, weight, prior, smoothing = fit_combination(
         module, series, n_train, naive, sp, device, loss=loss, ets=ets
     )
     partner = "Theta and ETS" if ets else "Theta"
     combined = weight < 1.0
+    decision = np.where(
+        prior,
+        np.where(
+            combined,
+            f"equal mean with {partner}: no tail",
+            f"network alone: {partner} no better than the naive forecast on the history",
+        ),
+        np.where(combined, f"combined with {partner}", "network alone"),
+    )
     report.per_channel(
         "theta_combination",
         *labels,
-        np.where(combined, f"combined with {partner}", "network alone"),
+        decision,
         value=weight,
-        message=f"Combination with {partner}, weighed on the tails: {int(combined.sum())} of "
-        f"{combined.size} channel(s) combined",
+        message=f"Combination with {partner}: {int((combined & ~prior).sum())} of {combined.size} "
+        f"channel(s) combined as their tails weigh it, {int((combined & prior).sum())} with equal weights "
+        "(no tail to weigh it; the partner beat the naive forecast on the history)",
     )
     if not (weight < 1.0).any():  # (no Theta streams at all: nothing to carry, step or export)
         return None

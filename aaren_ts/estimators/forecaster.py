@@ -153,10 +153,10 @@ class AarenForecaster(
         ``"auto"``: see Notes (``member_losses_`` holds what was settled).
         See :doc:`/design_notes/forecaster_loss` for the evidence behind the default.
     combination : {"auto", "theta", "theta_ets", None}, default="auto"
-        ``"theta"``: a weighted mean of each forecast and the Theta method's (streamed in O(1)), with
-        weights the validation tails favour significantly; ``"theta_ets"``: the Theta method averaged
-        with damped-trend exponential smoothing instead; ``"auto"``: ``"theta"`` without covariates,
-        else ``None``. See :doc:`/design_notes/forecaster_theta_combination` for the evidence.
+        ``"theta"``: a mean of each forecast and the Theta method's, weighted on the validation tails
+        (short series without: equally where Theta beats the naive forecast on the history); ``"theta_ets"``:
+        Theta averaged with damped ETS; ``"auto"``: ``"theta"`` without covariates, else ``None``.
+        See :doc:`/design_notes/forecaster_theta_combination`.
     past_covariates : list of column names or None, default=None
         Columns of ``X`` known only up to the present: they enter each step's token. Every other column
         is known for the future too (calendars, plans): its values at the forecast steps enter the

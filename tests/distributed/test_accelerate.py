@@ -83,6 +83,7 @@ def _check(kind: str, report: dict, out: Path) -> None:
 
 
 @pytest.mark.parametrize("kind", ["classifier", "forecaster"])
+@pytest.mark.slow
 def test_two_processes_on_cpu_train_one_model(kind, tmp_path):
     out = tmp_path / kind
     _check(kind, _launch(kind, out, processes=2), out)

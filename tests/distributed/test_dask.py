@@ -90,6 +90,7 @@ def test_workers_run_one_torch_thread_each_with_the_installed_kernel(client):
     assert set(client.submit(_threads_during_fit, pure=False).result()) == {1}
 
 
+@pytest.mark.slow
 def test_grid_search_over_a_pipeline_on_dask_equals_the_sequential_search(client):
     X, y = _panel()
     pipe = Pipeline(
@@ -115,6 +116,7 @@ def test_grid_search_over_a_pipeline_on_dask_equals_the_sequential_search(client
     np.testing.assert_array_equal(cv_scores, expected)
 
 
+@pytest.mark.slow
 def test_forecasting_grid_search_and_evaluate_with_the_dask_backend_equal_sequential(client):
     y = load_airline()[:96]
     cv = ExpandingWindowSplitter(fh=[1, 2, 3], initial_window=60, step_length=12)

@@ -270,6 +270,7 @@ def _batch(
         _check(worker.ask({"kind": kind, "path": os.fspath(path)}), reference, unchanged, refuse, what)
 
 
+@pytest.mark.slow
 def test_the_worker_continues_untouched_files_like_the_models_themselves(files, worker) -> None:
     forecaster = AarenForecaster.load(files["archive"])
     forecaster.partial_update_array(files["steps"])

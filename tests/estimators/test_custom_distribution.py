@@ -145,6 +145,7 @@ def test_it_saves_and_loads(fitted, tmp_path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_it_exports_and_the_streamer_serves_its_intervals(fitted, tmp_path) -> None:
     pytest.importorskip("onnxruntime", reason='the "onnx" extra (onnxruntime) is not installed')
     pytest.importorskip(

@@ -195,12 +195,15 @@ def test_notable_decisions_name_fallback_retry_and_combination():
     ]
     report.per_channel("naive_fallback", ids, columns, np.array([["naive"]] * 3))
     report.panel("own_scale_retry", "trained again on the own scale")
-    combined = np.array([["combined with Theta"], ["network alone"], ["combined with Theta"]])
+    combined = np.array([["combined with Theta"], ["network alone"], ["equal mean with Theta: no tail"]])
     report.per_channel("theta_combination", ids, columns, combined)
     notes = notable_decisions(report.frame())
-    assert len(notes) == 3 and "every series forecasts with the seasonal naive method" in notes[0]
+    assert len(notes) == 4 and "every series takes the seasonal naive forecast in its place" in notes[0]
     assert "own scale" in notes[1]
-    assert notes[2].startswith("2 of 3 series' channels combine the network with Theta")
+    assert notes[2].startswith("1 of 3 series' channels combine the network with Theta")
+    assert notes[3].startswith(
+        "1 of 3 series' channels forecast with the equal mean of their forecast and Theta's"
+    )
     quiet = FitReport()
     quiet.per_channel("naive_fallback", ids, columns, np.array([["network"]] * 3))
     assert notable_decisions(quiet.frame()) == []
@@ -217,7 +220,8 @@ def test_a_fit_that_falls_back_says_so_in_one_logged_line(caplog):
     lines = [r for r in caplog.records if r.name == "aaren_ts"]
     assert forecaster.fit_report_.set_index("step").loc["naive_fallback", "decision"] == "naive"
     assert len(lines) == 1 and lines[0].levelno == logging.WARNING
-    assert "seasonal naive method" in lines[0].getMessage() and "fit_report_" in lines[0].getMessage()
+    assert "seasonal naive forecast in its place" in lines[0].getMessage()
+    assert "fit_report_" in lines[0].getMessage()
 
 
 def test_a_fit_that_keeps_the_network_everywhere_logs_nothing(fitted, caplog):

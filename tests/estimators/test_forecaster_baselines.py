@@ -52,12 +52,14 @@ def _random_walk_mse_ratio(seed: int) -> float:
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.slow
 def test_random_walk_within_two_percent_of_last_value(seed):
     ratio = _random_walk_mse_ratio(seed)
     assert ratio <= 1.02, f"seed {seed}: {ratio:.3f} times the last value's MSE"
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.slow
 def test_airline_beats_seasonal_naive(seed):
     y = load_airline()
     train, test = y[:-12], y[-12:]

@@ -102,6 +102,7 @@ def test_streaming_with_fallback_is_exact_and_survives_save_and_load(fitted, tmp
     np.testing.assert_allclose(*intervals, rtol=ATOL)
 
 
+@pytest.mark.slow
 def test_onnx_streamer_follows_the_fallback(fitted, tmp_path):
     pytest.importorskip("onnxruntime", reason='the "onnx" extra (onnxruntime) is not installed')
     pytest.importorskip("onnxscript", reason='the "onnx" extra (onnxscript, the exporter) is not installed')

@@ -339,6 +339,7 @@ def test_fit_calibrates_on_the_validation_tails():
     torch.testing.assert_close(no_tail.engine_.calibration.levels, nominal)
 
 
+@pytest.mark.slow
 def test_calibration_restores_coverage_after_the_noise_level_changes():
     noise = np.r_[np.full(400, 1.2), np.full(600, 0.3)]  # the noise falls fourfold after fit
     y = _noisy_season(1000, noise, seed=3)

@@ -209,6 +209,7 @@ def test_auto_combines_series_without_covariates_with_the_theta_method():
     np.testing.assert_array_equal(auto.predict(fh=[1, 2]), theta.predict(fh=[1, 2]))
 
 
+@pytest.mark.slow
 def test_the_onnx_streamer_combines_as_the_estimator_and_checks_the_theta_state(fitted, tmp_path):
     pytest.importorskip("onnxruntime", reason='the "onnx" extra (onnxruntime) is not installed')
     pytest.importorskip(

@@ -83,6 +83,7 @@ _SAVER = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_a_save_killed_at_random_moments_leaves_a_loadable_model(models, tmp_path):
     fitted, sources = models
     target = tmp_path / "model.zip"

@@ -135,7 +135,7 @@ def test_single_series_streams_as_the_estimator(single_series, calibration, tmp_
     )
 
 
-@pytest.mark.parametrize("calibration", ["aci", None])
+@pytest.mark.parametrize("calibration", [pytest.param("aci", marks=pytest.mark.slow), None])
 def test_quantile_head_streams_as_the_estimator(single_series, calibration, tmp_path):
     est = AarenForecaster(**TINY, interval_calibration=calibration, distribution="quantile")
     est.fit(single_series)
@@ -148,7 +148,7 @@ def test_quantile_head_streams_as_the_estimator(single_series, calibration, tmp_
     )
 
 
-@pytest.mark.parametrize("calibration", ["aci", None])
+@pytest.mark.parametrize("calibration", [pytest.param("aci", marks=pytest.mark.slow), None])
 def test_256_streams_with_ragged_starts_and_gaps_stream_as_the_estimator(calibration, tmp_path):
     y = _panel(256)
     est = AarenForecaster(**{**TINY, "max_epochs": 1}, interval_calibration=calibration).fit(y)
@@ -183,7 +183,7 @@ def _driven_series(n: int, seed: int = 4) -> tuple[pd.Series, pd.DataFrame]:
     return pd.Series(values, index=index), pd.DataFrame({"past": past, "known": known}, index=index)
 
 
-@pytest.mark.parametrize("calibration", ["aci", None])
+@pytest.mark.parametrize("calibration", [pytest.param("aci", marks=pytest.mark.slow), None])
 def test_covariates_stream_as_the_estimator(calibration, tmp_path):
     n_fit, horizon = 400, TINY["horizon"]
     y, X = _driven_series(n_fit + N_STEPS + horizon)
@@ -219,10 +219,11 @@ def test_covariates_stream_as_the_estimator(calibration, tmp_path):
     ("readout", "n_random_features", "n_estimators", "position_frequencies"),
     # ("auto": the step's position in the network alone, none beside the kernels)
     [
-        ("mean", 10_000, 2, "auto"),
-        ("last", 10_000, 1, 4),
-        ("attention", 10_000, 1, "auto"),
+        pytest.param(*("mean", 10_000, 2, "auto"), marks=pytest.mark.slow),
+        pytest.param(*("last", 10_000, 1, 4), marks=pytest.mark.slow),
+        pytest.param(*("attention", 10_000, 1, "auto"), marks=pytest.mark.slow),
         ("mean", 0, 1, "auto"),
+        ("mean", 840, 1, "auto"),  # (the kernels, fewer of them, in the quick tier)
     ],
 )
 def test_classifier_streams_as_the_estimator(
@@ -386,14 +387,17 @@ def test_missing_runtime_names_the_extra(exported, monkeypatch):
 @pytest.mark.parametrize(
     "params",
     [
-        {"local_norm": "last"},
-        {"local_norm": "mean"},
-        {"local_norm": None},
-        {"sp": 4},
-        {"n_estimators": 2},
-        {"n_estimators": 2, "blend_linear": 0.4, "target_transform": None},
+        pytest.param({"local_norm": "last"}, id="last"),
+        pytest.param({"local_norm": "mean"}, id="mean", marks=pytest.mark.slow),
+        pytest.param({"local_norm": None}, id="no-local-norm", marks=pytest.mark.slow),
+        pytest.param({"sp": 4}, id="seasonal-skip", marks=pytest.mark.slow),
+        pytest.param({"n_estimators": 2}, id="ensemble"),
+        pytest.param(
+            {"n_estimators": 2, "blend_linear": 0.4, "target_transform": None},
+            id="linear-share",
+            marks=pytest.mark.slow,
+        ),
     ],
-    ids=["last", "mean", "no-local-norm", "seasonal-skip", "ensemble", "linear-share"],
 )
 def test_model_variants_stream_as_the_estimator(params, tmp_path):
     rng = np.random.default_rng(5)

@@ -57,6 +57,7 @@ def _panel(n: int = 120) -> tuple[pd.DataFrame, np.ndarray]:
 
 
 @pytest.mark.parametrize("calibration", ["aci", None])
+@pytest.mark.slow
 def test_a_panel_on_the_log_scale_streams_as_the_estimator(calibration, tmp_path):
     y, future = _panel()
     est = AarenForecaster(**TINY, interval_calibration=calibration).fit(y)
