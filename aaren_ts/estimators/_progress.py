@@ -23,28 +23,15 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from skorch.callbacks import Callback
+from skorch.callbacks import Callback, ProgressBar
+
+from aaren_ts.estimators._skorch import is_terminal
 
 __all__ = ["EpochProgress", "FitProgress", "fit_progress", "note", "stage"]
 
 _CURRENT: contextvars.ContextVar[FitProgress | None] = contextvars.ContextVar(
     "aaren_ts_fit_progress", default=None
 )
-
-
-def _is_terminal(stream: Any) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError):  # no isatty, or a closed stream
-        return False
-
-
-def _in_notebook() -> bool:
-    shell = sys.modules.get("IPython")
-    if shell is None:
-        return False
-    ipython = getattr(shell, "get_ipython", lambda: None)()
-    return type(ipython).__name__ == "ZMQInteractiveShell"
 
 
 @dataclasses.dataclass
@@ -84,7 +71,7 @@ class FitProgress:
         self._done = 0
         self._bar = None
         if bar:
-            if _in_notebook() and importlib.util.find_spec("ipywidgets") is not None:
+            if ProgressBar().in_ipynb() and importlib.util.find_spec("ipywidgets") is not None:
                 from tqdm.notebook import tqdm
             else:
                 from tqdm.std import tqdm
@@ -165,7 +152,7 @@ def fit_progress(
         return
     # (beside skorch's epoch tables, on standard output, from verbose=2)
     out = (sys.stderr if int(verbose) < 2 else sys.stdout) if stream is None else stream
-    bar = int(verbose) == 1 and (_in_notebook() or _is_terminal(out))
+    bar = int(verbose) == 1 and (ProgressBar().in_ipynb() or is_terminal(out))
     progress = FitProgress(title, planned_epochs, planned_stages, bar, out)
     token = _CURRENT.set(progress)
     try:

@@ -34,6 +34,7 @@ __all__ = [
     "OPTIMIZERS",
     "accelerator_of",
     "data_parallel_net_class",
+    "is_terminal",
     "make_callbacks",
     "make_train_split",
     "num_threads",
@@ -312,7 +313,7 @@ def progress_bar() -> Any:
 
     if ProgressBar().in_ipynb():
         return ProgressBar(detect_notebook=importlib.util.find_spec("ipywidgets") is not None)
-    if _is_terminal(sys.stderr):
+    if is_terminal(sys.stderr):
         return ProgressBar(detect_notebook=False)
     return None
 
@@ -324,7 +325,7 @@ _COLOUR_CODE = re.compile(r"\x1b\[[0-9;]*m")
 def print_epoch_line(text: str) -> None:
     """Print a line of skorch's epoch table: in colour on a terminal, as plain text anywhere else."""
     out = sys.stdout
-    print(text if _is_terminal(out) else _COLOUR_CODE.sub("", text), file=out, flush=True)
+    print(text if is_terminal(out) else _COLOUR_CODE.sub("", text), file=out, flush=True)
 
 
 def progress_params(verbose: int) -> dict[str, Any]:
@@ -336,7 +337,8 @@ def progress_params(verbose: int) -> dict[str, Any]:
     return {"callbacks__print_log__sink": print_epoch_line} if verbose > 0 else {}
 
 
-def _is_terminal(stream: Any) -> bool:
+def is_terminal(stream: Any) -> bool:
+    """Whether ``stream`` is a terminal (False for a file, a pipe, a closed stream or no stream)."""
     try:
         return bool(stream.isatty())
     except (AttributeError, ValueError):  # no isatty, or a closed stream
